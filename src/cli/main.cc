@@ -1,6 +1,102 @@
+// smbkit: the command-line SMB2/SMB3 client.
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
 
-int main() {
-  std::puts("smbkit 0.1.0");
+#include "base/log.h"
+#include "cli/commands.h"
+
+using namespace smbkit;
+using namespace smbkit::cli;
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "smbkit: a fast SMB2/SMB3 client.\n\n"
+      "Targets are smb://[domain;]user@host[:port]/share[/path]. The password comes from\n"
+      "--credentials FILE (mount.cifs format: username=, password=, domain=), the\n"
+      "SMBKIT_PASSWORD environment variable, or a prompt on a terminal. Without a user\n"
+      "the session is anonymous (or guest, as the server decides).",
+      "smbkit"};
+  app.require_subcommand(1);
+  GlobalOptions g;
+  app.add_option("--credentials", g.credentials_file, "mount.cifs style credentials file");
+  app.add_option("--vers", g.vers, "dialect: 2.0, 2.1, 3 (3.0+), 3.0, 3.02, 3.1.1 or default (all)");
+  app.add_flag("--sign", g.sign, "require signing");
+  app.add_flag("--seal", g.seal, "require encryption (SMB 3.x)");
+  app.add_option("--timeout", g.timeout_s, "seconds to wait for the server (default 30)")
+      ->check(CLI::Range(1, 3600));
+  app.add_flag("-v,--verbose", g.verbose, "more output; -vv for a protocol trace");
+  app.add_flag("-q,--quiet", g.quiet, "no progress bar");
+  app.add_flag("--stats", g.stats, "print size, time and throughput after transfers");
+
+  std::string a, b;
+  bool long_fmt = false, recursive = false;
+  std::vector<std::string> many;
+  auto* ls = app.add_subcommand("ls", "list a directory");
+  ls->add_flag("-l", long_fmt, "long format: type, size, modification time");
+  ls->add_option("URL", a)->required();
+  auto* stat = app.add_subcommand("stat", "show a file's metadata");
+  stat->add_option("URL", a)->required();
+  auto* cat = app.add_subcommand("cat", "write a file to standard output");
+  cat->add_option("URL", a)->required();
+  auto* get = app.add_subcommand("get", "download a file");
+  get->add_option("URL", a)->required();
+  get->add_option("LOCAL", b, "local file or directory (default: the file's name; - for stdout)");
+  auto* put = app.add_subcommand("put", "upload a file");
+  put->add_option("LOCAL", a)->required();
+  put->add_option("URL", b)->required();
+  auto* cp = app.add_subcommand("cp", "copy between local and remote (one side an smb:// URL)");
+  cp->add_flag("-r,--recursive", recursive, "copy directories recursively");
+  cp->add_option("SRC", a)->required();
+  cp->add_option("DST", b)->required();
+  auto* rm = app.add_subcommand("rm", "delete files");
+  rm->add_option("URL", many)->required();
+  auto* mkdir = app.add_subcommand("mkdir", "create a directory");
+  mkdir->add_option("URL", a)->required();
+  auto* rmdir = app.add_subcommand("rmdir", "remove an empty directory");
+  rmdir->add_option("URL", a)->required();
+  auto* mv = app.add_subcommand("mv", "rename within a share (replaces an existing target)");
+  mv->add_option("URL", a)->required();
+  mv->add_option("NEW", b, "new path in the same share, or an smb:// URL")->required();
+  auto* df = app.add_subcommand("df", "show the share's size and free space");
+  df->add_option("URL", a)->required();
+
+  CLI11_PARSE(app, argc, argv);
+  if (g.verbose >= 2) log::set_level(log::Level::trace);
+  else if (g.verbose == 1) log::set_level(log::Level::debug);
+
+  Context ctx(g);
+  Result<void> r;
+  std::string target = a;
+  if (ls->parsed()) r = cmd_ls(ctx, a, long_fmt);
+  else if (stat->parsed()) r = cmd_stat(ctx, a);
+  else if (cat->parsed()) r = cmd_cat(ctx, a);
+  else if (get->parsed()) r = cmd_get(ctx, a, b);
+  else if (put->parsed()) r = cmd_put(ctx, a, b), target = b;
+  else if (cp->parsed()) r = cmd_cp(ctx, a, b, recursive);
+  else if (rm->parsed()) {
+    for (auto& u : many) {
+      r = cmd_rm(ctx, u);
+      target = u;
+      if (!r) break;
+    }
+  } else if (mkdir->parsed()) r = cmd_mkdir(ctx, a);
+  else if (rmdir->parsed()) r = cmd_rmdir(ctx, a);
+  else if (mv->parsed()) r = cmd_mv(ctx, a, b);
+  else if (df->parsed()) r = cmd_df(ctx, a);
+  if (!r) {
+    const Error& e = r.error();
+    std::string msg = e.message();
+    // Name the target when the error does not already.
+    if (msg.find("smb://") == std::string::npos && msg.find(target) == std::string::npos)
+      msg = target + ": " + msg;
+    std::fprintf(stderr, "smbkit: %s\n", msg.c_str());
+    return 1;
+  }
+  std::fflush(stdout);
+  if (std::ferror(stdout)) {
+    std::fprintf(stderr, "smbkit: write error on standard output\n");
+    return 1;
+  }
   return 0;
 }

@@ -1,0 +1,105 @@
+#include "cli/context.h"
+
+#include <termios.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "proto/constants.h"
+
+namespace smbkit::cli {
+
+using namespace proto;
+
+Result<std::vector<uint16_t>> dialects_for(const std::string& v) {
+  if (v == "default" || v.empty())
+    return std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
+                                 SMB2_DIALECT_0302, SMB2_DIALECT_0311};
+  if (v == "2.0" || v == "2.02" || v == "2.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0202};
+  if (v == "2.1") return std::vector<uint16_t>{SMB2_DIALECT_0210};
+  if (v == "3.0" || v == "3.00") return std::vector<uint16_t>{SMB2_DIALECT_0300};
+  if (v == "3.02" || v == "3.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0302};
+  if (v == "3.1.1" || v == "3.11") return std::vector<uint16_t>{SMB2_DIALECT_0311};
+  if (v == "3")  // mount.cifs: 3.0 or later
+    return std::vector<uint16_t>{SMB2_DIALECT_0300, SMB2_DIALECT_0302, SMB2_DIALECT_0311};
+  return nt_error(STATUS_INVALID_PARAMETER,
+                  "--vers " + v + ": expected 2.0, 2.1, 3, 3.0, 3.02, 3.1.1 or default");
+}
+
+static std::string prompt_password(const std::string& who) {
+  std::fprintf(stderr, "Password for %s: ", who.c_str());
+  std::fflush(stderr);
+  termios old{};
+  bool tty = tcgetattr(0, &old) == 0;
+  if (tty) {
+    termios t = old;
+    t.c_lflag &= ~static_cast<tcflag_t>(ECHO);
+    tcsetattr(0, TCSAFLUSH, &t);
+  }
+  std::string pw;
+  std::getline(std::cin, pw);
+  if (tty) tcsetattr(0, TCSAFLUSH, &old);
+  std::fputc('\n', stderr);
+  return pw;
+}
+
+Result<client::Credentials> Context::credentials(const client::SmbUrl& u) {
+  client::Credentials c;
+  c.user = u.user;
+  c.domain = u.domain;
+  bool have_password = false;
+  if (!g_.credentials_file.empty()) {
+    SMBKIT_TRY(auto f, client::read_credentials_file(g_.credentials_file));
+    if (c.user.empty()) c.user = f.username;
+    if (c.domain.empty()) c.domain = f.domain;
+    c.password = f.password;
+    have_password = true;
+  }
+  if (!have_password) {
+    if (const char* p = std::getenv("SMBKIT_PASSWORD")) {
+      c.password = p;
+      have_password = true;
+    }
+  }
+  if (!have_password && !c.user.empty()) {
+    if (!isatty(0))
+      return nt_error(STATUS_LOGON_FAILURE,
+                      u.str() + ": no password (use --credentials FILE or SMBKIT_PASSWORD)");
+    c.password = prompt_password(c.user + "@" + u.host);
+  }
+  return c;
+}
+
+Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
+  if (u.share.empty())
+    return nt_error(STATUS_OBJECT_PATH_SYNTAX_BAD, u.str() + ": no share in the URL");
+  if (!client_) {
+    client::ClientOptions o;
+    o.conn.host = u.host;
+    o.conn.port = u.port;
+    SMBKIT_TRY(o.conn.dialects, dialects_for(g_.vers));
+    o.conn.require_signing = g_.sign;
+    o.conn.require_encryption = g_.seal;
+    o.conn.timeout = std::chrono::seconds(g_.timeout_s);
+    SMBKIT_TRY(o.creds, credentials(u));
+    auto c = client::Client::connect(o);
+    if (!c) {
+      Error e = c.take_error();
+      if (e.context.find("smb://") == std::string::npos) e.context = u.str() + ": " + e.context;
+      return e;
+    }
+    client_ = std::move(*c);
+  }
+  auto it = trees_.find(u.share);
+  if (it != trees_.end()) return it->second.get();
+  SMBKIT_TRY(auto t, client_->tree_connect(u.share));
+  auto* p = t.get();
+  trees_[u.share] = std::move(t);
+  return p;
+}
+
+bool Context::progress_enabled() const { return !g_.quiet && isatty(2); }
+
+}  // namespace smbkit::cli

@@ -1,0 +1,41 @@
+// What every smbkit command shares: global options, and opening a session
+// and tree for a URL.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "client/client.h"
+#include "client/url.h"
+
+namespace smbkit::cli {
+
+struct GlobalOptions {
+  std::string credentials_file;
+  std::string vers = "default";
+  bool sign = false, seal = false;
+  int timeout_s = 30;
+  int verbose = 0;
+  bool quiet = false, stats = false;
+};
+
+// Dialects for a mount.cifs style vers= value.
+Result<std::vector<uint16_t>> dialects_for(const std::string& vers);
+
+class Context {
+ public:
+  explicit Context(GlobalOptions g) : g_(std::move(g)) {}
+  const GlobalOptions& opts() const { return g_; }
+  // A connected tree for the URL's share (cached per share).
+  Result<client::Tree*> tree(const client::SmbUrl& u);
+  bool progress_enabled() const;
+
+ private:
+  Result<client::Credentials> credentials(const client::SmbUrl& u);
+  GlobalOptions g_;
+  std::unique_ptr<client::Client> client_;
+  std::map<std::string, std::unique_ptr<client::Tree>> trees_;
+};
+
+}  // namespace smbkit::cli

@@ -1,0 +1,235 @@
+#include "client/client.h"
+
+#include <chrono>
+
+#include "auth/keys.h"
+#include "auth/signing.h"
+#include "auth/spnego.h"
+#include "base/log.h"
+#include "proto/ioctl.h"
+#include "proto/logoff.h"
+#include "proto/session_setup.h"
+#include "proto/tree_connect.h"
+#include "proto/tree_disconnect.h"
+
+namespace smbkit::client {
+
+using namespace proto;
+
+uint64_t filetime_now() {
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now).count();
+  timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+  return timespec_to_filetime(ts);
+}
+
+std::string to_smb_path(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    char d = c == '/' ? '\\' : c;
+    if (d == '\\' && (out.empty() || out.back() == '\\')) continue;
+    out.push_back(d);
+  }
+  while (!out.empty() && out.back() == '\\') out.pop_back();
+  return out;
+}
+
+Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& opts) {
+  std::unique_ptr<Client> c(new Client());
+  c->opts_ = opts;
+  SMBKIT_TRY(c->conn_, Connection::connect(opts.conn));
+  auto s = c->session_setup();
+  if (!s) return s.take_error();
+  return c;
+}
+
+Client::~Client() {
+  if (conn_ && !logged_off_ && !conn_->dead()) (void)logoff();
+}
+
+Result<void> Client::session_setup() {
+  const ServerInfo& srv = conn_->server();
+  auth::NtlmCredentials nc;
+  nc.user = opts_.creds.user;
+  nc.password = opts_.creds.password;
+  nc.domain = opts_.creds.domain;
+  nc.workstation = "SMBKIT";
+  nc.anonymous = opts_.creds.anonymous();
+  auth::SpnegoNtlmClient spnego(nc);
+  std::string who = nc.anonymous ? std::string("anonymous") : nc.user;
+  auto hint = spnego.check_server_hint(srv.security_blob);
+  if (!hint) return nt_error(hint.error().status, "session setup: server does not offer NTLM");
+
+  conn_->begin_session_preauth();
+  Bytes token = spnego.initial_token();
+  uint64_t session_id = 0;
+  SessionSetupResponse final_rsp;
+  session::Response final_msg;
+  for (int round = 0;; round++) {
+    if (round >= 4) return protocol_error("session setup did not finish in 4 rounds");
+    SessionSetupRequest req;
+    req.SecurityMode = static_cast<uint8_t>(opts_.conn.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED
+                                                                     : SMB2_NEGOTIATE_SIGNING_ENABLED);
+    req.SecurityBuffer = token;
+    SMBKIT_TRY(auto r, make_request(SMB2_SESSION_SETUP, session_id, 0, [&](ByteWriter& w) {
+                 return encode_session_setup_request(req, w);
+               }));
+    SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
+    session_id = resp.hdr.SessionId;
+    uint32_t st = resp.hdr.Status;
+    if (st == STATUS_MORE_PROCESSING_REQUIRED) {
+      SMBKIT_TRY(auto rsp, decode_session_setup_response(resp.msg()));
+      auto next = spnego.next_token(rsp.SecurityBuffer, filetime_now());
+      if (!next) return Error{next.error().status, 0, "session setup as " + who + ": " + next.error().context};
+      token = std::move(*next);
+      continue;
+    }
+    if (st != STATUS_SUCCESS) return nt_error(st, "session setup as " + who);
+    SMBKIT_TRY(final_rsp, decode_session_setup_response(resp.msg()));
+    auto fin = spnego.next_token(final_rsp.SecurityBuffer, filetime_now());
+    if (!fin) return Error{fin.error().status, 0, "session setup: " + fin.error().context};
+    final_msg = std::move(resp);
+    break;
+  }
+  session_.session_id = session_id;
+  session_.guest = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_GUEST;
+  session_.anonymous = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_NULL;
+  bool has_key = !session_.guest && !session_.anonymous && !spnego.session_key().empty();
+
+  session::SessionSecurity sec;
+  sec.session_id = session_id;
+  if (has_key) {
+    Bytes preauth = conn_->session_preauth_value();
+    auto keys = auth::derive_session_keys(srv.dialect, srv.cipher, spnego.session_key(), preauth);
+    sec.sign_alg = auth::sign_alg_for(srv.dialect, srv.signing_algorithm);
+    sec.signing_key = keys.signing_key;
+    sec.cipher = srv.dialect >= SMB2_DIALECT_0300 ? srv.cipher : 0;
+    sec.encryption_key = keys.encryption_key;
+    sec.decryption_key = keys.decryption_key;
+    sec.signing_required = srv.signing_required() || opts_.conn.require_signing;
+    // MS-SMB2 3.2.5.3.1: a signed final response is verified with the new
+    // key (3.1.1 servers always sign it).
+    if (final_msg.signature_unchecked) {
+      auto v = auth::verify_message(sec.sign_alg, sec.signing_key, final_msg.msg());
+      if (!v) return nt_error(STATUS_INVALID_SIGNATURE, "session setup: final response signature");
+    } else if (srv.dialect == SMB2_DIALECT_0311 && !final_msg.encrypted) {
+      return nt_error(STATUS_INVALID_SIGNATURE, "session setup: 3.1.1 final response not signed");
+    }
+  } else if (opts_.conn.require_signing || opts_.conn.require_encryption) {
+    return nt_error(STATUS_ACCESS_DENIED,
+                    "session setup: signing/encryption requested but the server made this a " +
+                        std::string(session_.anonymous ? "anonymous" : "guest") + " session");
+  } else if (srv.signing_required() && !session_.anonymous && !session_.guest) {
+    return nt_error(STATUS_ACCESS_DENIED, "session setup: server requires signing but no key");
+  }
+  bool server_wants_encryption = final_rsp.SessionFlags & SMB2_SESSION_FLAG_ENCRYPT_DATA;
+  if (server_wants_encryption || opts_.conn.require_encryption) {
+    if (!sec.can_encrypt())
+      return nt_error(STATUS_ACCESS_DENIED,
+                      "encryption required but the negotiated dialect or cipher cannot encrypt");
+    sec.encrypt_data = true;
+  }
+  session_.signing = sec.signing_required && !sec.encrypt_data;
+  session_.encrypting = sec.encrypt_data;
+  conn_->add_session(sec);
+  SMBKIT_LOG(debug, "session {:#x} as {}: dialect {:#x} signing={} encryption={} cipher={}",
+             session_id, who, srv.dialect, session_.signing, session_.encrypting, sec.cipher);
+  return {};
+}
+
+std::string Client::host_url() const {
+  const auto& c = opts_.conn;
+  std::string h = c.host.find(':') != std::string::npos ? "[" + c.host + "]" : c.host;
+  return "smb://" + h + (c.port == 445 ? "" : ":" + std::to_string(c.port));
+}
+
+Result<void> Client::logoff() {
+  logged_off_ = true;
+  SMBKIT_TRY(auto r, make_request(SMB2_LOGOFF, session_.session_id, 0, [&](ByteWriter& w) {
+               return encode_logoff_request(LogoffRequest{}, w);
+             }));
+  r.encrypt = session_.encrypting;
+  SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
+  conn_->remove_session(session_.session_id);
+  if (resp.hdr.Status != STATUS_SUCCESS) return nt_error(resp.hdr.Status, "logoff");
+  return {};
+}
+
+Result<std::unique_ptr<Tree>> Client::tree_connect(const std::string& share) {
+  TreeConnectRequest req;
+  req.Path = "\\\\" + opts_.conn.host + "\\" + share;
+  SMBKIT_TRY(auto r, make_request(SMB2_TREE_CONNECT, session_.session_id, 0, [&](ByteWriter& w) {
+               return encode_tree_connect_request(req, w);
+             }));
+  r.encrypt = session_.encrypting;
+  // MS-SMB2 3.2.4.1.1: on 3.1.1 TREE_CONNECT is always signed (it stands in
+  // for VALIDATE_NEGOTIATE against downgrades).
+  r.sign = conn_->server().dialect == SMB2_DIALECT_0311;
+  SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
+  std::string where = host_url() + "/" + share;
+  if (resp.hdr.Status != STATUS_SUCCESS) return nt_error(resp.hdr.Status, where);
+  SMBKIT_TRY(auto rsp, decode_tree_connect_response(resp.msg()));
+  std::unique_ptr<Tree> t(new Tree());
+  t->client_ = this;
+  t->tree_id_ = resp.hdr.TreeId;
+  t->share_ = share;
+  t->connected_ = true;
+  bool share_encrypts = rsp.ShareFlags & SMB2_SHAREFLAG_ENCRYPT_DATA;
+  if (share_encrypts || session_.encrypting) {
+    const session::SessionSecurity* s = nullptr;
+    if (conn_->server().dialect < SMB2_DIALECT_0300 || conn_->server().cipher == 0 || session_.guest ||
+        session_.anonymous)
+      return nt_error(STATUS_ACCESS_DENIED, where + ": share requires encryption, which this session cannot do");
+    (void)s;
+    t->encrypt_ = true;
+  }
+  // MS-SMB2 3.2.5.5 / 3.2.4.1.5: 3.0 and 3.0.2 validate the negotiation
+  // on a signed (or sealed) IOCTL to catch a downgrade in the middle.
+  uint16_t d = conn_->server().dialect;
+  if ((d == SMB2_DIALECT_0300 || d == SMB2_DIALECT_0302) && !session_.guest && !session_.anonymous)
+    SMBKIT_CHECK(validate_negotiate(t->tree_id_, t->encrypt_));
+  return t;
+}
+
+Result<void> Client::validate_negotiate(uint32_t tree_id, bool encrypt) {
+  const auto& o = opts_.conn;
+  ValidateNegotiateInfoRequest v;
+  v.Capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
+  v.Guid = conn_->client_guid();
+  v.SecurityMode = o.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
+  v.Dialects = o.dialects.empty()
+                   ? std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
+                                           SMB2_DIALECT_0302, SMB2_DIALECT_0311}
+                   : o.dialects;
+  SMBKIT_TRY(Bytes input, encode_validate_negotiate_info_request(v));
+  IoctlRequest io;
+  io.CtlCode = FSCTL_VALIDATE_NEGOTIATE_INFO;
+  io.FileId = FileId{~0ull, ~0ull};
+  io.Input = std::move(input);
+  io.MaxOutputResponse = 24;
+  io.Flags = SMB2_0_IOCTL_IS_FSCTL;
+  SMBKIT_TRY(auto r, make_request(SMB2_IOCTL, session_.session_id, tree_id,
+                                  [&](ByteWriter& w) { return encode_ioctl_request(io, w); }));
+  r.encrypt = encrypt;
+  r.sign = true;  // MS-SMB2 3.2.5.5: this request MUST be signed
+  SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
+  if (resp.hdr.Status != STATUS_SUCCESS) {
+    // Servers that do not implement it may answer with these; anything
+    // else (or an unsigned answer, caught by the machine) ends the session.
+    if (resp.hdr.Status == STATUS_NOT_SUPPORTED || resp.hdr.Status == STATUS_INVALID_DEVICE_REQUEST ||
+        resp.hdr.Status == STATUS_FILE_CLOSED)
+      return {};
+    return nt_error(resp.hdr.Status, "validate negotiate");
+  }
+  if (!resp.encrypted && !(resp.hdr.Flags & SMB2_FLAGS_SIGNED))
+    return nt_error(STATUS_ACCESS_DENIED, "validate negotiate: response not signed");
+  SMBKIT_TRY(auto ior, decode_ioctl_response(resp.msg()));
+  SMBKIT_TRY(auto vr, decode_validate_negotiate_info_response(ior.Output));
+  const ServerInfo& s = conn_->server();
+  if (vr.Dialect != s.dialect || vr.SecurityMode != s.security_mode || vr.Capabilities != s.capabilities ||
+      vr.Guid != s.server_guid)
+    return nt_error(STATUS_ACCESS_DENIED, "validate negotiate: mismatch (possible downgrade attack)");
+  return {};
+}
+
+}  // namespace smbkit::client

@@ -1,0 +1,315 @@
+#include "client/connection.h"
+
+#include <poll.h>
+
+#include "auth/crypto.h"
+#include "base/log.h"
+#include "proto/error_response.h"
+
+namespace smbkit::client {
+
+using namespace proto;
+
+Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions& opts) {
+  std::shared_ptr<Connection> c(new Connection(opts));
+  SMBKIT_TRY(c->tcp_, transport::TcpStream::connect(opts.host, opts.port, opts.timeout));
+  auth::random_bytes(c->client_guid_);
+  uint32_t prefix;
+  auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), 4));
+  c->machine_.set_nonce_prefix(prefix);
+  c->machine_.set_credit_target(opts.credit_target);
+  c->reader_ = std::thread([p = c.get()] { p->reader_loop(); });
+  auto n = c->negotiate();
+  if (!n) {
+    c->close();
+    return n.take_error();
+  }
+  return c;
+}
+
+Connection::~Connection() { close(); }
+
+void Connection::close() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    closing_ = true;
+  }
+  tcp_.shutdown();
+  if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
+  fail_all(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
+}
+
+std::optional<Error> Connection::dead() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return dead_;
+}
+
+uint32_t Connection::credits_available() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return machine_.credits().available();
+}
+
+void Connection::add_session(session::SessionSecurity s) {
+  std::lock_guard<std::mutex> g(mu_);
+  machine_.add_session(std::move(s));
+}
+void Connection::remove_session(uint64_t id) {
+  std::lock_guard<std::mutex> g(mu_);
+  machine_.remove_session(id);
+}
+void Connection::begin_session_preauth() {
+  std::lock_guard<std::mutex> g(mu_);
+  machine_.begin_session_preauth();
+}
+Bytes Connection::session_preauth_value() {
+  std::lock_guard<std::mutex> g(mu_);
+  auto v = machine_.session_preauth().value();
+  return Bytes(v.begin(), v.end());
+}
+
+void Connection::submit(session::Request req, Completion done) {
+  session::OutFrame frame;
+  uint64_t mid;
+  std::unique_lock<std::mutex> send_lock(send_mu_);
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    auto deadline = Clock::now() + opts_.timeout;
+    // Wait for credits; never overdraw the window (MS-SMB2 3.2.4.1.5).
+    while (!dead_ && !closing_ && !machine_.can_send(req.charge_bytes)) {
+      if (machine_.pending() == 0) {
+        // Nothing outstanding can return credits: the request is larger
+        // than the server will ever grant.
+        lk.unlock();
+        done(nt_error(STATUS_INSUFFICIENT_RESOURCES, "server granted too few credits"));
+        return;
+      }
+      if (credits_cv_.wait_until(lk, deadline) == std::cv_status::timeout) {
+        lk.unlock();
+        done(nt_error(STATUS_IO_TIMEOUT, "waiting for credits"));
+        return;
+      }
+    }
+    if (dead_ || closing_) {
+      Error e = dead_ ? *dead_ : nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed");
+      lk.unlock();
+      done(std::move(e));
+      return;
+    }
+    auto r = machine_.send(req, frame);
+    if (!r) {
+      lk.unlock();
+      done(r.take_error());
+      return;
+    }
+    mid = *r;
+    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout};
+    SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}",
+               command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
+               machine_.credits().available(), req.hdr.TreeId, frame.size());
+  }
+  iovec iov[2] = {{frame.head.data(), frame.head.size()},
+                  {const_cast<std::byte*>(frame.payload.data()), frame.payload.size()}};
+  auto w = tcp_.write_all(iov, frame.payload.empty() ? 1 : 2, Clock::now() + opts_.timeout);
+  send_lock.unlock();
+  if (!w) {
+    Error e = w.take_error();
+    e.context = "sending to " + opts_.host;
+    fail_all(e);
+    tcp_.shutdown();
+  }
+}
+
+Result<session::Response> Connection::call(session::Request req) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::optional<Result<session::Response>> out;
+  submit(std::move(req), [&](Result<session::Response> r) {
+    std::lock_guard<std::mutex> g(m);
+    out.emplace(std::move(r));
+    cv.notify_one();
+  });
+  std::unique_lock<std::mutex> lk(m);
+  cv.wait(lk, [&] { return out.has_value(); });
+  return std::move(*out);
+}
+
+void Connection::fail_all(const Error& e) {
+  std::map<uint64_t, Waiter> w;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!dead_) dead_ = e;
+    w.swap(waiters_);
+    for (auto& [mid, _] : w) machine_.abandon(mid);
+  }
+  credits_cv_.notify_all();
+  for (auto& [mid, waiter] : w) waiter.done(e);
+}
+
+void Connection::expire(Clock::time_point now) {
+  std::vector<Waiter> late;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto it = waiters_.begin(); it != waiters_.end();) {
+      if (it->second.deadline <= now) {
+        machine_.abandon(it->first);
+        late.push_back(std::move(it->second));
+        it = waiters_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (auto& w : late)
+    w.done(nt_error(STATUS_IO_TIMEOUT, "no response from " + opts_.host + " within the timeout"));
+}
+
+void Connection::reader_loop() {
+  std::vector<session::Response> rs;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (closing_ || dead_) return;
+    }
+    pollfd p{tcp_.fd(), POLLIN, 0};
+    int rc = ::poll(&p, 1, 200);
+    if (rc == 0) {
+      expire(Clock::now());
+      continue;
+    }
+    if (rc < 0 && errno == EINTR) continue;
+    auto frame = tcp_.read_frame(Clock::now() + opts_.timeout);
+    if (!frame) {
+      Error e = frame.take_error();
+      bool closing;
+      {
+        std::lock_guard<std::mutex> g(mu_);
+        closing = closing_;
+      }
+      if (!closing) SMBKIT_LOG(debug, "connection to {} lost: {}", opts_.host, e.message());
+      fail_all(e);
+      return;
+    }
+    rs.clear();
+    std::vector<std::pair<Completion, Result<session::Response>>> ready;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      auto r = machine_.receive(std::move(*frame), rs);
+      if (!r) {
+        Error e = r.take_error();
+        // A malformed or forged frame: the connection cannot be trusted.
+        mu_.unlock();
+        fail_all(e);
+        mu_.lock();
+        tcp_.shutdown();
+        return;
+      }
+      for (auto& resp : rs) {
+        if (resp.orphan) continue;
+        if (resp.hdr.MessageId == ~0ull) {
+          SMBKIT_LOG(debug, "<- break notification ignored (no leases held)");
+          continue;
+        }
+        auto it = waiters_.find(resp.hdr.MessageId);
+        if (it == waiters_.end()) continue;
+        SMBKIT_LOG(trace, "<- {} mid={} status={} granted={}{}", command_name(resp.hdr.Command),
+                   resp.hdr.MessageId, ntstatus_name(resp.hdr.Status),
+                   resp.hdr.CreditRequestResponse, resp.interim ? " (interim)" : "");
+        if (resp.interim) {
+          // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer.
+          it->second.deadline = Clock::now() + opts_.timeout;
+          continue;
+        }
+        if (resp.security_error) {
+          ready.emplace_back(std::move(it->second.done), *resp.security_error);
+        } else {
+          ready.emplace_back(std::move(it->second.done), std::move(resp));
+        }
+        waiters_.erase(it);
+      }
+    }
+    credits_cv_.notify_all();
+    for (auto& [done, result] : ready) done(std::move(result));
+  }
+}
+
+Result<void> Connection::negotiate() {
+  NegotiateRequest req;
+  req.Dialects = opts_.dialects.empty()
+                     ? std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
+                                             SMB2_DIALECT_0302, SMB2_DIALECT_0311}
+                     : opts_.dialects;
+  req.SecurityMode = opts_.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED
+                                           : SMB2_NEGOTIATE_SIGNING_ENABLED;
+  req.Capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
+  req.ClientGuid = client_guid_;
+  bool offer311 = false;
+  for (auto d : req.Dialects) offer311 |= d == SMB2_DIALECT_0311;
+  if (offer311) {
+    PreauthIntegrityCapabilities pi;
+    pi.HashAlgorithms = {SHA_512};
+    pi.Salt.resize(32);
+    auth::random_bytes(pi.Salt);
+    EncryptionCapabilities ec;
+    ec.Ciphers = opts_.ciphers.empty()
+                     ? std::vector<uint16_t>{AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM}
+                     : opts_.ciphers;
+    SigningCapabilities sc;
+    sc.SigningAlgorithms = opts_.signing_algorithms.empty()
+                               ? std::vector<uint16_t>{AES_GMAC, AES_CMAC, HMAC_SHA256}
+                               : opts_.signing_algorithms;
+    NetnameNegotiateContextId nn;
+    nn.NetName = opts_.host;
+    SMBKIT_TRY(auto c1, make_negotiate_context(pi));
+    SMBKIT_TRY(auto c2, make_negotiate_context(ec));
+    SMBKIT_TRY(auto c3, make_negotiate_context(sc));
+    SMBKIT_TRY(auto c4, make_negotiate_context(nn));
+    req.NegotiateContexts = {c1, c2, c3, c4};
+  }
+  SMBKIT_TRY(auto r, make_request(SMB2_NEGOTIATE, 0, 0,
+                                  [&](ByteWriter& w) { return encode_negotiate_request(req, w); }));
+  SMBKIT_TRY(auto resp, call(std::move(r)));
+  if (resp.hdr.Status != STATUS_SUCCESS) {
+    auto e = nt_error(resp.hdr.Status, "negotiate");
+    if (resp.hdr.Status == STATUS_NOT_SUPPORTED || resp.hdr.Status == STATUS_INVALID_PARAMETER)
+      e.context = "negotiate: the server supports none of the offered dialects";
+    return e;
+  }
+  SMBKIT_TRY(auto nr, decode_negotiate_response(resp.msg()));
+  bool offered = false;
+  for (auto d : req.Dialects) offered |= d == nr.DialectRevision;
+  if (!offered) return protocol_error("server chose a dialect we did not offer");
+  server_.dialect = nr.DialectRevision;
+  server_.security_mode = nr.SecurityMode;
+  server_.capabilities = nr.Capabilities;
+  server_.max_transact = nr.MaxTransactSize;
+  server_.max_read = nr.MaxReadSize;
+  server_.max_write = nr.MaxWriteSize;
+  server_.server_guid = nr.ServerGuid;
+  server_.security_blob = nr.SecurityBuffer;
+  if (nr.DialectRevision >= SMB2_DIALECT_0300) server_.signing_algorithm = AES_CMAC;
+  else server_.signing_algorithm = HMAC_SHA256;
+  if (nr.DialectRevision == SMB2_DIALECT_0311) {
+    // MS-SMB2 3.2.5.2: exactly one preauth context with SHA-512.
+    SMBKIT_TRY(auto pi, find_negotiate_context<PreauthIntegrityCapabilities>(nr.NegotiateContexts));
+    if (!pi || pi->HashAlgorithms.size() != 1 || pi->HashAlgorithms[0] != SHA_512)
+      return protocol_error("3.1.1 negotiate without a SHA-512 preauth context");
+    SMBKIT_TRY(auto ec, find_negotiate_context<EncryptionCapabilities>(nr.NegotiateContexts));
+    if (ec) {
+      if (ec->Ciphers.size() != 1) return protocol_error("server chose more than one cipher");
+      server_.cipher = ec->Ciphers[0];
+    }
+    SMBKIT_TRY(auto sc, find_negotiate_context<SigningCapabilities>(nr.NegotiateContexts));
+    if (sc) {
+      if (sc->SigningAlgorithms.size() != 1) return protocol_error("server chose more than one signing algorithm");
+      server_.signing_algorithm = sc->SigningAlgorithms[0];
+    }
+  } else if (nr.DialectRevision >= SMB2_DIALECT_0300 &&
+             (nr.Capabilities & SMB2_GLOBAL_CAP_ENCRYPTION)) {
+    server_.cipher = AES_128_CCM;  // MS-SMB2 3.2.5.2: 3.0/3.0.2 encrypt with AES-128-CCM
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  machine_.set_dialect(nr.DialectRevision, nr.Capabilities & SMB2_GLOBAL_CAP_LARGE_MTU);
+  return {};
+}
+
+}  // namespace smbkit::client

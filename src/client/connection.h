@@ -1,0 +1,133 @@
+// One TCP connection to an SMB2 server: a receiver thread that matches
+// responses to requests by MessageId (out of order), senders that wait for
+// credits, and per-request deadlines. The protocol state lives in the
+// sans-I/O session::Machine; this class only adds the socket, the locks and
+// the clock.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/result.h"
+#include "proto/negotiate.h"
+#include "session/machine.h"
+#include "transport/tcp.h"
+
+namespace smbkit::client {
+
+using Clock = std::chrono::steady_clock;
+
+struct ConnectionOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 445;
+  // Offered dialects, lowest first. Empty: 2.0.2 to 3.1.1.
+  std::vector<uint16_t> dialects;
+  bool require_signing = false;     // --sign
+  bool require_encryption = false;  // --seal
+  std::chrono::milliseconds timeout{30000};
+  uint32_t credit_target = 512;
+  // Cipher and signing preferences for 3.1.1, most preferred first.
+  std::vector<uint16_t> ciphers;
+  std::vector<uint16_t> signing_algorithms;
+};
+
+// What NEGOTIATE settled.
+struct ServerInfo {
+  uint16_t dialect = 0;
+  uint16_t security_mode = 0;
+  uint32_t capabilities = 0;
+  uint32_t max_transact = 65536, max_read = 65536, max_write = 65536;
+  uint16_t cipher = 0;  // 3.1.1 negotiated cipher (0: none)
+  uint16_t signing_algorithm = 1;  // proto::SigningAlgorithm (AES_CMAC default for 3.x)
+  std::array<std::byte, 16> server_guid{};
+  Bytes security_blob;  // the server's SPNEGO hints
+  bool signing_required() const { return security_mode & 0x0002; }
+};
+
+class Connection {
+ public:
+  using Completion = std::function<void(Result<session::Response>)>;
+
+  // TCP connect and NEGOTIATE.
+  static Result<std::shared_ptr<Connection>> connect(const ConnectionOptions& opts);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  const ServerInfo& server() const { return server_; }
+  const ConnectionOptions& options() const { return opts_; }
+  const std::array<std::byte, 16>& client_guid() const { return client_guid_; }
+
+  // Sends req (waiting for credits) and calls done with the final response
+  // or an error. `done` runs on the receiver thread, or on the calling
+  // thread if sending fails; it must not block on another call.
+  // Responses whose Status is an error are delivered as responses; the
+  // caller decides (many commands carry data with warnings).
+  void submit(session::Request req, Completion done);
+  // Synchronous form of submit.
+  Result<session::Response> call(session::Request req);
+
+  // Session security state lives in the machine; these lock around it.
+  void add_session(session::SessionSecurity s);
+  void remove_session(uint64_t id);
+  void begin_session_preauth();
+  Bytes session_preauth_value();
+
+  // Why the connection is dead, if it is.
+  std::optional<Error> dead() const;
+  void close();
+
+  uint32_t credits_available() const;
+
+ private:
+  explicit Connection(ConnectionOptions opts) : opts_(std::move(opts)) {}
+  Result<void> negotiate();
+  void reader_loop();
+  void fail_all(const Error& e);
+  void expire(Clock::time_point now);
+
+  struct Waiter {
+    Completion done;
+    Clock::time_point deadline;
+  };
+
+  ConnectionOptions opts_;
+  ServerInfo server_;
+  std::array<std::byte, 16> client_guid_{};
+  transport::TcpStream tcp_;
+  std::thread reader_;
+
+  mutable std::mutex mu_;  // machine_, waiters_, dead_
+  std::condition_variable credits_cv_;
+  session::Machine machine_;
+  std::map<uint64_t, Waiter> waiters_;
+  std::optional<Error> dead_;
+  bool closing_ = false;
+
+  std::mutex send_mu_;  // frames go out whole and in MessageId order
+};
+
+// Builds a request: a 64-byte header slot followed by the body that
+// `encode` appends.
+template <class F>
+Result<session::Request> make_request(uint16_t command, uint64_t session_id, uint32_t tree_id,
+                                      F&& encode) {
+  session::Request r;
+  r.hdr.Command = command;
+  r.hdr.SessionId = session_id;
+  r.hdr.TreeId = tree_id;
+  r.msg.resize(proto::kHeaderSize);
+  ByteWriter w(r.msg);
+  auto e = encode(w);
+  if (!e) return e.take_error();
+  return r;
+}
+
+}  // namespace smbkit::client

@@ -1,0 +1,34 @@
+// Pipelined sequential transfers: a window of large READs or WRITEs in
+// flight on one connection, completed out of order, delivered in order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "client/client.h"
+
+namespace smbkit::client {
+
+struct TransferOptions {
+  // Bytes kept in flight; the credit window also limits it.
+  uint64_t window_bytes = 64ull << 20;
+  // Request size cap (the server's MaxRead/MaxWrite also limits it).
+  uint32_t chunk_bytes = 4u << 20;
+  // Called after each chunk with (bytes done, total).
+  std::function<void(uint64_t, uint64_t)> progress;
+};
+
+// Reads [0, size) of an open file and hands each chunk to sink in order.
+// Returns the bytes delivered; fewer than size only if the file shrank
+// (end of file came early).
+Result<uint64_t> download(Tree& t, const proto::FileId& id, uint64_t size,
+                          const std::function<Result<void>(uint64_t, ByteView)>& sink,
+                          const TransferOptions& o = {});
+
+// Writes `size` bytes taken from source(offset, buffer) (which must fill
+// the buffer completely) at offsets [0, size).
+Result<uint64_t> upload(Tree& t, const proto::FileId& id, uint64_t size,
+                        const std::function<Result<void>(uint64_t, MutableByteView)>& source,
+                        const TransferOptions& o = {});
+
+}  // namespace smbkit::client

@@ -1,0 +1,36 @@
+// smb://[domain;]user@host[:port]/share[/path] targets, and mount.cifs
+// style credential files.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/result.h"
+
+namespace smbkit::client {
+
+struct SmbUrl {
+  std::string domain, user;  // empty user: anonymous unless credentials say otherwise
+  std::string host;
+  uint16_t port = 445;
+  std::string share;
+  std::string path;  // inside the share, '/' separated, no leading '/'
+  std::string str() const;  // without any password
+};
+
+// Parses a URL; %XX escapes in the user, share and path are decoded.
+// Also accepts //host/share/path (mount.cifs style). A password in the URL
+// (user:pass@) is refused: it would show up in process listings.
+Result<SmbUrl> parse_smb_url(const std::string& s);
+bool looks_like_smb_url(const std::string& s);
+
+struct CredentialsFile {
+  std::string username, password, domain;
+};
+// mount.cifs credentials file: lines "username=", "password=", "domain="
+// (also "user=", "pass=", "dom="), '#' comments; username may be
+// "DOMAIN/user" or "DOMAIN\user".
+Result<CredentialsFile> parse_credentials(const std::string& text);
+Result<CredentialsFile> read_credentials_file(const std::string& path);
+
+}  // namespace smbkit::client

@@ -1,0 +1,206 @@
+#include "proto/ioctl.h"
+
+namespace smbkit::proto {
+namespace {
+
+constexpr uint16_t kRequestStructureSize = 57;
+constexpr size_t kRequestFixed = 56;
+constexpr uint16_t kResponseStructureSize = 49;
+constexpr size_t kResponseFixed = 48;
+
+void put_file_id(const FileId& id, ByteWriter& w) {
+  w.u64(id.Persistent);
+  w.u64(id.Volatile);
+}
+
+FileId get_file_id(ByteReader& r) {
+  FileId id;
+  id.Persistent = r.u64();
+  id.Volatile = r.u64();
+  return id;
+}
+
+// The buffer named by (offset, count): after the fixed part and inside
+// msg. An empty buffer's offset is not used and not checked (MS-SMB2
+// 3.2.5.14: "If the OutputCount field ... is 0, the OutputOffset field
+// SHOULD be ignored").
+Result<Bytes> take_buffer(ByteView msg, uint32_t offset, uint32_t count, size_t fixed,
+                          const char* what) {
+  if (count == 0) return Bytes{};
+  if (offset < kHeaderSize + fixed || !range_ok(offset, count, msg.size()))
+    return protocol_error(std::string(what) + " out of range");
+  auto b = msg.subspan(offset, count);
+  return Bytes(b.begin(), b.end());
+}
+
+// Offsets of Input and Output for a body whose variable part starts at
+// `buffer`: Output follows Input, 8-aligned; an empty one points at where
+// it would start (what Samba sends).
+struct Layout {
+  uint32_t input_offset, output_offset;
+  size_t pad;  // bytes between Input and Output
+};
+Result<Layout> layout(size_t buffer, size_t input, size_t output) {
+  Layout l{};
+  l.input_offset = static_cast<uint32_t>(buffer);
+  size_t out = buffer;
+  if (output && input) {
+    out = (buffer + input + 7) & ~size_t{7};
+    l.pad = out - (buffer + input);
+  }
+  if (buffer + input > 0xFFFFFFFFu || out + output > 0xFFFFFFFFu)
+    return nt_error(STATUS_INVALID_PARAMETER, "ioctl buffers too large");
+  l.output_offset = static_cast<uint32_t>(out);
+  return l;
+}
+
+}  // namespace
+
+// MS-SMB2 2.2.31: StructureSize, Reserved, CtlCode, FileId,
+// InputOffset/Count, MaxInputResponse, OutputOffset/Count,
+// MaxOutputResponse, Flags, Reserved2, Buffer.
+Result<void> encode_ioctl_request(const IoctlRequest& req, ByteWriter& w) {
+  SMBKIT_TRY(Layout l, layout(w.pos() + kRequestFixed, req.Input.size(), req.Output.size()));
+  w.u16(kRequestStructureSize);
+  w.u16(0);  // Reserved
+  w.u32(req.CtlCode);
+  put_file_id(req.FileId, w);
+  w.u32(l.input_offset);
+  w.u32(static_cast<uint32_t>(req.Input.size()));
+  w.u32(req.MaxInputResponse);
+  w.u32(l.output_offset);
+  w.u32(static_cast<uint32_t>(req.Output.size()));
+  w.u32(req.MaxOutputResponse);
+  w.u32(req.Flags);
+  w.u32(0);  // Reserved2
+  w.bytes(req.Input);
+  w.zeros(l.pad);
+  w.bytes(req.Output);
+  if (req.Input.empty() && req.Output.empty()) w.u8(0);  // StructureSize counts one Buffer byte
+  return ok_result();
+}
+
+// MS-SMB2 2.2.31.
+Result<IoctlRequest> decode_ioctl_request(ByteView msg) {
+  ByteReader r(msg, kHeaderSize);
+  IoctlRequest req;
+  uint16_t structure_size = r.u16();
+  r.skip(2);  // Reserved
+  req.CtlCode = r.u32();
+  req.FileId = get_file_id(r);
+  uint32_t input_offset = r.u32();
+  uint32_t input_count = r.u32();
+  req.MaxInputResponse = r.u32();
+  uint32_t output_offset = r.u32();
+  uint32_t output_count = r.u32();
+  req.MaxOutputResponse = r.u32();
+  req.Flags = r.u32();
+  r.skip(4);  // Reserved2
+  if (!r.ok()) return protocol_error("IOCTL request truncated");
+  if (structure_size != kRequestStructureSize)
+    return protocol_error("IOCTL request StructureSize is not 57");
+  SMBKIT_TRY(req.Input, take_buffer(msg, input_offset, input_count, kRequestFixed,
+                                    "IOCTL request input"));
+  SMBKIT_TRY(req.Output, take_buffer(msg, output_offset, output_count, kRequestFixed,
+                                     "IOCTL request output"));
+  return req;
+}
+
+// MS-SMB2 2.2.32: StructureSize, Reserved, CtlCode, FileId,
+// InputOffset/Count, OutputOffset/Count, Flags, Reserved2, Buffer.
+Result<void> encode_ioctl_response(const IoctlResponse& rsp, ByteWriter& w) {
+  SMBKIT_TRY(Layout l, layout(w.pos() + kResponseFixed, rsp.Input.size(), rsp.Output.size()));
+  w.u16(kResponseStructureSize);
+  w.u16(0);  // Reserved
+  w.u32(rsp.CtlCode);
+  put_file_id(rsp.FileId, w);
+  w.u32(l.input_offset);
+  w.u32(static_cast<uint32_t>(rsp.Input.size()));
+  w.u32(l.output_offset);
+  w.u32(static_cast<uint32_t>(rsp.Output.size()));
+  w.u32(rsp.Flags);
+  w.u32(0);  // Reserved2
+  w.bytes(rsp.Input);
+  w.zeros(l.pad);
+  w.bytes(rsp.Output);
+  if (rsp.Input.empty() && rsp.Output.empty()) w.u8(0);
+  return ok_result();
+}
+
+// MS-SMB2 2.2.32.
+Result<IoctlResponse> decode_ioctl_response(ByteView msg) {
+  ByteReader r(msg, kHeaderSize);
+  IoctlResponse rsp;
+  uint16_t structure_size = r.u16();
+  r.skip(2);  // Reserved
+  rsp.CtlCode = r.u32();
+  rsp.FileId = get_file_id(r);
+  uint32_t input_offset = r.u32();
+  uint32_t input_count = r.u32();
+  uint32_t output_offset = r.u32();
+  uint32_t output_count = r.u32();
+  rsp.Flags = r.u32();
+  r.skip(4);  // Reserved2
+  if (!r.ok()) return protocol_error("IOCTL response truncated");
+  if (structure_size != kResponseStructureSize)
+    return protocol_error("IOCTL response StructureSize is not 49");
+  SMBKIT_TRY(rsp.Input, take_buffer(msg, input_offset, input_count, kResponseFixed,
+                                    "IOCTL response input"));
+  SMBKIT_TRY(rsp.Output, take_buffer(msg, output_offset, output_count, kResponseFixed,
+                                     "IOCTL response output"));
+  return rsp;
+}
+
+// MS-SMB2 2.2.31.4: Capabilities, Guid, SecurityMode, DialectCount, Dialects.
+Result<Bytes> encode_validate_negotiate_info_request(const ValidateNegotiateInfoRequest& v) {
+  if (v.Dialects.size() > 0xFFFF)
+    return nt_error(STATUS_INVALID_PARAMETER, "VALIDATE_NEGOTIATE_INFO: too many dialects");
+  Bytes out;
+  ByteWriter w(out);
+  w.u32(v.Capabilities);
+  w.bytes(v.Guid);
+  w.u16(v.SecurityMode);
+  w.u16(static_cast<uint16_t>(v.Dialects.size()));
+  for (uint16_t d : v.Dialects) w.u16(d);
+  return out;
+}
+
+// MS-SMB2 2.2.31.4.
+Result<ValidateNegotiateInfoRequest> decode_validate_negotiate_info_request(ByteView input) {
+  ByteReader r(input);
+  ValidateNegotiateInfoRequest v;
+  v.Capabilities = r.u32();
+  r.copy(v.Guid.data(), v.Guid.size());
+  v.SecurityMode = r.u16();
+  uint16_t count = r.u16();
+  if (!r.ok() || size_t{count} * 2 > r.remaining())
+    return protocol_error("VALIDATE_NEGOTIATE_INFO request truncated");
+  v.Dialects.reserve(count);
+  for (uint16_t i = 0; i < count; i++) v.Dialects.push_back(r.u16());
+  return v;
+}
+
+// MS-SMB2 2.2.32.6: Capabilities, Guid, SecurityMode, Dialect.
+Result<Bytes> encode_validate_negotiate_info_response(const ValidateNegotiateInfoResponse& v) {
+  Bytes out;
+  ByteWriter w(out);
+  w.u32(v.Capabilities);
+  w.bytes(v.Guid);
+  w.u16(v.SecurityMode);
+  w.u16(v.Dialect);
+  return out;
+}
+
+// MS-SMB2 2.2.32.6.
+Result<ValidateNegotiateInfoResponse> decode_validate_negotiate_info_response(ByteView output) {
+  ByteReader r(output);
+  ValidateNegotiateInfoResponse v;
+  v.Capabilities = r.u32();
+  r.copy(v.Guid.data(), v.Guid.size());
+  v.SecurityMode = r.u16();
+  v.Dialect = r.u16();
+  if (!r.ok()) return protocol_error("VALIDATE_NEGOTIATE_INFO response truncated");
+  return v;
+}
+
+}  // namespace smbkit::proto

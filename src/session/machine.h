@@ -1,0 +1,145 @@
+// The sans-I/O SMB2 client connection machine: MessageIds and the credit
+// window, the pending-request table, signing, sealing and verification,
+// compound splitting and interim (STATUS_PENDING) responses. It takes frames
+// in and hands frames out; it opens no socket, starts no thread and reads
+// no clock, so it can be driven byte for byte by tests and simulators.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "auth/keys.h"
+#include "auth/signing.h"
+#include "base/bytes.h"
+#include "base/result.h"
+#include "proto/header.h"
+#include "session/credits.h"
+
+namespace smbkit::session {
+
+// Security state of one SMB2 session (MS-SMB2 3.2.1.3).
+struct SessionSecurity {
+  uint64_t session_id = 0;
+  bool signing_required = false;  // sign requests, reject unsigned responses
+  auth::SignAlg sign_alg = auth::SignAlg::hmac_sha256;
+  Bytes signing_key;
+  bool encrypt_data = false;  // Session.EncryptData: encrypt every request
+  uint16_t cipher = 0;        // proto::Cipher
+  Bytes encryption_key;       // client -> server
+  bool can_encrypt() const { return cipher != 0 && !encryption_key.empty(); }
+  Bytes decryption_key;       // server -> client
+};
+
+// One request to send. `msg` holds the 64-byte header slot followed by the
+// body; the machine writes the header from `hdr` after assigning MessageId,
+// CreditCharge and CreditRequest. `payload` is sent after `msg` without
+// being copied (WRITE data) unless the message must be encrypted.
+struct Request {
+  proto::Header hdr;
+  Bytes msg;
+  ByteView payload;
+  uint64_t charge_bytes = 0;  // max(bytes sent, bytes expected back)
+  bool encrypt = false;       // tree or session requires encryption
+  bool sign = false;          // sign even if the session does not require it
+};
+
+// What to write to the socket: `head` (Direct TCP length + message or
+// transform) then `payload`.
+struct OutFrame {
+  Bytes head;
+  ByteView payload;
+  size_t size() const { return head.size() + payload.size(); }
+};
+
+struct Response {
+  proto::Header hdr;
+  std::shared_ptr<const Bytes> buf;  // the decoded frame this message lives in
+  size_t offset = 0, length = 0;
+  bool encrypted = false;
+  bool interim = false;  // STATUS_PENDING: the final response comes later
+  // Set when the message failed a security check (bad or missing signature,
+  // decryption): the request it answers must fail with this error.
+  std::optional<Error> security_error;
+  // The signature could not be checked because the session's keys were not
+  // known yet (final SESSION_SETUP response): the caller must verify.
+  bool signature_unchecked = false;
+  // Answers a request we abandoned (timed out): credits counted, else ignore.
+  bool orphan = false;
+  ByteView msg() const { return ByteView(*buf).subspan(offset, length); }
+};
+
+struct MachineConfig {
+  uint32_t credit_target = 512;  // window we grow towards
+};
+
+class Machine {
+ public:
+  explicit Machine(MachineConfig cfg = {}) : cfg_(cfg) {}
+
+  // After NEGOTIATE: the dialect and whether multi-credit is in use.
+  void set_dialect(uint16_t dialect, bool large_mtu);
+  uint16_t dialect() const { return dialect_; }
+  void set_credit_target(uint32_t target) { cfg_.credit_target = target; }
+
+  CreditWindow& credits() { return credits_; }
+  const CreditWindow& credits() const { return credits_; }
+  uint16_t charge_for(uint64_t bytes) const { return credits_.charge(bytes); }
+  bool can_send(uint64_t charge_bytes) const { return credits_.can_send(charge_for(charge_bytes)); }
+
+  void add_session(SessionSecurity s) { sessions_[s.session_id] = std::move(s); }
+  void remove_session(uint64_t id) { sessions_.erase(id); }
+  const SessionSecurity* session(uint64_t id) const;
+
+  // 3.1.1 preauth integrity: the connection hash (NEGOTIATE) and the hash of
+  // the session setup in progress (start it with begin_session_preauth()).
+  const auth::PreauthHash& connection_preauth() const { return conn_preauth_; }
+  void begin_session_preauth() { sess_preauth_ = conn_preauth_; }
+  const auth::PreauthHash& session_preauth() const { return sess_preauth_; }
+
+  // Assigns MessageId and credits, signs or encrypts, frames. Fails with
+  // STATUS_INSUFFICIENT_RESOURCES if the window cannot pay for it (callers
+  // check can_send first and wait). Returns the MessageId.
+  Result<uint64_t> send(Request& req, OutFrame& out);
+  // A CANCEL for a pending request (MS-SMB2 3.2.4.24): uses no credit.
+  Result<void> send_cancel(uint64_t message_id, OutFrame& out);
+
+  // One frame without its 4-byte Direct TCP header. Appends the messages
+  // it carries. A malformed frame is a connection-fatal error.
+  Result<void> receive(Bytes frame, std::vector<Response>& out);
+
+  size_t pending() const { return pending_.size(); }
+  bool is_pending(uint64_t mid) const { return pending_.count(mid) != 0; }
+  // Forget a request (timed out, connection lost).
+  void abandon(uint64_t mid) { pending_.erase(mid); }
+
+  // Nonces: 64-bit counter in the low bytes, random prefix set once.
+  void set_nonce_prefix(uint32_t p) { nonce_prefix_ = p; }
+
+ private:
+  struct Pending {
+    uint16_t command;
+    uint64_t session_id;
+    uint64_t async_id = 0;
+    bool encrypted;
+  };
+  Result<void> finish_message(Response& r);
+  Result<void> seal(const SessionSecurity& s, ByteView msg, ByteView payload, OutFrame& out);
+
+  MachineConfig cfg_;
+  CreditWindow credits_;
+  uint16_t dialect_ = 0;
+  std::map<uint64_t, SessionSecurity> sessions_;
+  std::map<uint64_t, Pending> pending_;
+  auth::PreauthHash conn_preauth_, sess_preauth_;
+  uint64_t nonce_counter_ = 1;
+  uint32_t nonce_prefix_ = 0;
+};
+
+// MS-SMB2 2.1: Direct TCP transport header (0x00 + 24-bit big-endian length).
+inline constexpr size_t kDirectTcpHeader = 4;
+inline constexpr uint32_t kMaxFrame = 0x00FFFFFF;
+
+}  // namespace smbkit::session

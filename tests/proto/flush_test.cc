@@ -1,0 +1,58 @@
+#include "proto/flush.h"
+
+#include <gtest/gtest.h>
+
+#include "proto/header.h"
+
+namespace smbkit::proto {
+namespace {
+
+Bytes header_bytes() {
+  Bytes b;
+  ByteWriter w(b);
+  encode_header(Header{}, w);
+  return b;
+}
+
+// MS-SMB2 2.2.17 / 2.2.18, field by field.
+TEST(Flush, ByteExactAndRoundTrip) {
+  Bytes b = header_bytes();
+  ByteWriter w(b);
+  ASSERT_TRUE(encode_flush_request(FlushRequest{FileId{1, 2}}, w).ok());
+  EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
+            "1800"                // StructureSize = 24
+            "0000"                // Reserved1
+            "00000000"            // Reserved2
+            "0100000000000000"    // FileId.Persistent
+            "0200000000000000");  // FileId.Volatile
+  auto d = decode_flush_request(b);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->FileId, (FileId{1, 2}));
+
+  Bytes r = header_bytes();
+  ByteWriter rw(r);
+  ASSERT_TRUE(encode_flush_response(FlushResponse{}, rw).ok());
+  EXPECT_EQ(to_hex(ByteView(r).subspan(64)), "0400" "0000");
+  EXPECT_TRUE(decode_flush_response(r).ok());
+}
+
+TEST(Flush, RejectsMalformed) {
+  Bytes r = header_bytes();
+  EXPECT_FALSE(decode_flush_response(r).ok());  // no body
+  r.push_back(std::byte{4});
+  r.push_back(std::byte{0});
+  r.push_back(std::byte{0});
+  EXPECT_FALSE(decode_flush_response(r).ok());  // 3-byte body
+  r.push_back(std::byte{0});
+  EXPECT_TRUE(decode_flush_response(r).ok());
+  r[64] = std::byte{5};
+  EXPECT_FALSE(decode_flush_response(r).ok());
+  Bytes q = header_bytes();
+  ByteWriter w(q);
+  ASSERT_TRUE(encode_flush_request(FlushRequest{}, w).ok());
+  q.pop_back();
+  EXPECT_FALSE(decode_flush_request(q).ok());
+}
+
+}  // namespace
+}  // namespace smbkit::proto

@@ -1,0 +1,264 @@
+#include "proto/ioctl.h"
+
+#include <gtest/gtest.h>
+
+#include "proto/header.h"
+
+namespace smbkit::proto {
+namespace {
+
+Bytes header_for(uint16_t command, bool response) {
+  Header h;
+  h.Command = command;
+  if (response) h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
+  Bytes b;
+  ByteWriter w(b);
+  encode_header(h, w);
+  return b;
+}
+
+Bytes msg(bool response, std::string_view body_hex) {
+  Bytes b = header_for(SMB2_IOCTL, response);
+  Bytes body = from_hex(body_hex);
+  b.insert(b.end(), body.begin(), body.end());
+  return b;
+}
+
+Bytes patched(const Bytes& good, size_t at, std::string_view hex) {
+  Bytes b = good;
+  Bytes p = from_hex(hex);
+  std::copy(p.begin(), p.end(), b.begin() + at);
+  return b;
+}
+
+// Real smbclient (max protocol SMB3_00) -> Samba 4.17, captured on loopback.
+constexpr std::string_view kSambaValidateRequest =
+    "fe534d4240000100000000000b00010008000000000000000400000000000000"
+    "00000000b10004c8a7d2046e00000000edb6af50b3ccb701ab3236f961d95646"
+    "3900"                              // StructureSize 57
+    "0000"                              // Reserved
+    "04021400"                          // CtlCode FSCTL_VALIDATE_NEGOTIATE_INFO
+    "ffffffffffffffffffffffffffffffff"  // FileId (none)
+    "78000000" "1e000000"               // InputOffset 120, InputCount 30
+    "00000000"                          // MaxInputResponse
+    "78000000" "00000000"               // OutputOffset 120, OutputCount 0
+    "18000000"                          // MaxOutputResponse 24
+    "01000000"                          // Flags SMB2_0_IOCTL_IS_FSCTL
+    "00000000"                          // Reserved2
+    "7f000000"                          // Input: Capabilities
+    "e4ac28b9382aa1468bf4f584f7f3b4cc"  //   Guid
+    "0100"                              //   SecurityMode
+    "0300"                              //   DialectCount 3
+    "0202" "1002" "0003";               //   Dialects
+constexpr std::string_view kSambaValidateResponse =
+    "fe534d4240000100000000000b00010009000000000000000400000000000000"
+    "00000000b10004c8a7d2046e000000002e63a3255b1c0c5773828517a872bb9d"
+    "3100"                              // StructureSize 49
+    "0000"                              // Reserved
+    "04021400"                          // CtlCode
+    "ffffffffffffffffffffffffffffffff"  // FileId
+    "70000000" "00000000"               // InputOffset 112, InputCount 0
+    "70000000" "18000000"               // OutputOffset 112, OutputCount 24
+    "00000000"                          // Flags
+    "00000000"                          // Reserved2
+    "4f000000"                          // Output: Capabilities
+    "766d0000000000000000000000000000"  //   Guid
+    "0100"                              //   SecurityMode
+    "0003";                             //   Dialect 3.0
+// FSCTL_DFS_GET_REFERRALS on IPC$ (REQ_GET_DFS_REFERRAL input).
+constexpr std::string_view kSambaDfsRequest =
+    "fe534d4240000100000000000b00010010000000000000000400000000000000"
+    "0000000024b4c09fee4d44520000000000000000000000000000000000000000"
+    "3900000094010600ffffffffffffffffffffffffffffffff7800000024000000"
+    "000000007800000000000000ffff0000010000000000000003005c0031003200"
+    "37002e0030002e0030002e0031005c00730068006100720065000000";
+
+TEST(Ioctl, SambaValidateNegotiateRoundTripsByteExact) {
+  Bytes wire = from_hex(kSambaValidateRequest);
+  auto req = decode_ioctl_request(wire);
+  ASSERT_TRUE(req.ok()) << req.error().message();
+  EXPECT_EQ(req->CtlCode, FSCTL_VALIDATE_NEGOTIATE_INFO);
+  EXPECT_EQ(req->FileId, kNoFileId);
+  EXPECT_EQ(req->Flags, SMB2_0_IOCTL_IS_FSCTL);
+  EXPECT_EQ(req->MaxOutputResponse, 24u);
+  EXPECT_TRUE(req->Output.empty());
+  auto vin = decode_validate_negotiate_info_request(req->Input);
+  ASSERT_TRUE(vin.ok());
+  EXPECT_EQ(vin->Capabilities, 0x7fu);
+  EXPECT_EQ(vin->SecurityMode, SMB2_NEGOTIATE_SIGNING_ENABLED);
+  EXPECT_EQ(vin->Dialects, (std::vector<uint16_t>{0x0202, 0x0210, 0x0300}));
+  auto vin_bytes = encode_validate_negotiate_info_request(*vin);
+  ASSERT_TRUE(vin_bytes.ok());
+  EXPECT_EQ(*vin_bytes, req->Input);
+  Bytes out(wire.begin(), wire.begin() + 64);
+  ByteWriter w(out);
+  ASSERT_TRUE(encode_ioctl_request(*req, w).ok());
+  EXPECT_EQ(to_hex(out), to_hex(wire));
+
+  wire = from_hex(kSambaValidateResponse);
+  auto rsp = decode_ioctl_response(wire);
+  ASSERT_TRUE(rsp.ok()) << rsp.error().message();
+  EXPECT_EQ(rsp->CtlCode, FSCTL_VALIDATE_NEGOTIATE_INFO);
+  EXPECT_TRUE(rsp->Input.empty());
+  auto vout = decode_validate_negotiate_info_response(rsp->Output);
+  ASSERT_TRUE(vout.ok());
+  EXPECT_EQ(vout->Capabilities, 0x4fu);
+  EXPECT_EQ(vout->SecurityMode, SMB2_NEGOTIATE_SIGNING_ENABLED);
+  EXPECT_EQ(vout->Dialect, SMB2_DIALECT_0300);
+  auto vout_bytes = encode_validate_negotiate_info_response(*vout);
+  ASSERT_TRUE(vout_bytes.ok());
+  EXPECT_EQ(*vout_bytes, rsp->Output);
+  Bytes out2(wire.begin(), wire.begin() + 64);
+  ByteWriter w2(out2);
+  ASSERT_TRUE(encode_ioctl_response(*rsp, w2).ok());
+  EXPECT_EQ(to_hex(out2), to_hex(wire));
+}
+
+TEST(Ioctl, SambaDfsReferralRequestByteExact) {
+  Bytes wire = from_hex(kSambaDfsRequest);
+  auto req = decode_ioctl_request(wire);
+  ASSERT_TRUE(req.ok()) << req.error().message();
+  EXPECT_EQ(req->CtlCode, FSCTL_DFS_GET_REFERRALS);
+  EXPECT_EQ(req->Input.size(), 36u);
+  EXPECT_EQ(req->MaxOutputResponse, 0xffffu);
+  Bytes out(wire.begin(), wire.begin() + 64);
+  ByteWriter w(out);
+  ASSERT_TRUE(encode_ioctl_request(*req, w).ok());
+  EXPECT_EQ(to_hex(out), to_hex(wire));
+}
+
+TEST(Ioctl, HandBuiltRequestWithInputAndOutput) {
+  IoctlRequest req;
+  req.CtlCode = FSCTL_PIPE_TRANSCEIVE;
+  req.FileId = FileId{0x11, 0x22};
+  req.Input = from_hex("0102030405");
+  req.Output = from_hex("aabb");
+  req.MaxInputResponse = 0;
+  req.MaxOutputResponse = 0x1000;
+  req.Flags = SMB2_0_IOCTL_IS_FSCTL;
+  Bytes out = header_for(SMB2_IOCTL, false);
+  ByteWriter w(out);
+  ASSERT_TRUE(encode_ioctl_request(req, w).ok());
+  Bytes want = msg(false,
+                   "3900"                              // StructureSize 57
+                   "0000"                              // Reserved
+                   "17c01100"                          // CtlCode FSCTL_PIPE_TRANSCEIVE
+                   "1100000000000000"                  // FileId.Persistent
+                   "2200000000000000"                  // FileId.Volatile
+                   "78000000" "05000000"               // InputOffset 120, InputCount 5
+                   "00000000"                          // MaxInputResponse
+                   "80000000" "02000000"               // OutputOffset 128, OutputCount 2
+                   "00100000"                          // MaxOutputResponse 4096
+                   "01000000"                          // Flags IS_FSCTL
+                   "00000000"                          // Reserved2
+                   "0102030405"                        // @120 Input
+                   "000000"                            // pad to 128
+                   "aabb");                            // @128 Output
+  EXPECT_EQ(to_hex(out), to_hex(want));
+  auto back = decode_ioctl_request(out);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(*back, req);
+}
+
+TEST(Ioctl, HandBuiltEmptyRequestAndResponse) {
+  IoctlRequest req;
+  req.CtlCode = FSCTL_QUERY_NETWORK_INTERFACE_INFO;
+  req.FileId = kNoFileId;
+  req.MaxOutputResponse = 0x10000;
+  req.Flags = SMB2_0_IOCTL_IS_FSCTL;
+  Bytes out = header_for(SMB2_IOCTL, false);
+  ByteWriter w(out);
+  ASSERT_TRUE(encode_ioctl_request(req, w).ok());
+  EXPECT_EQ(out.size(), 64u + 57);  // the one Buffer byte StructureSize counts
+  auto back = decode_ioctl_request(out);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, req);
+
+  IoctlResponse rsp;
+  rsp.CtlCode = FSCTL_SRV_REQUEST_RESUME_KEY;
+  rsp.FileId = FileId{1, 2};
+  rsp.Input = from_hex("ee");
+  rsp.Output = from_hex("0011223344556677");
+  Bytes out2 = header_for(SMB2_IOCTL, true);
+  ByteWriter w2(out2);
+  ASSERT_TRUE(encode_ioctl_response(rsp, w2).ok());
+  Bytes want = msg(true,
+                   "3100"                 // StructureSize 49
+                   "0000"                 // Reserved
+                   "78001400"             // CtlCode FSCTL_SRV_REQUEST_RESUME_KEY
+                   "0100000000000000"     // FileId.Persistent
+                   "0200000000000000"     // FileId.Volatile
+                   "70000000" "01000000"  // InputOffset 112, InputCount 1
+                   "78000000" "08000000"  // OutputOffset 120, OutputCount 8
+                   "00000000"             // Flags
+                   "00000000"             // Reserved2
+                   "ee"                   // @112 Input
+                   "00000000000000"       // pad to 120
+                   "0011223344556677");   // @120 Output
+  EXPECT_EQ(to_hex(out2), to_hex(want));
+  auto back2 = decode_ioctl_response(out2);
+  ASSERT_TRUE(back2.ok());
+  EXPECT_EQ(*back2, rsp);
+}
+
+TEST(Ioctl, ValidateNegotiateInfoByteExact) {
+  ValidateNegotiateInfoRequest v;
+  v.Capabilities = SMB2_GLOBAL_CAP_DFS;
+  v.Guid[0] = std::byte{0xab};
+  v.SecurityMode = SMB2_NEGOTIATE_SIGNING_REQUIRED;
+  v.Dialects = {SMB2_DIALECT_0300, SMB2_DIALECT_0302};
+  auto b = encode_validate_negotiate_info_request(v);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(to_hex(*b),
+            "01000000"                          // Capabilities
+            "ab000000000000000000000000000000"  // Guid
+            "0200"                              // SecurityMode
+            "0200"                              // DialectCount
+            "0003" "0203");                     // Dialects
+  EXPECT_EQ(*decode_validate_negotiate_info_request(*b), v);
+  // Malformed: truncated anywhere, or a DialectCount past the end.
+  for (size_t n = 0; n < b->size(); n++)
+    EXPECT_FALSE(decode_validate_negotiate_info_request(ByteView(*b).first(n)).ok()) << n;
+  EXPECT_FALSE(decode_validate_negotiate_info_request(patched(*b, 22, "0300")).ok());
+
+  ValidateNegotiateInfoResponse o{SMB2_GLOBAL_CAP_LEASING, {}, 1, SMB2_DIALECT_0302};
+  auto ob = encode_validate_negotiate_info_response(o);
+  ASSERT_TRUE(ob.ok());
+  EXPECT_EQ(ob->size(), 24u);
+  EXPECT_EQ(*decode_validate_negotiate_info_response(*ob), o);
+  for (size_t n = 0; n < ob->size(); n++)
+    EXPECT_FALSE(decode_validate_negotiate_info_response(ByteView(*ob).first(n)).ok()) << n;
+}
+
+TEST(Ioctl, MalformedRequests) {
+  Bytes good = from_hex(kSambaValidateRequest);
+  for (size_t n = 0; n < good.size(); n++)
+    EXPECT_FALSE(decode_ioctl_request(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  EXPECT_FALSE(decode_ioctl_request(patched(good, 64, "3800")).ok());      // StructureSize
+  EXPECT_FALSE(decode_ioctl_request(patched(good, 88, "77000000")).ok());  // InputOffset < 120
+  EXPECT_FALSE(decode_ioctl_request(patched(good, 88, "79000000")).ok());  // past the end
+  EXPECT_FALSE(decode_ioctl_request(patched(good, 88, "ffffffff")).ok());
+  EXPECT_FALSE(decode_ioctl_request(patched(good, 92, "1f000000")).ok());  // InputCount
+  EXPECT_FALSE(decode_ioctl_request(patched(good, 92, "ffffffff")).ok());
+  EXPECT_FALSE(decode_ioctl_request(patched(good, 104, "1f000000")).ok());  // OutputCount past end
+  // OutputOffset is not looked at while OutputCount is 0.
+  EXPECT_TRUE(decode_ioctl_request(patched(good, 100, "ffffffff")).ok());
+}
+
+TEST(Ioctl, MalformedResponses) {
+  Bytes good = from_hex(kSambaValidateResponse);
+  for (size_t n = 0; n < good.size(); n++)
+    EXPECT_FALSE(decode_ioctl_response(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  auto r = decode_ioctl_response(patched(good, 64, "0900"));  // an ERROR body
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, STATUS_INVALID_NETWORK_RESPONSE);
+  EXPECT_FALSE(decode_ioctl_response(patched(good, 96, "6f000000")).ok());  // OutputOffset < 112
+  EXPECT_FALSE(decode_ioctl_response(patched(good, 96, "71000000")).ok());  // past the end
+  EXPECT_FALSE(decode_ioctl_response(patched(good, 100, "19000000")).ok());  // OutputCount
+  EXPECT_FALSE(decode_ioctl_response(patched(good, 100, "ffffffff")).ok());
+  EXPECT_FALSE(decode_ioctl_response(patched(good, 92, "19000000")).ok());  // InputCount past end
+  EXPECT_TRUE(decode_ioctl_response(patched(good, 88, "00000000")).ok());   // empty: offset unused
+}
+
+}  // namespace
+}  // namespace smbkit::proto
