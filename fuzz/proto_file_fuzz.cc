@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "proto/close.h"
+#include "proto/constants.h"
 #include "proto/create.h"
 #include "proto/flush.h"
 #include "proto/lock.h"

@@ -8,7 +8,6 @@ namespace smbkit::proto {
 namespace {
 
 constexpr uint16_t kRequestStructureSize = 36;
-constexpr size_t kRequestFixed = 36;  // body bytes before Dialects
 constexpr uint16_t kResponseStructureSize = 65;
 constexpr size_t kResponseFixed = 64;  // body bytes before Buffer
 constexpr size_t kContextHeaderSize = 8;

@@ -1,0 +1,252 @@
+// The smbkit binary itself, run as a user would, against a real smbd.
+#include <map>
+
+#include "fixture.h"
+
+namespace smbkit_it {
+namespace {
+
+const std::string kBin = SMBKIT_BIN_DIR "/smbkit";
+
+class Cli : public ServerSuite<Cli> {
+ protected:
+  // Runs smbkit with SMBKIT_PASSWORD set to `password` (or unset when
+  // nullptr), through env(1) so each command has its own environment.
+  static st::SambaServer::Output smbkit(const std::vector<std::string>& args,
+                                        const char* password = st::SambaServer::password(),
+                                        int timeout_s = 120) {
+    std::vector<std::string> argv = {"env"};
+    if (password) argv.push_back(std::string("SMBKIT_PASSWORD=") + password);
+    else argv.push_back("-u"), argv.push_back("SMBKIT_PASSWORD");
+    argv.push_back(kBin);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return st::run_command(argv, timeout_s);
+  }
+  static std::string url(const std::string& path = "") {
+    return server().url("share") + (path.empty() ? "" : "/" + path);
+  }
+  static size_t lines(const std::string& s) {
+    size_t n = 0;
+    for (char c : s) n += c == '\n';
+    if (!s.empty() && s.back() != '\n') n++;
+    return n;
+  }
+};
+
+// Files (relative path -> bytes) and directories (relative path -> empty
+// marker) under root.
+std::map<std::string, std::optional<Bytes>> snapshot(const std::string& root) {
+  std::map<std::string, std::optional<Bytes>> m;
+  for (auto& e : fs::recursive_directory_iterator(root)) {
+    std::string rel = fs::relative(e.path(), root).string();
+    if (e.is_directory()) m[rel] = std::nullopt;
+    else m[rel] = read_local(e.path().string());
+  }
+  return m;
+}
+
+TEST_F(Cli, UnknownShareOneLineBadNetworkName) {
+  std::string u = "smb://smbkit@127.0.0.1:" + std::to_string(server().port()) + "/nope";
+  auto o = smbkit({"ls", u});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(lines(o.out), 1u) << o.out;
+  EXPECT_NE(o.out.find("STATUS_BAD_NETWORK_NAME (no such share)"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.rfind("smbkit: ", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("smb://"), std::string::npos) << "the error should name the target: " << o.out;
+}
+
+TEST_F(Cli, WrongPasswordIsLogonFailure) {
+  auto o = smbkit({"ls", url()}, "wrong-password");
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(lines(o.out), 1u) << o.out;
+  EXPECT_NE(o.out.find("STATUS_LOGON_FAILURE"), std::string::npos) << o.out;
+}
+
+TEST_F(Cli, CredentialsFile) {
+  st::TempDir tmp("smbkit-it");
+  std::string good = tmp.path() + "/good.cred", bad = tmp.path() + "/bad.cred";
+  {
+    std::ofstream(good) << "# test\nusername=" << st::SambaServer::user()
+                        << "\npassword=" << st::SambaServer::password() << "\n";
+    std::ofstream(bad) << "username=" << st::SambaServer::user() << "\npassword=nope\n";
+  }
+  ASSERT_TRUE(write_local(share_dir() + "/cred-visible.txt", to_bytes("x")));
+  // The URL carries no user: it comes from the file.
+  std::string u = "smb://127.0.0.1:" + std::to_string(server().port()) + "/share";
+  auto o = smbkit({"--credentials", good, "ls", u}, nullptr);
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("cred-visible.txt"), std::string::npos) << o.out;
+  o = smbkit({"--credentials", bad, "ls", url()}, nullptr);
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("STATUS_LOGON_FAILURE"), std::string::npos) << o.out;
+}
+
+TEST_F(Cli, RefusedPortWithinTimeout) {
+  std::string u = "smb://smbkit@127.0.0.1:" + std::to_string(st::free_port()) + "/share";
+  auto t0 = std::chrono::steady_clock::now();
+  auto o = smbkit({"--timeout", "5", "ls", u}, st::SambaServer::password(), 30);
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(lines(o.out), 1u) << o.out;
+  EXPECT_NE(o.out.find("Connection refused"), std::string::npos) << o.out;
+  EXPECT_LT(took, std::chrono::seconds(5));
+}
+
+TEST_F(Cli, PutGetRoundTrip) {
+  st::TempDir tmp("smbkit-it");
+  Bytes data = random_bytes((1u << 20) + 12345, 99);
+  std::string src = tmp.path() + "/up.bin", dst = tmp.path() + "/down.bin";
+  ASSERT_TRUE(write_local(src, data));
+  const std::string name = unique_name("cli-put") + ".bin";
+  auto o = smbkit({"put", src, url(name)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  auto remote = read_local(share_dir() + "/" + name);
+  ASSERT_TRUE(remote.has_value());
+  IT_EXPECT_SAME_BYTES(*remote, data);
+  // No temporary upload names are left behind.
+  for (auto& e : fs::directory_iterator(share_dir()))
+    EXPECT_EQ(e.path().filename().string().find(".smbkit-part"), std::string::npos) << e.path();
+
+  o = smbkit({"get", url(name), dst});
+  ASSERT_EQ(o.status, 0) << o.out;
+  auto down = read_local(dst);
+  ASSERT_TRUE(down.has_value());
+  IT_EXPECT_SAME_BYTES(*down, data);
+  EXPECT_FALSE(fs::exists(dst + ".smbkit-part"));
+
+  // Over a signed and a sealed session too.
+  o = smbkit({"--seal", "get", url(name), tmp.path() + "/sealed.bin"});
+  ASSERT_EQ(o.status, 0) << o.out;
+  IT_EXPECT_SAME_BYTES(*read_local(tmp.path() + "/sealed.bin"), data);
+  o = smbkit({"--sign", "--vers", "2.1", "get", url(name), tmp.path() + "/signed.bin"});
+  ASSERT_EQ(o.status, 0) << o.out;
+  IT_EXPECT_SAME_BYTES(*read_local(tmp.path() + "/signed.bin"), data);
+}
+
+TEST_F(Cli, SealOn2xFails) {
+  auto o = smbkit({"--seal", "--vers", "2.1", "ls", url()});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(lines(o.out), 1u) << o.out;
+  EXPECT_NE(o.out.find("encrypt"), std::string::npos) << o.out;
+}
+
+TEST_F(Cli, RecursiveCopyUpAndDown) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src + "/a/b/c"));
+  ASSERT_TRUE(fs::create_directories(src + "/empty-dir"));
+  ASSERT_TRUE(fs::create_directories(src + "/d"));
+  const char* dirs[] = {"", "a", "a/b", "a/b/c", "d"};
+  for (int i = 0; i < 20; i++) {
+    std::string p = src + "/" + dirs[i % 5] + (dirs[i % 5][0] ? "/" : "") + "file" + std::to_string(i) + ".dat";
+    ASSERT_TRUE(write_local(p, random_bytes(static_cast<size_t>(i) * 7919 + (i == 3 ? 0 : 1), 500 + i)));
+  }
+  auto want = snapshot(src);
+  ASSERT_EQ(want.size(), 20u + 5u);  // 20 files, 5 directories
+
+  const std::string remote = unique_name("cli-tree");
+  auto o = smbkit({"cp", "-r", src, url(remote)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(snapshot(share_dir() + "/" + remote), want);
+
+  const std::string back = tmp.path() + "/back";
+  o = smbkit({"cp", "-r", url(remote), back});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(snapshot(back), want);
+
+  // Without -r a directory is refused.
+  o = smbkit({"cp", url(remote), tmp.path() + "/norec"});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_FALSE(fs::exists(tmp.path() + "/norec"));
+}
+
+TEST_F(Cli, MkdirRmdirRmMv) {
+  const std::string d = unique_name("cli-dir");
+  auto o = smbkit({"mkdir", url(d)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_TRUE(fs::is_directory(share_dir() + "/" + d));
+
+  // mkdir of an existing directory fails and says so.
+  o = smbkit({"mkdir", url(d)});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("STATUS_OBJECT_NAME_COLLISION"), std::string::npos) << o.out;
+
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/one.txt", to_bytes("one")));
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/two.txt", to_bytes("two")));
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/three.txt", to_bytes("three")));
+
+  // rmdir of a non-empty directory fails and leaves it.
+  o = smbkit({"rmdir", url(d)});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("STATUS_DIRECTORY_NOT_EMPTY"), std::string::npos) << o.out;
+  EXPECT_TRUE(fs::is_directory(share_dir() + "/" + d));
+
+  // mv with a share-relative path, then with a full URL; replaces a target.
+  o = smbkit({"mv", url(d + "/one.txt"), d + "/uno.txt"});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + d + "/one.txt"));
+  EXPECT_EQ(to_string(*read_local(share_dir() + "/" + d + "/uno.txt")), "one");
+  o = smbkit({"mv", url(d + "/uno.txt"), url(d + "/two.txt")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + d + "/uno.txt"));
+  EXPECT_EQ(to_string(*read_local(share_dir() + "/" + d + "/two.txt")), "one");
+
+  // rm several at once.
+  o = smbkit({"rm", url(d + "/two.txt"), url(d + "/three.txt")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_TRUE(fs::is_empty(share_dir() + "/" + d));
+
+  // rm of a missing file.
+  o = smbkit({"rm", url(d + "/gone.txt")});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("STATUS_OBJECT_NAME_NOT_FOUND"), std::string::npos) << o.out;
+
+  o = smbkit({"rmdir", url(d)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + d));
+}
+
+TEST_F(Cli, LsStatCatDf) {
+  const std::string d = unique_name("cli-ls");
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + d));
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + d + "/subdir"));
+  const std::string text = "hello from the server\nsecond line\n";
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/hello.txt", to_bytes(text)));
+
+  auto o = smbkit({"ls", url(d)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(o.out, "hello.txt\nsubdir/\n");
+
+  o = smbkit({"ls", "-l", url(d)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(lines(o.out), 2u) << o.out;
+  EXPECT_NE(o.out.find("- "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(std::to_string(text.size()) + " "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("d "), std::string::npos) << o.out;
+
+  o = smbkit({"stat", url(d + "/hello.txt")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("Size: " + std::to_string(text.size()) + "\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("regular file"), std::string::npos) << o.out;
+  o = smbkit({"stat", url(d + "/subdir")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("directory"), std::string::npos) << o.out;
+
+  o = smbkit({"cat", url(d + "/hello.txt")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(o.out, text);
+
+  o = smbkit({"cat", url(d + "/missing.txt")});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("STATUS_OBJECT_NAME_NOT_FOUND"), std::string::npos) << o.out;
+
+  o = smbkit({"df", url()});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(lines(o.out), 2u) << o.out;
+  EXPECT_NE(o.out.find("//127.0.0.1/share"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("Size"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("%"), std::string::npos) << o.out;
+}
+
+}  // namespace
+}  // namespace smbkit_it

@@ -1,0 +1,348 @@
+// File and directory operations through Tree against a real smbd, checked
+// against the directory behind the share.
+#include <set>
+
+#include "fixture.h"
+
+namespace smbkit_it {
+namespace {
+
+using namespace smbkit::proto;
+using smbkit::STATUS_ACCESS_DENIED;
+using smbkit::STATUS_DELETE_PENDING;
+using smbkit::STATUS_OBJECT_NAME_COLLISION;
+using smbkit::STATUS_OBJECT_NAME_NOT_FOUND;
+using smbkit::STATUS_SHARING_VIOLATION;
+
+class Files : public ServerSuite<Files> {
+ protected:
+  void SetUp() override {
+    ServerSuite::SetUp();
+    if (HasFatalFailure()) return;
+    auto c = connect();
+    ASSERT_TRUE(c.ok()) << err_of(c);
+    client_ = std::move(*c);
+    auto t = client_->tree_connect("share");
+    ASSERT_TRUE(t.ok()) << err_of(t);
+    tree_ = std::move(*t);
+  }
+  void TearDown() override {
+    tree_.reset();
+    client_.reset();
+  }
+  std::unique_ptr<cl::Client> client_;
+  std::unique_ptr<cl::Tree> tree_;
+};
+
+std::set<std::string> names_of(const std::vector<cl::FileStat>& v) {
+  std::set<std::string> s;
+  for (auto& e : v) s.insert(e.name);
+  return s;
+}
+
+// ---------------------------------------------------------------- > 4 GiB
+
+TEST_F(Files, ReadWriteBeyond4GiB) {
+  constexpr uint64_t k4G = 1ull << 32;
+  const std::string name = unique_name("sparse") + ".bin";
+  const std::string lp = share_dir() + "/" + name;
+  Bytes pattern = random_bytes(64, 4242);
+  {
+    int fd = ::open(lp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(k4G + 65536)), 0) << strerror(errno);
+    ASSERT_EQ(::pwrite(fd, pattern.data(), pattern.size(), static_cast<off_t>(k4G + 100)),
+              static_cast<ssize_t>(pattern.size()));
+    ::close(fd);
+    chown_to_smb_user(lp);
+  }
+
+  auto st = tree_->stat(name);
+  IT_ASSERT_OK(st);
+  EXPECT_EQ(st->size, k4G + 65536);
+
+  cl::OpenParams p;
+  p.access = FILE_READ_DATA | FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  auto f = tree_->open(name, p);
+  IT_ASSERT_OK(f);
+  EXPECT_EQ(f->size, k4G + 65536);
+
+  // The pattern, read at an offset that does not fit in 32 bits.
+  Bytes buf(64);
+  auto n = tree_->read(f->id, k4G + 100, buf);
+  IT_ASSERT_OK(n);
+  ASSERT_EQ(*n, 64u);
+  IT_EXPECT_SAME_BYTES(buf, pattern);
+
+  // Straddling the hole and the pattern.
+  Bytes buf2(84);
+  n = tree_->read(f->id, k4G + 90, buf2);
+  IT_ASSERT_OK(n);
+  ASSERT_EQ(*n, 84u);
+  for (int i = 0; i < 10; i++) EXPECT_EQ(buf2[i], std::byte{0}) << i;
+  IT_EXPECT_SAME_BYTES(ByteView(buf2).subspan(10), ByteView(pattern));
+
+  // A write above 4 GiB lands at that offset on disk.
+  Bytes w = random_bytes(1000, 777);
+  auto wn = tree_->write(f->id, k4G + 4096, w);
+  IT_ASSERT_OK(wn);
+  EXPECT_EQ(*wn, w.size());
+  // And one past the end of file extends it.
+  constexpr uint64_t k5G = 5ull << 30;
+  Bytes tail = to_bytes("tail beyond five GiB");
+  wn = tree_->write(f->id, k5G, tail);
+  IT_ASSERT_OK(wn);
+  EXPECT_EQ(*wn, tail.size());
+  IT_ASSERT_OK(tree_->flush(f->id));
+
+  auto sh = tree_->stat_handle(f->id);
+  IT_ASSERT_OK(sh);
+  EXPECT_EQ(sh->size, k5G + tail.size());
+
+  // Reading at end of file gives 0 bytes.
+  n = tree_->read(f->id, k5G + tail.size(), buf);
+  IT_ASSERT_OK(n);
+  EXPECT_EQ(*n, 0u);
+  IT_ASSERT_OK(tree_->close(f->id));
+
+  int fd = ::open(lp.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  Bytes back(w.size());
+  EXPECT_EQ(::pread(fd, back.data(), back.size(), static_cast<off_t>(k4G + 4096)),
+            static_cast<ssize_t>(back.size()));
+  IT_EXPECT_SAME_BYTES(back, w);
+  Bytes back_tail(tail.size());
+  EXPECT_EQ(::pread(fd, back_tail.data(), back_tail.size(), static_cast<off_t>(k5G)),
+            static_cast<ssize_t>(tail.size()));
+  IT_EXPECT_SAME_BYTES(back_tail, tail);
+  // The original pattern is untouched.
+  Bytes back_pat(pattern.size());
+  EXPECT_EQ(::pread(fd, back_pat.data(), back_pat.size(), static_cast<off_t>(k4G + 100)), 64);
+  IT_EXPECT_SAME_BYTES(back_pat, pattern);
+  struct stat sb{};
+  ASSERT_EQ(::fstat(fd, &sb), 0);
+  EXPECT_EQ(static_cast<uint64_t>(sb.st_size), k5G + tail.size());
+  ::close(fd);
+
+  IT_EXPECT_OK(tree_->unlink(name));
+  EXPECT_FALSE(fs::exists(lp));
+}
+
+// ---------------------------------------------------------- 5,000 entries
+
+TEST_F(Files, ListFiveThousandEntries) {
+  const std::string dir = unique_name("many");
+  const std::string ld = share_dir() + "/" + dir;
+  ASSERT_TRUE(mkdir_local(ld));
+  std::set<std::string> want;
+  char nm[32];
+  for (int i = 0; i < 5000; i++) {
+    std::snprintf(nm, sizeof nm, "f%05d.txt", i);
+    int fd = ::open((ld + "/" + nm).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << nm << ": " << strerror(errno);
+    ::close(fd);
+    want.insert(nm);
+  }
+  auto ls = tree_->list(dir);
+  IT_ASSERT_OK(ls);
+  EXPECT_EQ(ls->size(), 5002u);  // + "." and ".."
+  auto got = names_of(*ls);
+  EXPECT_EQ(got.size(), ls->size()) << "duplicate names in the listing";
+  EXPECT_TRUE(got.count(".") && got.count(".."));
+  got.erase(".");
+  got.erase("..");
+  EXPECT_EQ(got.size(), 5000u);
+  std::vector<std::string> missing;
+  for (auto& w : want)
+    if (!got.count(w)) missing.push_back(w);
+  EXPECT_TRUE(missing.empty()) << missing.size() << " missing, first " << missing.front();
+  EXPECT_TRUE(got == want);
+
+  // A server-side pattern: f00010 .. f00019.
+  auto some = tree_->list(dir, "f0001?.txt");
+  IT_ASSERT_OK(some);
+  EXPECT_EQ(some->size(), 10u);
+  for (auto& e : *some) EXPECT_EQ(e.name.rfind("f0001", 0), 0u) << e.name;
+}
+
+// ------------------------------------------------------------------ names
+
+TEST_F(Files, UnicodeAndSpaceNames) {
+  const std::string dir = unique_name("names");
+  IT_ASSERT_OK(tree_->mkdir(dir));
+  const std::vector<std::string> names = {
+      "with spaces in it.txt",
+      "caf\xC3\xA9 \xC3\xBC.txt",                     // café ü
+      "\xE6\x96\x87\xE4\xBB\xB6.txt",                 // 文件
+      "\xF0\x9F\x98\x80 smile.txt",                   // 😀 (U+1F600, a surrogate pair in UTF-16)
+      "mix \xC3\xA9\xE6\x96\x87\xF0\x9F\x98\x80.dat",  // é文😀
+  };
+  for (auto& n : names) {
+    IT_ASSERT_OK(put_file(*tree_, dir + "/" + n, to_bytes("content of " + n))) << n;
+  }
+  auto ls = tree_->list(dir);
+  IT_ASSERT_OK(ls);
+  auto got = names_of(*ls);
+  for (auto& n : names) {
+    EXPECT_TRUE(got.count(n)) << "smbkit listing lacks " << n;
+    // Same UTF-8 bytes on the server's disk.
+    std::string lp = share_dir() + "/" + dir + "/" + n;
+    EXPECT_TRUE(fs::exists(lp)) << "not on disk: " << lp;
+    auto local = read_local(lp);
+    ASSERT_TRUE(local.has_value());
+    EXPECT_EQ(to_string(*local), "content of " + n);
+    auto s = tree_->stat(dir + "/" + n);
+    IT_EXPECT_OK(s);
+    if (s.ok()) EXPECT_EQ(s->size, ("content of " + n).size());
+  }
+  EXPECT_EQ(got.size(), names.size() + 2);
+
+  // A name made on the server's disk shows through smbkit unchanged.
+  const std::string local_name = "local \xE6\x96\x87\xE4\xBB\xB6 \xF0\x9F\x98\x80.txt";
+  ASSERT_TRUE(write_local(share_dir() + "/" + dir + "/" + local_name, to_bytes("from disk")));
+  ls = tree_->list(dir);
+  IT_ASSERT_OK(ls);
+  EXPECT_TRUE(names_of(*ls).count(local_name));
+  auto d = get_file(*tree_, dir + "/" + local_name);
+  IT_ASSERT_OK(d);
+  EXPECT_EQ(to_string(*d), "from disk");
+
+  // The reference client sees the same names.
+  auto o = server().smbclient("share", "cd \"" + dir + "\"; ls");
+  EXPECT_EQ(o.status, 0) << o.out;
+  for (auto& n : names) EXPECT_NE(o.out.find(n), std::string::npos) << "smbclient ls lacks " << n << ":\n" << o.out;
+  EXPECT_NE(o.out.find(local_name), std::string::npos) << o.out;
+}
+
+// ----------------------------------------------------------------- rename
+
+TEST_F(Files, RenameOverExisting) {
+  const std::string a = unique_name("src") + ".txt", b = unique_name("dst") + ".txt";
+  IT_ASSERT_OK(put_file(*tree_, a, to_bytes("source content")));
+  IT_ASSERT_OK(put_file(*tree_, b, to_bytes("target content, longer")));
+
+  auto r = tree_->rename(a, b, /*replace=*/false);
+  IT_ASSERT_STATUS(r, STATUS_OBJECT_NAME_COLLISION);
+  EXPECT_EQ(to_string(*read_local(share_dir() + "/" + b)), "target content, longer");
+  EXPECT_TRUE(fs::exists(share_dir() + "/" + a));
+
+  r = tree_->rename(a, b, /*replace=*/true);
+  IT_ASSERT_OK(r);
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + a));
+  auto local = read_local(share_dir() + "/" + b);
+  ASSERT_TRUE(local.has_value());
+  EXPECT_EQ(to_string(*local), "source content");
+  auto d = get_file(*tree_, b);
+  IT_ASSERT_OK(d);
+  EXPECT_EQ(to_string(*d), "source content");
+  IT_EXPECT_STATUS(tree_->stat(a), STATUS_OBJECT_NAME_NOT_FOUND);
+
+  // Into a subdirectory, with a new name.
+  const std::string sub = unique_name("subdir");
+  IT_ASSERT_OK(tree_->mkdir(sub));
+  IT_ASSERT_OK(tree_->rename(b, sub + "/moved.txt", false));
+  EXPECT_EQ(to_string(*read_local(share_dir() + "/" + sub + "/moved.txt")), "source content");
+}
+
+// ---------------------------------------------------- deleting open files
+
+TEST_F(Files, DeleteOpenFileWithoutShareDelete) {
+  const std::string name = unique_name("busy") + ".txt";
+  IT_ASSERT_OK(put_file(*tree_, name, to_bytes("still here")));
+  for (uint32_t share : {0u, FILE_SHARE_READ | FILE_SHARE_WRITE}) {
+    SCOPED_TRACE("share mode " + std::to_string(share));
+    cl::OpenParams p;
+    p.access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+    p.share = share;
+    auto h = tree_->open(name, p);
+    IT_ASSERT_OK(h);
+    // The delete needs DELETE access, which the first open does not share.
+    IT_EXPECT_STATUS(tree_->unlink(name), STATUS_SHARING_VIOLATION);
+    EXPECT_TRUE(fs::exists(share_dir() + "/" + name));
+    Bytes buf(64);
+    auto n = tree_->read(h->id, 0, buf);
+    IT_ASSERT_OK(n);
+    EXPECT_EQ(to_string(ByteView(buf).first(*n)), "still here");
+    IT_ASSERT_OK(tree_->close(h->id));
+  }
+  IT_EXPECT_OK(tree_->unlink(name));
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + name));
+}
+
+TEST_F(Files, DeleteOpenFileWithShareDelete) {
+  const std::string name = unique_name("shared") + ".txt";
+  const std::string lp = share_dir() + "/" + name;
+  IT_ASSERT_OK(put_file(*tree_, name, to_bytes("readable after delete")));
+  cl::OpenParams p;
+  p.access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  p.share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  auto h = tree_->open(name, p);
+  IT_ASSERT_OK(h);
+
+  IT_ASSERT_OK(tree_->unlink(name));
+  // Samba 4.17 keeps NT semantics: the name stays (delete pending) until the
+  // last handle closes; new opens of it fail with STATUS_DELETE_PENDING.
+  EXPECT_TRUE(fs::exists(lp));
+  IT_EXPECT_STATUS(tree_->stat(name), STATUS_DELETE_PENDING);
+  Bytes buf(64);
+  auto n = tree_->read(h->id, 0, buf);
+  IT_ASSERT_OK(n);
+  EXPECT_EQ(to_string(ByteView(buf).first(*n)), "readable after delete");
+  auto sh = tree_->stat_handle(h->id);
+  IT_EXPECT_OK(sh);
+
+  IT_ASSERT_OK(tree_->close(h->id));
+  EXPECT_FALSE(fs::exists(lp));
+  IT_EXPECT_STATUS(tree_->stat(name), STATUS_OBJECT_NAME_NOT_FOUND);
+}
+
+// -------------------------------------------------------- read-only share
+
+TEST_F(Files, ReadOnlyShareRefusesWrites) {
+  const std::string ro = share_dir("readonly");
+  const std::string existing = unique_name("existing") + ".txt";
+  ASSERT_TRUE(write_local(ro + "/" + existing, to_bytes("original")));
+  auto before = std::set<std::string>();
+  for (auto& e : fs::directory_iterator(ro)) before.insert(e.path().filename().string());
+
+  auto t = client_->tree_connect("readonly");
+  IT_ASSERT_OK(t);
+  auto& tree = **t;
+
+  // Reading works.
+  auto d = get_file(tree, existing);
+  IT_ASSERT_OK(d);
+  EXPECT_EQ(to_string(*d), "original");
+
+  // Samba 4.17 answers every write-type open on a "read only = yes" share
+  // with STATUS_ACCESS_DENIED (the share's access mask lacks write bits).
+  cl::OpenParams create;
+  create.access = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  create.disposition = FILE_CREATE;
+  IT_EXPECT_STATUS(tree.open("new-file.txt", create), STATUS_ACCESS_DENIED);
+  IT_EXPECT_STATUS(put_file(tree, "new-file2.txt", to_bytes("x")), STATUS_ACCESS_DENIED);
+  IT_EXPECT_STATUS(tree.mkdir("new-dir"), STATUS_ACCESS_DENIED);
+
+  cl::OpenParams wr;
+  wr.access = FILE_WRITE_DATA | SYNCHRONIZE;
+  IT_EXPECT_STATUS(tree.open(existing, wr), STATUS_ACCESS_DENIED);
+  IT_EXPECT_STATUS(tree.unlink(existing), STATUS_ACCESS_DENIED);
+  IT_EXPECT_STATUS(tree.rename(existing, "renamed.txt", true), STATUS_ACCESS_DENIED);
+
+  // A write on a handle opened for reading is refused too.
+  cl::OpenParams rd;
+  rd.access = FILE_READ_DATA | SYNCHRONIZE;
+  auto h = tree.open(existing, rd);
+  IT_ASSERT_OK(h);
+  IT_EXPECT_STATUS(tree.write(h->id, 0, to_bytes("overwrite")), STATUS_ACCESS_DENIED);
+  IT_EXPECT_OK(tree.close(h->id));
+
+  // Nothing changed on disk.
+  std::set<std::string> after;
+  for (auto& e : fs::directory_iterator(ro)) after.insert(e.path().filename().string());
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(to_string(*read_local(ro + "/" + existing)), "original");
+}
+
+}  // namespace
+}  // namespace smbkit_it

@@ -1,0 +1,233 @@
+// Shared helpers for the integration tests: a real smbd per test suite,
+// clients connected to it, whole-file transfers through the pipelined
+// engine, and direct access to the directories behind the shares (the
+// server-side truth).
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "client/client.h"
+#include "client/transfer.h"
+#include "proto/constants.h"
+#include "proto/create.h"
+#include "support/samba_server.h"
+#include "support/temp_dir.h"
+
+namespace smbkit_it {
+
+namespace st = smbkit::testing;
+namespace cl = smbkit::client;
+namespace pr = smbkit::proto;
+namespace fs = std::filesystem;
+using smbkit::Bytes;
+using smbkit::ByteView;
+using smbkit::Error;
+using smbkit::MutableByteView;
+using smbkit::Result;
+
+// "" when ok, else the error's message (for gtest failure messages).
+template <class T>
+std::string err_of(const Result<T>& r) {
+  return r.ok() ? std::string() : r.error().message();
+}
+template <class T>
+uint32_t status_of(const Result<T>& r) {
+  return r.ok() ? 0u : r.error().status;
+}
+inline std::string status_name(uint32_t s) { return s ? smbkit::ntstatus_name(s) : "success"; }
+
+#define IT_ASSERT_OK(r) ASSERT_TRUE((r).ok()) << ::smbkit_it::err_of(r)
+#define IT_EXPECT_OK(r) EXPECT_TRUE((r).ok()) << ::smbkit_it::err_of(r)
+// Asserts that a Result failed with exactly this NTSTATUS.
+#define IT_ASSERT_STATUS(r, st)                                                            \
+  ASSERT_EQ(::smbkit_it::status_name(::smbkit_it::status_of(r)), ::smbkit_it::status_name(st)) \
+      << ::smbkit_it::err_of(r)
+#define IT_EXPECT_STATUS(r, st)                                                            \
+  EXPECT_EQ(::smbkit_it::status_name(::smbkit_it::status_of(r)), ::smbkit_it::status_name(st)) \
+      << ::smbkit_it::err_of(r)
+
+// Deterministic pseudo-random bytes (a seed per file, so failures repeat).
+inline Bytes random_bytes(size_t n, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  Bytes b(n);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v = g();
+    std::memcpy(b.data() + i, &v, 8);
+  }
+  uint64_t v = g();
+  for (size_t k = 0; i < n; i++, k++) b[i] = static_cast<std::byte>(v >> (8 * k));
+  return b;
+}
+
+inline Bytes to_bytes(const std::string& s) {
+  Bytes b(s.size());
+  std::memcpy(b.data(), s.data(), s.size());
+  return b;
+}
+inline std::string to_string(ByteView b) {
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+// First differing offset, for readable failures on large buffers.
+inline std::string first_difference(ByteView a, ByteView b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return "first difference at offset " + std::to_string(i);
+  if (a.size() != b.size())
+    return "sizes differ: " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  return "identical";
+}
+#define IT_EXPECT_SAME_BYTES(a, b) \
+  EXPECT_TRUE(ByteView(a).size() == ByteView(b).size() && std::equal((a).begin(), (a).end(), (b).begin())) \
+      << ::smbkit_it::first_difference(a, b)
+
+// Local files (server side truth).
+inline std::optional<Bytes> read_local(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return std::nullopt;
+  std::string s((std::istreambuf_iterator<char>(f)), {});
+  return to_bytes(s);
+}
+
+// The Unix user smbd runs file operations as.
+inline void chown_to_smb_user(const std::string& path) {
+  if (struct passwd* pw = getpwnam(st::SambaServer::user())) {
+    if (::chown(path.c_str(), pw->pw_uid, pw->pw_gid) != 0) { /* best effort; checked by callers */ }
+  }
+}
+
+inline bool write_local(const std::string& path, ByteView data) {
+  {
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    if (!f) return false;
+    f.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (!f) return false;
+  }
+  chown_to_smb_user(path);
+  return true;
+}
+
+inline bool mkdir_local(const std::string& path) {
+  if (::mkdir(path.c_str(), 0777) != 0) return false;
+  chown_to_smb_user(path);
+  return true;
+}
+
+// A name unique within this process (tests share one server per suite).
+inline std::string unique_name(const std::string& prefix) {
+  static std::atomic<int> n{0};
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string t = info ? std::string(info->name()) : std::string("t");
+  for (char& c : t)
+    if (c == '/') c = '_';
+  return prefix + "-" + t + "-" + std::to_string(n++);
+}
+
+inline cl::ClientOptions client_options(const st::SambaServer& s, std::vector<uint16_t> dialects = {},
+                                        bool sign = false, bool seal = false) {
+  cl::ClientOptions o;
+  o.conn.host = "127.0.0.1";
+  o.conn.port = s.port();
+  o.conn.dialects = std::move(dialects);
+  o.conn.require_signing = sign;
+  o.conn.require_encryption = seal;
+  o.conn.timeout = std::chrono::seconds(30);
+  o.creds.user = st::SambaServer::user();
+  o.creds.password = st::SambaServer::password();
+  return o;
+}
+
+// Whole-file helpers through the pipelined engine.
+inline Result<void> put_file(cl::Tree& t, const std::string& path, ByteView data,
+                             const cl::TransferOptions& to = {}) {
+  cl::OpenParams p;
+  p.access = pr::FILE_READ_DATA | pr::FILE_WRITE_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
+  p.disposition = pr::FILE_OVERWRITE_IF;
+  p.options = pr::FILE_NON_DIRECTORY_FILE;
+  p.share = pr::FILE_SHARE_READ;
+  SMBKIT_TRY(auto f, t.open(path, p));
+  auto up = cl::upload(
+      t, f.id, data.size(),
+      [&](uint64_t off, MutableByteView buf) -> Result<void> {
+        if (off + buf.size() > data.size()) return smbkit::sys_error(EINVAL, "source past end");
+        std::memcpy(buf.data(), data.data() + off, buf.size());
+        return {};
+      },
+      to);
+  auto c = t.close(f.id);
+  if (!up) return up.take_error();
+  if (*up != data.size())
+    return smbkit::sys_error(EIO, "upload acknowledged " + std::to_string(*up) + " of " +
+                                      std::to_string(data.size()) + " bytes");
+  return c;
+}
+
+inline Result<Bytes> get_file(cl::Tree& t, const std::string& path, const cl::TransferOptions& to = {}) {
+  cl::OpenParams p;
+  p.access = pr::FILE_READ_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
+  p.options = pr::FILE_NON_DIRECTORY_FILE;
+  p.share = pr::FILE_SHARE_READ | pr::FILE_SHARE_WRITE;
+  SMBKIT_TRY(auto f, t.open(path, p));
+  Bytes out;
+  out.reserve(f.size);
+  auto got = cl::download(
+      t, f.id, f.size,
+      [&](uint64_t off, ByteView chunk) -> Result<void> {
+        if (off != out.size()) return smbkit::sys_error(EIO, "chunk delivered out of order");
+        out.insert(out.end(), chunk.begin(), chunk.end());
+        return {};
+      },
+      to);
+  auto c = t.close(f.id);
+  if (!got) return got.take_error();
+  if (*got != f.size) return smbkit::sys_error(EIO, "download ended early");
+  if (!c) return c.take_error();
+  return out;
+}
+
+// A fixture whose suite shares one smbd, configured by Derived::options()
+// (default: the stock configuration).
+template <class Derived, class Base = ::testing::Test>
+class ServerSuite : public Base {
+ public:
+  static st::SambaOptions options() { return {}; }
+  static void SetUpTestSuite() {
+    auto r = st::SambaServer::start(Derived::options());
+    if (r) server_ = std::move(*r);
+    else start_error_ = r.error().message();
+  }
+  static void TearDownTestSuite() { server_.reset(); }
+
+ protected:
+  void SetUp() override { ASSERT_TRUE(server_ != nullptr) << "smbd did not start: " << start_error_; }
+  static st::SambaServer& server() { return *server_; }
+  static std::string share_dir(const std::string& share = "share") { return server_->share_path(share); }
+
+  static Result<std::unique_ptr<cl::Client>> connect(std::vector<uint16_t> dialects = {}, bool sign = false,
+                                                     bool seal = false) {
+    return cl::Client::connect(client_options(*server_, std::move(dialects), sign, seal));
+  }
+
+  static inline std::unique_ptr<st::SambaServer> server_;
+  static inline std::string start_error_;
+};
+
+}  // namespace smbkit_it

@@ -1,0 +1,318 @@
+// The sans-I/O machine driven byte for byte: no sockets, no threads, no clock.
+#include "session/machine.h"
+
+#include <gtest/gtest.h>
+
+#include "auth/sealing.h"
+#include "auth/signing.h"
+
+namespace smbkit::session {
+namespace {
+
+using namespace proto;
+
+Request make(uint16_t cmd, uint64_t session_id = 0, uint64_t charge_bytes = 0) {
+  Request r;
+  r.hdr.Command = cmd;
+  r.hdr.SessionId = session_id;
+  r.msg.resize(kHeaderSize);
+  ByteWriter w(r.msg);
+  w.u16(4);  // a tiny body, enough for the machine
+  w.u16(0);
+  r.charge_bytes = charge_bytes;
+  return r;
+}
+
+// A server response to MessageId `mid` granting `credits`.
+Bytes response(uint16_t cmd, uint64_t mid, uint16_t credits, uint32_t status = 0, uint64_t session_id = 0,
+               uint32_t extra_flags = 0, uint64_t async_id = 0) {
+  Header h;
+  h.Command = cmd;
+  h.MessageId = mid;
+  h.CreditRequestResponse = credits;
+  h.Status = status;
+  h.SessionId = session_id;
+  h.Flags = SMB2_FLAGS_SERVER_TO_REDIR | extra_flags;
+  h.AsyncId = async_id;
+  Bytes b;
+  ByteWriter w(b);
+  encode_header(h, w);
+  w.u16(9);
+  w.u16(0);
+  w.u32(0);
+  return b;
+}
+
+Machine negotiated(uint16_t dialect = SMB2_DIALECT_0311, uint16_t grant = 64) {
+  Machine m;
+  OutFrame f;
+  auto neg = make(SMB2_NEGOTIATE);
+  EXPECT_TRUE(m.send(neg, f).ok());
+  std::vector<Response> out;
+  EXPECT_TRUE(m.receive(response(SMB2_NEGOTIATE, 0, grant), out).ok());
+  m.set_dialect(dialect, true);
+  return m;
+}
+
+TEST(Machine, FramesWithDirectTcpHeader) {
+  Machine m;
+  OutFrame f;
+  auto r = make(SMB2_NEGOTIATE);
+  ASSERT_TRUE(m.send(r, f).ok());
+  ASSERT_EQ(f.head.size(), 4u + 68u);
+  EXPECT_EQ(f.head[0], std::byte{0});
+  EXPECT_EQ(static_cast<uint8_t>(f.head[3]), 68);
+  auto h = decode_header(ByteView(f.head).subspan(4));
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->MessageId, 0u);
+  EXPECT_EQ(h->CreditCharge, 0u);  // before a dialect is chosen
+  EXPECT_GE(h->CreditRequestResponse, 1u);
+}
+
+TEST(Machine, NeverOverdrawsTheCreditWindow) {
+  Machine m;  // one credit
+  OutFrame f;
+  auto a = make(SMB2_NEGOTIATE);
+  ASSERT_TRUE(m.send(a, f).ok());
+  auto b = make(SMB2_ECHO);
+  EXPECT_FALSE(m.can_send(0));
+  auto r = m.send(b, f);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, STATUS_INSUFFICIENT_RESOURCES);
+}
+
+TEST(Machine, MultiCreditChargeAndMessageIds) {
+  Machine m = negotiated(SMB2_DIALECT_0311, 64);
+  EXPECT_EQ(m.credits().available(), 64u);
+  OutFrame f;
+  auto rd = make(SMB2_READ, 0, 1u << 20);  // 1 MiB = 16 credits
+  auto mid = m.send(rd, f);
+  ASSERT_TRUE(mid.ok());
+  EXPECT_EQ(*mid, 1u);
+  EXPECT_EQ(rd.hdr.CreditCharge, 16);
+  EXPECT_EQ(m.credits().available(), 48u);
+  auto e = make(SMB2_ECHO);
+  auto mid2 = m.send(e, f);
+  ASSERT_TRUE(mid2.ok());
+  EXPECT_EQ(*mid2, 17u);  // the READ used MessageIds 1..16
+  // 8 MiB needs 128 credits: more than the window.
+  EXPECT_FALSE(m.can_send(8u << 20));
+}
+
+TEST(Machine, CompletesOutOfOrderAndGrantsCredits) {
+  Machine m = negotiated();
+  OutFrame f;
+  std::vector<uint64_t> mids;
+  for (int i = 0; i < 3; i++) {
+    auto r = make(SMB2_ECHO);
+    mids.push_back(*m.send(r, f));
+  }
+  EXPECT_EQ(m.pending(), 3u);
+  uint32_t before = m.credits().available();
+  std::vector<Response> out;
+  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mids[2], 5), out).ok());
+  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mids[0], 1), out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].hdr.MessageId, mids[2]);
+  EXPECT_EQ(out[1].hdr.MessageId, mids[0]);
+  EXPECT_EQ(m.credits().available(), before + 6);
+  EXPECT_TRUE(m.is_pending(mids[1]));
+  EXPECT_FALSE(m.is_pending(mids[0]));
+}
+
+TEST(Machine, InterimResponseKeepsRequestPending) {
+  Machine m = negotiated();
+  OutFrame f;
+  auto r = make(SMB2_ECHO);
+  uint64_t mid = *m.send(r, f);
+  std::vector<Response> out;
+  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mid, 1, STATUS_PENDING, 0, SMB2_FLAGS_ASYNC_COMMAND, 77), out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].interim);
+  EXPECT_TRUE(m.is_pending(mid));
+  // A CANCEL now goes out in async form with that AsyncId and costs nothing.
+  uint32_t credits = m.credits().available();
+  OutFrame c;
+  ASSERT_TRUE(m.send_cancel(mid, c).ok());
+  auto ch = decode_header(ByteView(c.head).subspan(4));
+  ASSERT_TRUE(ch.ok());
+  EXPECT_EQ(ch->Command, SMB2_CANCEL);
+  EXPECT_EQ(ch->AsyncId, 77u);
+  EXPECT_EQ(m.credits().available(), credits);
+  out.clear();
+  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mid, 1, STATUS_CANCELLED, 0, SMB2_FLAGS_ASYNC_COMMAND, 77), out).ok());
+  EXPECT_FALSE(out[0].interim);
+  EXPECT_FALSE(m.is_pending(mid));
+}
+
+TEST(Machine, SplitsCompoundResponses) {
+  Machine m = negotiated();
+  OutFrame f;
+  auto a = make(SMB2_ECHO);
+  auto b = make(SMB2_ECHO);
+  uint64_t ma = *m.send(a, f), mb = *m.send(b, f);
+  Bytes first = response(SMB2_ECHO, ma, 1);
+  first.resize(80);  // pad to 8
+  store_le32(first.data() + 20, 80);  // NextCommand
+  Bytes second = response(SMB2_ECHO, mb, 1);
+  first.insert(first.end(), second.begin(), second.end());
+  std::vector<Response> out;
+  ASSERT_TRUE(m.receive(first, out).ok());
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].length, 80u);
+  EXPECT_EQ(out[1].hdr.MessageId, mb);
+}
+
+TEST(Machine, RejectsMalformedFrames) {
+  Machine m = negotiated();
+  OutFrame f;
+  auto a = make(SMB2_ECHO);
+  uint64_t ma = *m.send(a, f);
+  std::vector<Response> out;
+  EXPECT_FALSE(m.receive(Bytes(3), out).ok());
+  EXPECT_FALSE(m.receive(from_hex("ff534d42"), out).ok());
+  Bytes bad = response(SMB2_ECHO, ma, 1);
+  store_le32(bad.data() + 20, 12);  // NextCommand not aligned / inside the header
+  EXPECT_FALSE(m.receive(bad, out).ok());
+  Bytes loop = response(SMB2_ECHO, ma, 1);
+  store_le32(loop.data() + 20, 4096);  // past the end
+  EXPECT_FALSE(m.receive(loop, out).ok());
+  Bytes wrongcmd = response(SMB2_READ, ma, 1);
+  EXPECT_FALSE(m.receive(wrongcmd, out).ok());
+  Bytes req = response(SMB2_ECHO, ma, 1);
+  store_le32(req.data() + 16, 0);  // a request, not a response
+  EXPECT_FALSE(m.receive(req, out).ok());
+}
+
+TEST(Machine, DropsResponsesToAbandonedRequestsButKeepsCredits) {
+  Machine m = negotiated();
+  OutFrame f;
+  auto a = make(SMB2_ECHO);
+  uint64_t ma = *m.send(a, f);
+  m.abandon(ma);
+  uint32_t c = m.credits().available();
+  std::vector<Response> out;
+  ASSERT_TRUE(m.receive(response(SMB2_ECHO, ma, 3), out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].orphan);
+  EXPECT_EQ(m.credits().available(), c + 3);
+}
+
+SessionSecurity signing_session(uint64_t id) {
+  SessionSecurity s;
+  s.session_id = id;
+  s.signing_required = true;
+  s.sign_alg = auth::SignAlg::aes_cmac;
+  s.signing_key = from_hex("000102030405060708090a0b0c0d0e0f");
+  return s;
+}
+
+TEST(Machine, SignsRequestsAndVerifiesResponses) {
+  Machine m = negotiated();
+  m.add_session(signing_session(9));
+  OutFrame f;
+  auto a = make(SMB2_ECHO, 9);
+  uint64_t ma = *m.send(a, f);
+  ByteView sent = ByteView(f.head).subspan(4);
+  auto h = decode_header(sent);
+  EXPECT_TRUE(h->Flags & SMB2_FLAGS_SIGNED);
+  EXPECT_TRUE(auth::verify_message(auth::SignAlg::aes_cmac, signing_session(9).signing_key, sent).ok());
+
+  // A correctly signed response passes, a tampered one is flagged.
+  Bytes good = response(SMB2_ECHO, ma, 1, 0, 9);
+  ASSERT_TRUE(auth::sign_message(auth::SignAlg::aes_cmac, signing_session(9).signing_key, good).ok());
+  std::vector<Response> out;
+  ASSERT_TRUE(m.receive(good, out).ok());
+  EXPECT_FALSE(out[0].security_error.has_value());
+
+  auto b = make(SMB2_ECHO, 9);
+  uint64_t mb = *m.send(b, f);
+  Bytes bad = response(SMB2_ECHO, mb, 1, 0, 9);
+  ASSERT_TRUE(auth::sign_message(auth::SignAlg::aes_cmac, signing_session(9).signing_key, bad).ok());
+  bad.back() ^= std::byte{1};
+  out.clear();
+  ASSERT_TRUE(m.receive(bad, out).ok());
+  ASSERT_TRUE(out[0].security_error.has_value());
+  EXPECT_EQ(out[0].security_error->status, STATUS_INVALID_SIGNATURE);
+
+  // Unsigned on a signing session is rejected too.
+  auto c = make(SMB2_ECHO, 9);
+  uint64_t mc = *m.send(c, f);
+  out.clear();
+  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mc, 1, 0, 9), out).ok());
+  ASSERT_TRUE(out[0].security_error.has_value());
+}
+
+TEST(Machine, SealsAndUnseals) {
+  Machine m = negotiated();
+  SessionSecurity s;
+  s.session_id = 5;
+  s.encrypt_data = true;
+  s.cipher = AES_128_GCM;
+  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
+  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
+  m.add_session(s);
+  OutFrame f;
+  auto a = make(SMB2_ECHO, 5);
+  uint64_t ma = *m.send(a, f);
+  ByteView sent = ByteView(f.head).subspan(4);
+  EXPECT_EQ(load_le32(sent.data()), kTransformProtocolId);
+  // The server side: decrypt with the client's encryption key.
+  auto plain = auth::decrypt_message(AES_128_GCM, s.encryption_key, sent);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(decode_header(*plain)->MessageId, ma);
+
+  // Two messages never share a nonce.
+  auto b = make(SMB2_ECHO, 5);
+  OutFrame f2;
+  ASSERT_TRUE(m.send(b, f2).ok());
+  EXPECT_NE(to_hex(ByteView(f.head).subspan(4 + 20, 12)), to_hex(ByteView(f2.head).subspan(4 + 20, 12)));
+
+  // Response encrypted with the server->client key.
+  Bytes rsp = response(SMB2_ECHO, ma, 1, 0, 5);
+  std::byte nonce[12] = {std::byte{1}};
+  ByteView pieces[1] = {rsp};
+  auto sealed = auth::encrypt_message(AES_128_GCM, s.decryption_key, 5, ByteView(nonce, 12), pieces);
+  ASSERT_TRUE(sealed.ok());
+  std::vector<Response> out;
+  ASSERT_TRUE(m.receive(*sealed, out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].encrypted);
+  EXPECT_FALSE(out[0].security_error.has_value());
+  // Tampered ciphertext is a connection-fatal error.
+  Bytes t = *sealed;
+  t.back() ^= std::byte{1};
+  EXPECT_FALSE(m.receive(t, out).ok());
+  // An unencrypted response on an encrypting session is refused.
+  auto c = make(SMB2_ECHO, 5);
+  uint64_t mc = *m.send(c, f);
+  out.clear();
+  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mc, 1, 0, 5), out).ok());
+  EXPECT_TRUE(out[0].security_error.has_value());
+}
+
+TEST(Machine, PreauthHashCoversNegotiateAndSessionSetup) {
+  Machine m;
+  OutFrame f;
+  auto neg = make(SMB2_NEGOTIATE);
+  ASSERT_TRUE(m.send(neg, f).ok());
+  Bytes nr = response(SMB2_NEGOTIATE, 0, 8);
+  std::vector<Response> out;
+  ASSERT_TRUE(m.receive(nr, out).ok());
+  auth::PreauthHash expect;
+  expect.update(neg.msg);
+  expect.update(nr);
+  EXPECT_EQ(to_hex(m.connection_preauth().value()), to_hex(expect.value()));
+  m.set_dialect(SMB2_DIALECT_0311, true);
+  m.begin_session_preauth();
+  auto ss = make(SMB2_SESSION_SETUP);
+  uint64_t mid = *m.send(ss, f);
+  Bytes more = response(SMB2_SESSION_SETUP, mid, 1, STATUS_MORE_PROCESSING_REQUIRED, 42);
+  ASSERT_TRUE(m.receive(more, out).ok());
+  expect.update(ss.msg);
+  expect.update(more);
+  EXPECT_EQ(to_hex(m.session_preauth().value()), to_hex(expect.value()));
+}
+
+}  // namespace
+}  // namespace smbkit::session
