@@ -93,7 +93,9 @@ Result<void> Client::session_setup() {
   }
   session_.session_id = session_id;
   session_.guest = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_GUEST;
-  session_.anonymous = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_NULL;
+  // Samba does not set IS_NULL for an anonymous NTLM logon: what we sent
+  // decides too.
+  session_.anonymous = (final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_NULL) || nc.anonymous;
   bool has_key = !session_.guest && !session_.anonymous && !spnego.session_key().empty();
 
   session::SessionSecurity sec;

@@ -117,10 +117,10 @@ TEST_F(Cli, PutGetRoundTrip) {
   // Over a signed and a sealed session too.
   o = smbkit({"--seal", "get", url(name), tmp.path() + "/sealed.bin"});
   ASSERT_EQ(o.status, 0) << o.out;
-  IT_EXPECT_SAME_BYTES(*read_local(tmp.path() + "/sealed.bin"), data);
+  IT_EXPECT_SAME_BYTES(slurp(tmp.path() + "/sealed.bin"), data);
   o = smbkit({"--sign", "--vers", "2.1", "get", url(name), tmp.path() + "/signed.bin"});
   ASSERT_EQ(o.status, 0) << o.out;
-  IT_EXPECT_SAME_BYTES(*read_local(tmp.path() + "/signed.bin"), data);
+  IT_EXPECT_SAME_BYTES(slurp(tmp.path() + "/signed.bin"), data);
 }
 
 TEST_F(Cli, SealOn2xFails) {
@@ -185,11 +185,11 @@ TEST_F(Cli, MkdirRmdirRmMv) {
   o = smbkit({"mv", url(d + "/one.txt"), d + "/uno.txt"});
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_FALSE(fs::exists(share_dir() + "/" + d + "/one.txt"));
-  EXPECT_EQ(to_string(*read_local(share_dir() + "/" + d + "/uno.txt")), "one");
+  EXPECT_EQ(slurp_str(share_dir() + "/" + d + "/uno.txt"), "one");
   o = smbkit({"mv", url(d + "/uno.txt"), url(d + "/two.txt")});
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_FALSE(fs::exists(share_dir() + "/" + d + "/uno.txt"));
-  EXPECT_EQ(to_string(*read_local(share_dir() + "/" + d + "/two.txt")), "one");
+  EXPECT_EQ(slurp_str(share_dir() + "/" + d + "/two.txt"), "one");
 
   // rm several at once.
   o = smbkit({"rm", url(d + "/two.txt"), url(d + "/three.txt")});

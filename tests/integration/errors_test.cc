@@ -90,47 +90,71 @@ TEST_F(Errors, RmdirNonEmptyIsDirectoryNotEmpty) {
   EXPECT_FALSE(fs::exists(share_dir() + "/" + d));
 }
 
+// Guest and anonymous sessions, on every dialect. On 3.0 and 3.0.2 the
+// client must not attempt FSCTL_VALIDATE_NEGOTIATE_INFO on such sessions: it
+// has no key to sign it with (MS-SMB2 3.2.5.5 applies only to sessions with
+// a signing key), and an unsigned answer would be (rightly) refused.
+class GuestAnonymous : public ServerSuite<GuestAnonymous, ::testing::TestWithParam<uint16_t>> {};
+
 // "map to guest = Bad User": an unknown user becomes a guest session, which
-// may use the guest-ok share but cannot sign, seal or use the secure share.
-TEST_F(Errors, UnknownUserMapsToGuestOnPublicShare) {
-  auto o = client_options(server());
+// may use the guest-ok share but cannot use the encrypt-required one.
+TEST_P(GuestAnonymous, UnknownUserMapsToGuestOnPublicShare) {
+  auto o = client_options(server(), {GetParam()});
   o.creds.user = "no-such-user";
   o.creds.password = "whatever";
   auto c = cl::Client::connect(o);
   IT_ASSERT_OK(c);
   EXPECT_TRUE((*c)->session().guest);
+  EXPECT_FALSE((*c)->session().signing);
   auto t = (*c)->tree_connect("public");
   IT_ASSERT_OK(t);
-  ASSERT_TRUE(write_local(share_dir("public") + "/guest-visible.txt", to_bytes("hello guest")));
+  const std::string name = unique_name("guest-visible") + ".txt";
+  ASSERT_TRUE(write_local(share_dir("public") + "/" + name, to_bytes("hello guest")));
   auto ls = (*t)->list("");
   IT_ASSERT_OK(ls);
   bool seen = false;
-  for (auto& e : *ls) seen |= e.name == "guest-visible.txt";
+  for (auto& e : *ls) seen |= e.name == name;
   EXPECT_TRUE(seen);
-  auto d = get_file(**t, "guest-visible.txt");
+  auto d = get_file(**t, name);
   IT_ASSERT_OK(d);
   EXPECT_EQ(to_string(*d), "hello guest");
   // The encrypt-required share needs a session key a guest does not have.
   IT_EXPECT_STATUS((*c)->tree_connect("secure"), STATUS_ACCESS_DENIED);
 }
 
-TEST_F(Errors, AnonymousSessionListsPublicShare) {
-  // Empty credentials: an anonymous (null) session. Samba lets it use a
-  // "guest ok" share (as the guest account).
-  auto o = client_options(server());
+// Empty credentials: an anonymous (null) NTLM session. Samba 4.17 lets it
+// use a "guest ok" share (as the guest account). Samba never sets
+// SMB2_SESSION_FLAG_IS_NULL, but the client knows it authenticated
+// anonymously and must report (and treat) the session as anonymous.
+TEST_P(GuestAnonymous, AnonymousSessionListsPublicShare) {
+  auto o = client_options(server(), {GetParam()});
   o.creds = {};
   auto c = cl::Client::connect(o);
   IT_ASSERT_OK(c);
-  EXPECT_TRUE((*c)->session().anonymous || (*c)->session().guest);
+  EXPECT_TRUE((*c)->session().anonymous) << "guest=" << (*c)->session().guest;
+  EXPECT_FALSE((*c)->session().signing);
   auto t = (*c)->tree_connect("public");
   IT_ASSERT_OK(t);
-  ASSERT_TRUE(write_local(share_dir("public") + "/anon-visible.txt", to_bytes("hello anon")));
+  const std::string name = unique_name("anon-visible") + ".txt";
+  ASSERT_TRUE(write_local(share_dir("public") + "/" + name, to_bytes("hello anon")));
   auto ls = (*t)->list("");
   IT_ASSERT_OK(ls);
   bool seen = false;
-  for (auto& e : *ls) seen |= e.name == "anon-visible.txt";
+  for (auto& e : *ls) seen |= e.name == name;
   EXPECT_TRUE(seen);
+  auto d = get_file(**t, name);
+  IT_ASSERT_OK(d);
+  EXPECT_EQ(to_string(*d), "hello anon");
 }
+
+INSTANTIATE_TEST_SUITE_P(Dialects, GuestAnonymous,
+                         ::testing::Values(SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
+                                           SMB2_DIALECT_0302, SMB2_DIALECT_0311),
+                         [](const ::testing::TestParamInfo<uint16_t>& i) {
+                           char b[16];
+                           std::snprintf(b, sizeof b, "v%03x", i.param);
+                           return std::string(b);
+                         });
 
 TEST_F(Errors, GuestAskingForSigningIsRefused) {
   auto o = client_options(server(), {}, /*sign=*/true);

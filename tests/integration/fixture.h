@@ -95,9 +95,12 @@ inline std::string first_difference(ByteView a, ByteView b) {
     return "sizes differ: " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
   return "identical";
 }
-#define IT_EXPECT_SAME_BYTES(a, b) \
-  EXPECT_TRUE(ByteView(a).size() == ByteView(b).size() && std::equal((a).begin(), (a).end(), (b).begin())) \
-      << ::smbkit_it::first_difference(a, b)
+inline ::testing::AssertionResult same_bytes(ByteView a, ByteView b) {
+  if (a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin())) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << first_difference(a, b) << " (" << a.size() << " vs " << b.size()
+                                       << " bytes)";
+}
+#define IT_EXPECT_SAME_BYTES(a, b) EXPECT_TRUE(::smbkit_it::same_bytes((a), (b)))
 
 // Local files (server side truth).
 inline std::optional<Bytes> read_local(const std::string& path) {
@@ -105,6 +108,14 @@ inline std::optional<Bytes> read_local(const std::string& path) {
   if (!f) return std::nullopt;
   std::string s((std::istreambuf_iterator<char>(f)), {});
   return to_bytes(s);
+}
+
+// A local file's bytes (empty if missing) and text ("<missing>" if missing),
+// for comparisons that must not crash when the file is absent.
+inline Bytes slurp(const std::string& path) { return read_local(path).value_or(Bytes{}); }
+inline std::string slurp_str(const std::string& path) {
+  auto b = read_local(path);
+  return b ? to_string(*b) : std::string("<missing>");
 }
 
 // The Unix user smbd runs file operations as.

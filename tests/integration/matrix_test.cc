@@ -68,8 +68,12 @@ TEST_P(Matrix, RoundTrip1MiBPlus1) {
   auto& client = **cr;
   const auto& si = client.conn().server();
   EXPECT_EQ(si.dialect, c.dialect);
-  if (c.cipher) EXPECT_EQ(si.cipher, c.cipher);
-  if (c.sign_alg != 0xFFFF) EXPECT_EQ(si.signing_algorithm, c.sign_alg);
+  if (c.cipher) {
+    EXPECT_EQ(si.cipher, c.cipher);
+  }
+  if (c.sign_alg != 0xFFFF) {
+    EXPECT_EQ(si.signing_algorithm, c.sign_alg);
+  }
   if (c.dialect == SMB2_DIALECT_0300 || c.dialect == SMB2_DIALECT_0302) {
     // 3.0 and 3.0.2 have no negotiate contexts: the cipher is AES-128-CCM.
     EXPECT_EQ(si.cipher, AES_128_CCM);

@@ -43,7 +43,13 @@ std::string find_program(const char* name) {
 
 Result<void> ensure_unix_user(const char* user) {
   if (getpwnam(user)) return {};
-  auto o = run_command({find_program("useradd"), "-M", "-s", "/usr/sbin/nologin", user});
+  // Parallel test processes may race to create it: retry while another
+  // holds the passwd lock.
+  SambaServer::Output o;
+  for (int i = 0; i < 50 && !getpwnam(user); i++) {
+    o = run_command({find_program("useradd"), "-M", "-s", "/usr/sbin/nologin", user});
+    if (!getpwnam(user)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   if (!getpwnam(user))
     return sys_error(EPERM, std::string("cannot create Unix user for Samba (need root): ") + o.out);
   return {};

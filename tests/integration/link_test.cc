@@ -1,0 +1,112 @@
+// Through the link emulator: a cut mid-transfer must fail clearly and leave
+// no file that claims to be complete; a delayed link must still verify.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/link_emulator.h"
+#include "support/samba_server.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+namespace st = smbkit::testing;
+namespace fs = std::filesystem;
+
+class LinkTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto s = st::SambaServer::start();
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    server_ = s->release();
+    setenv("SMBKIT_PASSWORD", st::SambaServer::password(), 1);
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static std::string url(uint16_t port, const std::string& path) {
+    return "smb://smbkit@127.0.0.1:" + std::to_string(port) + "/share/" + path;
+  }
+  static void write_file(const std::string& p, size_t n) {
+    std::ofstream f(p, std::ios::binary);
+    std::string chunk(1 << 20, '\0');
+    for (size_t i = 0; i < chunk.size(); i++) chunk[i] = static_cast<char>((i * 131 + 7) & 0xff);
+    for (size_t done = 0; done < n; done += chunk.size()) f.write(chunk.data(), static_cast<std::streamsize>(std::min(chunk.size(), n - done)));
+  }
+  static st::SambaServer* server_;
+};
+st::SambaServer* LinkTest::server_ = nullptr;
+
+const std::string kBin = std::string(SMBKIT_BIN_DIR) + "/smbkit";
+
+TEST_F(LinkTest, CutDuringGetFailsAndLeavesNoFile) {
+  write_file(server_->share_path("share") + "/big-get.bin", 48u << 20);
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.cut_after_bytes = 8u << 20;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  st::TempDir tmp;
+  std::string local = tmp.path() + "/got.bin";
+  auto out = st::run_command({kBin, "--timeout", "10", "get", url((*link)->port(), "big-get.bin"), local}, 60);
+  EXPECT_NE(out.status, 0) << out.out;
+  EXPECT_NE(out.out.find("smbkit: "), std::string::npos) << out.out;
+  EXPECT_TRUE(out.out.find("STATUS_CONNECTION") != std::string::npos ||
+              out.out.find("reset") != std::string::npos)
+      << out.out;
+  EXPECT_FALSE(fs::exists(local));
+  EXPECT_FALSE(fs::exists(local + ".smbkit-part"));
+}
+
+TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
+  st::TempDir tmp;
+  std::string src = tmp.path() + "/src.bin";
+  write_file(src, 48u << 20);
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.cut_after_bytes = 8u << 20;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok());
+  auto out = st::run_command({kBin, "--timeout", "10", "put", src, url((*link)->port(), "big-put.bin")}, 60);
+  EXPECT_NE(out.status, 0) << out.out;
+  EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin"));
+}
+
+TEST_F(LinkTest, DelayedLinkRoundTripVerifies) {
+  st::TempDir tmp;
+  std::string src = tmp.path() + "/src.bin", back = tmp.path() + "/back.bin";
+  write_file(src, 6u << 20);
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.one_way_delay_ms = 10;  // 20 ms round trip
+  o.rate_bytes_per_s = 200e6;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok());
+  auto put = st::run_command({kBin, "put", src, url((*link)->port(), "slow.bin")}, 120);
+  ASSERT_EQ(put.status, 0) << put.out;
+  auto get = st::run_command({kBin, "get", url((*link)->port(), "slow.bin"), back}, 120);
+  ASSERT_EQ(get.status, 0) << get.out;
+  auto cmp = st::run_command({"cmp", src, back});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_GT((*link)->bytes(), 12u << 20);
+}
+
+TEST_F(LinkTest, StalledServerTimesOut) {
+  // A link that never delivers anything: the client must give up within
+  // --timeout instead of hanging.
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.one_way_delay_ms = 60000;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok());
+  auto t0 = std::chrono::steady_clock::now();
+  auto out = st::run_command({kBin, "--timeout", "2", "ls", url((*link)->port(), "")}, 30);
+  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(out.status, 0);
+  EXPECT_NE(out.out.find("STATUS_IO_TIMEOUT"), std::string::npos) << out.out;
+  EXPECT_LT(secs, 20.0);  // bound, not a benchmark: 2 s timeout plus slack
+}
+
+}  // namespace

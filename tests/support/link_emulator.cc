@@ -1,0 +1,202 @@
+#include "support/link_emulator.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+
+namespace smbkit::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void hard_close(int fd) {
+  linger l{1, 0};  // RST instead of FIN: a cut, not a clean close
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+  shutdown(fd, SHUT_RDWR);
+}
+
+// One direction: a reader thread stamps chunks with their delivery time, a
+// writer thread releases them when due, paced by the rate limit.
+class Pipe {
+ public:
+  Pipe(int from, int to, const LinkOptions& o, std::atomic<uint64_t>& total, std::atomic<bool>& stop,
+       std::function<void()> cut)
+      : from_(from), to_(to), o_(o), total_(total), stop_(stop), cut_(std::move(cut)) {}
+
+  void run() {
+    std::thread w([this] { write_loop(); });
+    read_loop();
+    w.join();
+  }
+
+ private:
+  struct Chunk {
+    Clock::time_point due;
+    std::vector<char> data;
+  };
+  void read_loop() {
+    std::vector<char> buf(256 * 1024);
+    for (;;) {
+      pollfd p{from_, POLLIN, 0};
+      int rc = poll(&p, 1, 100);
+      if (stop_) break;
+      if (rc <= 0) continue;
+      ssize_t n = recv(from_, buf.data(), buf.size(), 0);
+      if (n <= 0) break;
+      uint64_t before = total_.fetch_add(static_cast<uint64_t>(n));
+      if (o_.cut_after_bytes && before + static_cast<uint64_t>(n) >= o_.cut_after_bytes) {
+        cut_();
+        break;
+      }
+      auto due = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(o_.one_way_delay_ms * 1000));
+      std::lock_guard<std::mutex> g(mu_);
+      q_.push_back(Chunk{due, std::vector<char>(buf.begin(), buf.begin() + n)});
+      cv_.notify_one();
+    }
+    std::lock_guard<std::mutex> g(mu_);
+    eof_ = true;
+    cv_.notify_one();
+  }
+
+  void write_loop() {
+    auto next_send = Clock::now();
+    for (;;) {
+      Chunk c;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait(lk, [&] { return !q_.empty() || eof_; });
+        if (q_.empty()) break;
+        c = std::move(q_.front());
+        q_.pop_front();
+      }
+      auto at = std::max(c.due, next_send);
+      {
+        // Interruptible: the emulator's destructor must not wait out a delay.
+        std::unique_lock<std::mutex> lk(mu_);
+        while (!stop_ && Clock::now() < at)
+          cv_.wait_until(lk, std::min(at, Clock::now() + std::chrono::milliseconds(50)));
+        if (stop_) break;
+      }
+      if (o_.rate_bytes_per_s > 0)
+        next_send = std::max(next_send, c.due) +
+                    std::chrono::nanoseconds(static_cast<int64_t>(1e9 * static_cast<double>(c.data.size()) /
+                                                                  o_.rate_bytes_per_s));
+      size_t off = 0;
+      while (off < c.data.size()) {
+        ssize_t w = send(to_, c.data.data() + off, c.data.size() - off, MSG_NOSIGNAL);
+        if (w <= 0) {
+          stop_writes_ = true;
+          break;
+        }
+        off += static_cast<size_t>(w);
+      }
+      if (stop_writes_) break;
+    }
+    shutdown(to_, SHUT_WR);
+  }
+
+  int from_, to_;
+  const LinkOptions& o_;
+  std::atomic<uint64_t>& total_;
+  std::atomic<bool>& stop_;
+  std::function<void()> cut_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Chunk> q_;
+  bool eof_ = false, stop_writes_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<LinkEmulator>> LinkEmulator::start(const LinkOptions& o) {
+  std::unique_ptr<LinkEmulator> l(new LinkEmulator());
+  l->o_ = o;
+  l->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (l->listen_fd_ < 0) return sys_error(errno, "socket");
+  int one = 1;
+  setsockopt(l->listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(l->listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return sys_error(errno, "bind");
+  if (listen(l->listen_fd_, 16) != 0) return sys_error(errno, "listen");
+  socklen_t len = sizeof a;
+  getsockname(l->listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+  l->port_ = ntohs(a.sin_port);
+  l->acceptor_ = std::thread([p = l.get()] { p->accept_loop(); });
+  return l;
+}
+
+LinkEmulator::~LinkEmulator() {
+  stop_ = true;
+  shutdown(listen_fd_, SHUT_RDWR);
+  if (acceptor_.joinable()) acceptor_.join();
+  cut_all();
+  for (auto& t : workers_)
+    if (t.joinable()) t.join();
+  close(listen_fd_);
+}
+
+void LinkEmulator::cut_all() {
+  std::lock_guard<std::mutex> g(mu_);
+  for (int fd : fds_) hard_close(fd);
+}
+
+void LinkEmulator::accept_loop() {
+  for (;;) {
+    pollfd p{listen_fd_, POLLIN, 0};
+    int rc = poll(&p, 1, 100);
+    if (stop_) return;
+    if (rc <= 0) continue;
+    int c = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (c < 0) continue;
+    std::lock_guard<std::mutex> g(mu_);
+    workers_.emplace_back([this, c] { serve(c); });
+  }
+}
+
+void LinkEmulator::serve(int client_fd) {
+  int server_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(o_.target_port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(server_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    hard_close(client_fd);
+    close(client_fd);
+    close(server_fd);
+    return;
+  }
+  int one = 1, sz = 16 << 20;
+  for (int fd : {client_fd, server_fd}) {
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    fds_.push_back(client_fd);
+    fds_.push_back(server_fd);
+  }
+  auto cut = [this] { cut_all(); };
+  Pipe up(client_fd, server_fd, o_, bytes_, stop_, cut);
+  Pipe down(server_fd, client_fd, o_, bytes_, stop_, cut);
+  std::thread t([&] { up.run(); });
+  down.run();
+  t.join();
+  std::lock_guard<std::mutex> g(mu_);
+  std::erase(fds_, client_fd);
+  std::erase(fds_, server_fd);
+  close(client_fd);
+  close(server_fd);
+}
+
+}  // namespace smbkit::testing
