@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-FUZZ_SECONDS=${FUZZ_SECONDS:-10}
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 # Fuzz targets: clang + libFuzzer with ASan/UBSan, each for a fixed time.
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
   CXX=clang++ BUILD_DIR=build-fuzz scripts/build.sh -DSMBKIT_FUZZ=ON
