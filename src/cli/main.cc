@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/log.h"
+#include "cli/bench.h"
 #include "cli/commands.h"
 
 using namespace smbkit;
@@ -60,6 +61,8 @@ int main(int argc, char** argv) {
   mv->add_option("NEW", b, "new path in the same share, or an smb:// URL")->required();
   auto* df = app.add_subcommand("df", "show the share's size and free space");
   df->add_option("URL", a)->required();
+  BenchOptions bench_opts;
+  auto* bench = add_bench_command(app, bench_opts, a);
 
   CLI11_PARSE(app, argc, argv);
   if (g.verbose >= 2) log::set_level(log::Level::trace);
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
   else if (rmdir->parsed()) r = cmd_rmdir(ctx, a);
   else if (mv->parsed()) r = cmd_mv(ctx, a, b);
   else if (df->parsed()) r = cmd_df(ctx, a);
+  else if (bench->parsed()) r = cmd_bench(ctx, a, bench_opts);
   if (!r) {
     const Error& e = r.error();
     std::string msg = e.message();

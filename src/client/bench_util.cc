@@ -53,8 +53,8 @@ Result<uint64_t> parse_size(std::string_view s) {
       case 't': case 'T': mult = 1ull << 40; i++; break;
       default: break;
     }
-    if (mult > 1 && i < s.size() && s[i] == 'i') i++;
-    if (i < s.size() && (s[i] == 'B' || s[i] == 'b')) i++;
+    if (mult > 1 && s.substr(i, 2) == "iB") i += 2;
+    else if (i < s.size() && (s[i] == 'B' || s[i] == 'b')) i++;
   }
   if (i != s.size()) return bad_size(s, "expected a number with an optional unit (k, M, G, T)");
   uint64_t v;
@@ -197,7 +197,7 @@ uint64_t LatencyHistogram::percentile(double p) const {
   if (p <= 0) return min_;
   if (p >= 100) return max_;
   // Nearest rank: the ceil(p/100 * n)-th smallest sample.
-  auto rank = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(count_)));
+  auto rank = static_cast<uint64_t>(std::ceil(p * static_cast<double>(count_) / 100.0));
   rank = std::clamp<uint64_t>(rank, 1, count_);
   uint64_t seen = 0;
   for (size_t b = 0; b < buckets_.size(); b++) {

@@ -177,7 +177,8 @@ void Connection::reader_loop() {
       continue;
     }
     if (rc < 0 && errno == EINTR) continue;
-    auto frame = tcp_.read_frame(Clock::now() + opts_.timeout);
+    std::shared_ptr<Bytes> buf;
+    auto frame = tcp_.read_frame_into(buf, *pool_, Clock::now() + opts_.timeout);
     if (!frame) {
       Error e = frame.take_error();
       bool closing;
@@ -193,7 +194,7 @@ void Connection::reader_loop() {
     std::vector<std::pair<Completion, Result<session::Response>>> ready;
     {
       std::lock_guard<std::mutex> g(mu_);
-      auto r = machine_.receive(std::move(*frame), rs);
+      auto r = machine_.receive(std::move(buf), *frame, rs);
       if (!r) {
         Error e = r.take_error();
         // A malformed or forged frame: the connection cannot be trusted.

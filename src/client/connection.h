@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/buffer_pool.h"
 #include "base/result.h"
 #include "proto/negotiate.h"
 #include "session/machine.h"
@@ -85,6 +86,8 @@ class Connection {
   void close();
 
   uint32_t credits_available() const;
+  // Buffers for frames and transfer chunks, reused instead of allocated.
+  BufferPool& pool() { return *pool_; }
 
  private:
   explicit Connection(ConnectionOptions opts) : opts_(std::move(opts)) {}
@@ -102,6 +105,7 @@ class Connection {
   ServerInfo server_;
   std::array<std::byte, 16> client_guid_{};
   transport::TcpStream tcp_;
+  std::shared_ptr<BufferPool> pool_ = BufferPool::create();
   std::thread reader_;
 
   mutable std::mutex mu_;  // machine_, waiters_, dead_

@@ -99,7 +99,9 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
   uint32_t chunk = std::min(t.max_write(), o.chunk_bytes);
   auto inbox = std::make_shared<Inbox>();
   struct Slot {
-    Bytes data;
+    std::shared_ptr<Bytes> buf;  // pooled: no zero-fill per chunk
+    size_t len = 0;
+    MutableByteView data() { return MutableByteView(buf->data(), len); }
   };
   std::map<uint64_t, std::shared_ptr<Slot>> in_flight;
   uint64_t next = 0, acked = 0;
@@ -108,8 +110,9 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
     while (!failure && next < size && in_flight.size() * uint64_t{chunk} < o.window_bytes) {
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, size - next));
       auto slot = std::make_shared<Slot>();
-      slot->data.resize(len);
-      auto s = source(next, slot->data);
+      slot->buf = t.client().conn().pool().get(len);
+      slot->len = len;
+      auto s = source(next, slot->data());
       if (!s) {
         failure = s.take_error();
         break;
@@ -123,7 +126,7 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
         failure = r.take_error();
         break;
       }
-      r->payload = slot->data;
+      r->payload = slot->data();
       r->charge_bytes = len;
       in_flight[next] = slot;
       uint64_t off = next;
@@ -141,7 +144,7 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
       got.swap(inbox->done);
     }
     for (auto& [off, resp] : got) {
-      uint64_t len = in_flight[off]->data.size();
+      uint64_t len = in_flight[off]->len;
       in_flight.erase(off);
       if (failure) continue;
       if (!resp) {

@@ -89,14 +89,15 @@ Result<void> Machine::seal(const SessionSecurity& s, ByteView msg, ByteView payl
   store_le32(nonce + 8, nonce_prefix_);
   size_t nlen = (s.cipher == AES_128_CCM || s.cipher == AES_256_CCM) ? 11 : 12;
   ByteView pieces[2] = {msg, payload};
-  auto sealed = auth::encrypt_message(s.cipher, s.encryption_key, s.session_id,
-                                      ByteView(nonce, nlen),
-                                      std::span<const ByteView>(pieces, payload.empty() ? 1 : 2));
-  if (!sealed) return sealed.take_error();
-  if (sealed->size() > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
+  size_t total = 52 + msg.size() + payload.size();
+  if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
+  out.head.clear();
+  out.head.reserve(kDirectTcpHeader + total);
   out.head.resize(kDirectTcpHeader);
-  put_direct_tcp_header(out.head, sealed->size());
-  out.head.insert(out.head.end(), sealed->begin(), sealed->end());
+  put_direct_tcp_header(out.head, total);
+  SMBKIT_CHECK(sealer_for(s).encrypt_append(s.session_id, ByteView(nonce, nlen),
+                                            std::span<const ByteView>(pieces, payload.empty() ? 1 : 2),
+                                            out.head));
   out.payload = {};
   return {};
 }
@@ -127,31 +128,51 @@ Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
   return {};
 }
 
+auth::Sealer& Machine::sealer_for(const SessionSecurity& s) {
+  auto& p = sealers_[s.session_id];
+  if (!p) p = std::make_unique<auth::Sealer>(s.cipher, s.encryption_key);
+  return *p;
+}
+
+auth::Unsealer& Machine::unsealer_for(const SessionSecurity& s) {
+  auto& p = unsealers_[s.session_id];
+  if (!p) p = std::make_unique<auth::Unsealer>(s.cipher, s.decryption_key);
+  return *p;
+}
+
 Result<void> Machine::receive(Bytes frame, std::vector<Response>& out) {
-  if (frame.size() < 4) return protocol_error("frame too short");
-  uint32_t proto_id = load_le32(frame.data());
+  size_t len = frame.size();
+  return receive(std::make_shared<Bytes>(std::move(frame)), len, out);
+}
+
+Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out) {
+  if (!buf || len > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
+  if (len < 4) return protocol_error("frame too short");
+  uint32_t proto_id = load_le32(buf->data());
   bool encrypted = false;
+  size_t base = 0, end = len;
   if (proto_id == kTransformProtocolId) {
-    // MS-SMB2 3.2.5.1.1: decrypt with the session named in the transform.
-    if (frame.size() < 52) return protocol_error("transform header truncated");
-    uint64_t sid = load_le64(frame.data() + 44);
+    // MS-SMB2 3.2.5.1.1: decrypt (in place) with the session the transform
+    // header names.
+    if (len < 52) return protocol_error("transform header truncated");
+    uint64_t sid = load_le64(buf->data() + 44);
     const SessionSecurity* s = session(sid);
     if (!s || s->decryption_key.empty())
       return protocol_error("encrypted message for an unknown session");
-    auto plain = auth::decrypt_message(s->cipher, s->decryption_key, frame);
-    if (!plain) return plain.take_error();
-    frame = std::move(*plain);
+    SMBKIT_TRY(size_t n, unsealer_for(*s).decrypt_in_place(MutableByteView(buf->data(), len)));
+    base = 52;
+    end = 52 + n;
     encrypted = true;
   } else if (proto_id == kCompressionProtocolId) {
     return protocol_error("compressed message but compression was not negotiated");
   } else if (proto_id != kSmb2ProtocolId) {
     return protocol_error("not an SMB2 frame");
   }
-  auto buf = std::make_shared<const Bytes>(std::move(frame));
-  size_t off = 0;
+  std::shared_ptr<const Bytes> cbuf = std::move(buf);
+  size_t off = base;
   for (int n = 0;; n++) {
     if (n > 64) return protocol_error("compound chain too long");
-    ByteView rest = ByteView(*buf).subspan(off);
+    ByteView rest = ByteView(*cbuf).subspan(off, end - off);
     SMBKIT_TRY(Header h, decode_header(rest));
     size_t len = rest.size();
     if (h.NextCommand) {
@@ -162,7 +183,7 @@ Result<void> Machine::receive(Bytes frame, std::vector<Response>& out) {
     }
     Response r;
     r.hdr = h;
-    r.buf = buf;
+    r.buf = cbuf;
     r.offset = off;
     r.length = len;
     r.encrypted = encrypted;

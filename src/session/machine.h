@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "auth/keys.h"
+#include "auth/sealing.h"
 #include "auth/signing.h"
 #include "base/bytes.h"
 #include "base/result.h"
@@ -89,8 +90,16 @@ class Machine {
   uint16_t charge_for(uint64_t bytes) const { return credits_.charge(bytes); }
   bool can_send(uint64_t charge_bytes) const { return credits_.can_send(charge_for(charge_bytes)); }
 
-  void add_session(SessionSecurity s) { sessions_[s.session_id] = std::move(s); }
-  void remove_session(uint64_t id) { sessions_.erase(id); }
+  void add_session(SessionSecurity s) {
+    sealers_.erase(s.session_id);
+    unsealers_.erase(s.session_id);
+    sessions_[s.session_id] = std::move(s);
+  }
+  void remove_session(uint64_t id) {
+    sessions_.erase(id);
+    sealers_.erase(id);
+    unsealers_.erase(id);
+  }
   const SessionSecurity* session(uint64_t id) const;
 
   // 3.1.1 preauth integrity: the connection hash (NEGOTIATE) and the hash of
@@ -109,6 +118,9 @@ class Machine {
   // One frame without its 4-byte Direct TCP header. Appends the messages
   // it carries. A malformed frame is a connection-fatal error.
   Result<void> receive(Bytes frame, std::vector<Response>& out);
+  // Same for the first `len` bytes of a (pooled) buffer; an encrypted frame
+  // is decrypted in place.
+  Result<void> receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out);
 
   size_t pending() const { return pending_.size(); }
   bool is_pending(uint64_t mid) const { return pending_.count(mid) != 0; }
@@ -128,7 +140,13 @@ class Machine {
   Result<void> finish_message(Response& r);
   Result<void> seal(const SessionSecurity& s, ByteView msg, ByteView payload, OutFrame& out);
 
+  auth::Sealer& sealer_for(const SessionSecurity& s);
+  auth::Unsealer& unsealer_for(const SessionSecurity& s);
+
   MachineConfig cfg_;
+  // Keyed cipher contexts per session (built on first use).
+  std::map<uint64_t, std::unique_ptr<auth::Sealer>> sealers_;
+  std::map<uint64_t, std::unique_ptr<auth::Unsealer>> unsealers_;
   CreditWindow credits_;
   uint16_t dialect_ = 0;
   std::map<uint64_t, SessionSecurity> sessions_;

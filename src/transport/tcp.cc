@@ -156,16 +156,30 @@ Result<void> TcpStream::read_exact(void* buf, size_t n, Clock::time_point deadli
   return {};
 }
 
-Result<Bytes> TcpStream::read_frame(Clock::time_point deadline, uint32_t max_len) {
+static Result<uint32_t> read_length(TcpStream& s, Clock::time_point deadline, uint32_t max_len) {
   std::byte h[4];
-  SMBKIT_CHECK(read_exact(h, 4, deadline));
+  SMBKIT_CHECK(s.read_exact(h, 4, deadline));
+  // MS-SMB2 2.1: a zero byte, then a 24-bit big-endian length.
   if (h[0] != std::byte{0}) return protocol_error("bad Direct TCP header");
   uint32_t len = (static_cast<uint32_t>(h[1]) << 16) | (static_cast<uint32_t>(h[2]) << 8) |
                  static_cast<uint32_t>(h[3]);
   if (len > max_len) return protocol_error("frame larger than allowed");
+  return len;
+}
+
+Result<Bytes> TcpStream::read_frame(Clock::time_point deadline, uint32_t max_len) {
+  SMBKIT_TRY(uint32_t len, read_length(*this, deadline, max_len));
   Bytes b(len);
   SMBKIT_CHECK(read_exact(b.data(), len, deadline));
   return b;
+}
+
+Result<size_t> TcpStream::read_frame_into(std::shared_ptr<Bytes>& out, BufferPool& pool,
+                                          Clock::time_point deadline, uint32_t max_len) {
+  SMBKIT_TRY(uint32_t len, read_length(*this, deadline, max_len));
+  out = pool.get(len);
+  SMBKIT_CHECK(read_exact(out->data(), len, deadline));
+  return size_t{len};
 }
 
 }  // namespace smbkit::transport

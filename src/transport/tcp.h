@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/buffer_pool.h"
 #include "base/bytes.h"
 #include "base/result.h"
 
@@ -36,6 +37,10 @@ class TcpStream {
   Result<void> read_exact(void* buf, size_t n, Clock::time_point deadline);
   // Reads one Direct TCP frame (without its 4-byte header).
   Result<Bytes> read_frame(Clock::time_point deadline, uint32_t max_len = 0x00FFFFFF);
+  // Same into a pooled buffer (no zero-fill, no fresh pages); returns the
+  // frame length, the buffer may be larger.
+  Result<size_t> read_frame_into(std::shared_ptr<Bytes>& out, BufferPool& pool,
+                                 Clock::time_point deadline, uint32_t max_len = 0x00FFFFFF);
 
   // Wakes a thread blocked in read (shutdown both directions).
   void shutdown();
