@@ -4,6 +4,7 @@
 // asynchronous engine underneath is Connection::submit.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -110,6 +111,15 @@ class Tree {
   Result<size_t> read(const proto::FileId& id, uint64_t offset, MutableByteView buf);
   Result<size_t> write(const proto::FileId& id, uint64_t offset, ByteView data);
   Result<void> flush(const proto::FileId& id);
+
+  // Asynchronous I/O: one READ or WRITE of at most max_read()/max_write()
+  // bytes. `done` runs on the connection's receiver thread (or the caller's
+  // on an early failure) with the byte count; a read at end of file gives 0.
+  // READ data lands directly in `dest` when the response is not sealed.
+  // dest/src must stay valid until `done` runs.
+  using IoDone = std::function<void(Result<size_t>)>;
+  void read_async(const proto::FileId& id, uint64_t offset, MutableByteView dest, IoDone done);
+  void write_async(const proto::FileId& id, uint64_t offset, ByteView src, IoDone done);
   Result<void> set_end_of_file(const proto::FileId& id, uint64_t size);
 
   Result<FileStat> stat(const std::string& path);

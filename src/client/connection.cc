@@ -5,6 +5,7 @@
 #include "auth/crypto.h"
 #include "base/log.h"
 #include "proto/error_response.h"
+#include "proto/read.h"
 
 namespace smbkit::client {
 
@@ -67,7 +68,7 @@ Bytes Connection::session_preauth_value() {
   return Bytes(v.begin(), v.end());
 }
 
-void Connection::submit(session::Request req, Completion done) {
+void Connection::submit(session::Request req, Completion done, MutableByteView read_into) {
   session::OutFrame frame;
   uint64_t mid;
   std::unique_lock<std::mutex> send_lock(send_mu_);
@@ -102,7 +103,8 @@ void Connection::submit(session::Request req, Completion done) {
       return;
     }
     mid = *r;
-    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout};
+    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false};
+    if (!read_into.empty()) direct_waiters_++;
     SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}",
                command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
                machine_.credits().available(), req.hdr.TreeId, frame.size());
@@ -139,6 +141,7 @@ void Connection::fail_all(const Error& e) {
     std::lock_guard<std::mutex> g(mu_);
     if (!dead_) dead_ = e;
     w.swap(waiters_);
+    direct_waiters_ = 0;
     for (auto& [mid, _] : w) machine_.abandon(mid);
   }
   credits_cv_.notify_all();
@@ -150,7 +153,8 @@ void Connection::expire(Clock::time_point now) {
   {
     std::lock_guard<std::mutex> g(mu_);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->second.deadline <= now) {
+      if (it->second.deadline <= now && !it->second.receiving) {
+        if (!it->second.read_into.empty()) direct_waiters_--;
         machine_.abandon(it->first);
         late.push_back(std::move(it->second));
         it = waiters_.erase(it);
@@ -177,10 +181,10 @@ void Connection::reader_loop() {
       continue;
     }
     if (rc < 0 && errno == EINTR) continue;
-    std::shared_ptr<Bytes> buf;
-    auto frame = tcp_.read_frame_into(buf, *pool_, Clock::now() + opts_.timeout);
-    if (!frame) {
-      Error e = frame.take_error();
+    rs.clear();
+    auto got = read_and_receive(rs);
+    if (!got) {
+      Error e = got.take_error();
       bool closing;
       {
         std::lock_guard<std::mutex> g(mu_);
@@ -188,22 +192,12 @@ void Connection::reader_loop() {
       }
       if (!closing) SMBKIT_LOG(debug, "connection to {} lost: {}", opts_.host, e.message());
       fail_all(e);
+      tcp_.shutdown();
       return;
     }
-    rs.clear();
     std::vector<std::pair<Completion, Result<session::Response>>> ready;
     {
       std::lock_guard<std::mutex> g(mu_);
-      auto r = machine_.receive(std::move(buf), *frame, rs);
-      if (!r) {
-        Error e = r.take_error();
-        // A malformed or forged frame: the connection cannot be trusted.
-        mu_.unlock();
-        fail_all(e);
-        mu_.lock();
-        tcp_.shutdown();
-        return;
-      }
       for (auto& resp : rs) {
         if (resp.orphan) continue;
         if (resp.hdr.MessageId == ~0ull) {
@@ -225,12 +219,74 @@ void Connection::reader_loop() {
         } else {
           ready.emplace_back(std::move(it->second.done), std::move(resp));
         }
+        if (!it->second.read_into.empty()) direct_waiters_--;
         waiters_.erase(it);
       }
     }
     credits_cv_.notify_all();
     for (auto& [done, result] : ready) done(std::move(result));
   }
+}
+
+Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
+  auto deadline = Clock::now() + opts_.timeout;
+  std::byte lenb[4];
+  SMBKIT_CHECK(tcp_.read_exact(lenb, 4, deadline));
+  if (lenb[0] != std::byte{0}) return protocol_error("bad Direct TCP header");
+  size_t len = (static_cast<size_t>(lenb[1]) << 16) | (static_cast<size_t>(lenb[2]) << 8) |
+               static_cast<size_t>(lenb[3]);
+  bool try_direct;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    try_direct = direct_waiters_ > 0;
+  }
+  constexpr size_t kFixed = kHeaderSize + kReadResponseFixedSize;  // 80
+  if (!try_direct || len <= kFixed) {
+    auto buf = pool_->get(len);
+    SMBKIT_CHECK(tcp_.read_exact(buf->data(), len, deadline));
+    std::lock_guard<std::mutex> g(mu_);
+    return machine_.receive(std::move(buf), len, rs);
+  }
+  // Peek at the READ response's fixed part to see whether its payload can
+  // go straight into the caller's buffer (MS-SMB2 2.2.20).
+  std::byte first[kFixed];
+  SMBKIT_CHECK(tcp_.read_exact(first, kFixed, deadline));
+  ByteView fv(first, kFixed);
+  MutableByteView dest;
+  size_t data_off = 0, data_len = 0;
+  uint64_t mid = load_le64(first + 24);
+  if (load_le32(first) == kSmb2ProtocolId && load_le16(first + 12) == SMB2_READ &&
+      load_le32(first + 8) == STATUS_SUCCESS && load_le32(first + 20) == 0) {
+    auto info = decode_read_response_fixed(fv);
+    if (info && info->DataOffset >= kFixed &&
+        info->DataOffset + size_t{info->DataLength} == len) {
+      std::lock_guard<std::mutex> g(mu_);
+      auto it = waiters_.find(mid);
+      if (it != waiters_.end() && it->second.read_into.size() >= info->DataLength &&
+          machine_.is_pending(mid)) {
+        it->second.receiving = true;
+        dest = it->second.read_into;
+        data_off = info->DataOffset;
+        data_len = info->DataLength;
+      }
+    }
+  }
+  if (dest.empty()) {
+    auto buf = pool_->get(len);
+    std::copy(first, first + kFixed, buf->data());
+    SMBKIT_CHECK(tcp_.read_exact(buf->data() + kFixed, len - kFixed, deadline));
+    std::lock_guard<std::mutex> g(mu_);
+    return machine_.receive(std::move(buf), len, rs);
+  }
+  auto head = pool_->get(data_off);
+  std::copy(first, first + kFixed, head->data());
+  auto rd = tcp_.read_exact(head->data() + kFixed, data_off - kFixed, deadline);
+  if (rd) rd = tcp_.read_exact(dest.data(), data_len, deadline);
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = waiters_.find(mid);
+  if (it != waiters_.end()) it->second.receiving = false;
+  if (!rd) return rd;
+  return machine_.receive_split(std::move(head), data_off, ByteView(dest.data(), data_len), rs);
 }
 
 Result<void> Connection::negotiate() {

@@ -71,7 +71,11 @@ class Connection {
   // thread if sending fails; it must not block on another call.
   // Responses whose Status is an error are delivered as responses; the
   // caller decides (many commands carry data with warnings).
-  void submit(session::Request req, Completion done);
+  // read_into: for a READ, the buffer its data should land in. When the
+  // response is plain (not sealed) the receiver reads the payload straight
+  // into it and Response::direct views it; otherwise the data stays in the
+  // frame and the caller copies.
+  void submit(session::Request req, Completion done, MutableByteView read_into = {});
   // Synchronous form of submit.
   Result<session::Response> call(session::Request req);
 
@@ -99,7 +103,12 @@ class Connection {
   struct Waiter {
     Completion done;
     Clock::time_point deadline;
+    MutableByteView read_into;
+    bool receiving = false;  // data is being read into read_into: do not expire
   };
+  // Reads one frame and runs it through the machine (under mu_).
+  Result<void> read_and_receive(std::vector<session::Response>& rs);
+  size_t direct_waiters_ = 0;  // waiters with read_into (guarded by mu_)
 
   ConnectionOptions opts_;
   ServerInfo server_;

@@ -5,89 +5,66 @@
 #include <map>
 #include <mutex>
 
-#include "proto/read.h"
-#include "proto/write.h"
 
 namespace smbkit::client {
 
 using namespace proto;
 
-namespace {
-
-// Completions arrive on the receiver thread; the caller's thread waits.
-struct Inbox {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::map<uint64_t, Result<session::Response>> done;  // by offset
-  void put(uint64_t off, Result<session::Response> r) {
-    std::lock_guard<std::mutex> g(mu);
-    done.emplace(off, std::move(r));
-    cv.notify_one();
-  }
-};
-
-}  // namespace
 
 Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
                           const std::function<Result<void>(uint64_t, ByteView)>& sink,
                           const TransferOptions& o) {
   uint32_t chunk = std::min(t.max_read(), o.chunk_bytes);
-  auto inbox = std::make_shared<Inbox>();
-  std::map<uint64_t, uint32_t> in_flight;  // offset -> length asked
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::map<uint64_t, Result<size_t>> results;  // by offset
+  };
+  auto inbox = std::make_shared<Done>();
+  struct Slot {
+    std::shared_ptr<Bytes> buf;
+    uint32_t len;
+  };
+  std::map<uint64_t, Slot> in_flight;
   uint64_t next = 0, delivered = 0, eof = size;
-  auto issue = [&](uint64_t off, uint32_t len) -> Result<void> {
-    ReadRequest rq;
-    rq.Length = len;
-    rq.Offset = off;
-    rq.FileId = id;
-    SMBKIT_TRY(auto r, t.request(SMB2_READ, [&](ByteWriter& w) { return encode_read_request(rq, w); }));
-    r.charge_bytes = len;
-    in_flight[off] = len;
-    t.client().conn().submit(std::move(r), [inbox, off](Result<session::Response> resp) {
-      inbox->put(off, std::move(resp));
+  auto issue = [&](uint64_t off, uint32_t len) {
+    // READ data lands straight in this pooled buffer; the callback keeps it
+    // alive if we return early.
+    auto buf = t.client().conn().pool().get(len);
+    in_flight[off] = Slot{buf, len};
+    t.read_async(id, off, MutableByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
+      std::lock_guard<std::mutex> g(inbox->mu);
+      inbox->results.emplace(off, std::move(r));
+      inbox->cv.notify_one();
     });
-    return {};
   };
   while (delivered < eof) {
     while (next < eof && (next - delivered) < o.window_bytes) {
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, eof - next));
-      SMBKIT_CHECK(issue(next, len));
+      issue(next, len);
       next += len;
     }
     if (in_flight.empty()) break;
-    // Wait for the chunk at `delivered` (deliver in order).
-    Result<session::Response> resp = Error{};
+    Result<size_t> r = Error{};
     {
       std::unique_lock<std::mutex> lk(inbox->mu);
-      inbox->cv.wait(lk, [&] { return inbox->done.count(delivered) != 0; });
-      auto it = inbox->done.find(delivered);
-      resp = std::move(it->second);
-      inbox->done.erase(it);
+      inbox->cv.wait(lk, [&] { return inbox->results.count(delivered) != 0; });
+      auto it = inbox->results.find(delivered);
+      r = std::move(it->second);
+      inbox->results.erase(it);
     }
-    uint32_t asked = in_flight[delivered];
+    Slot slot = in_flight[delivered];
     in_flight.erase(delivered);
-    // On failure return at once: late completions land in the inbox,
-    // which the callbacks keep alive.
-    if (!resp) return resp.take_error();
-    uint32_t st = resp->hdr.Status;
-    if (st == STATUS_END_OF_FILE) {
+    if (!r) return r.take_error();
+    size_t got = *r;
+    if (got > slot.len) return protocol_error("READ returned more than asked");
+    if (got == 0) {
       eof = delivered;  // the file shrank under us
       continue;
     }
-    if (st != STATUS_SUCCESS) return nt_error(st, "read at offset " + std::to_string(delivered));
-    SMBKIT_TRY(auto rr, decode_read_response(resp->msg()));
-    if (rr.Data.size() > asked) return protocol_error("READ returned more than asked");
-    SMBKIT_CHECK(sink(delivered, rr.Data));
-    uint64_t got = rr.Data.size();
+    SMBKIT_CHECK(sink(delivered, ByteView(slot.buf->data(), got)));
     delivered += got;
-    if (got < asked) {
-      if (got == 0) {
-        eof = delivered;
-        continue;
-      }
-      // Short read: ask for the rest of this chunk.
-      SMBKIT_CHECK(issue(delivered, asked - static_cast<uint32_t>(got)));
-    }
+    if (got < slot.len) issue(delivered, slot.len - static_cast<uint32_t>(got));  // short read
     if (o.progress) o.progress(delivered, size);
   }
   return delivered;
@@ -97,78 +74,46 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
                         const std::function<Result<void>(uint64_t, MutableByteView)>& source,
                         const TransferOptions& o) {
   uint32_t chunk = std::min(t.max_write(), o.chunk_bytes);
-  auto inbox = std::make_shared<Inbox>();
-  struct Slot {
-    std::shared_ptr<Bytes> buf;  // pooled: no zero-fill per chunk
-    size_t len = 0;
-    MutableByteView data() { return MutableByteView(buf->data(), len); }
+  struct Done {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::pair<uint64_t, Result<size_t>>> results;
   };
-  std::map<uint64_t, std::shared_ptr<Slot>> in_flight;
+  auto inbox = std::make_shared<Done>();
+  std::map<uint64_t, uint32_t> in_flight;  // offset -> length
   uint64_t next = 0, acked = 0;
-  std::optional<Error> failure;
-  while (true) {
-    while (!failure && next < size && in_flight.size() * uint64_t{chunk} < o.window_bytes) {
+  for (;;) {
+    while (next < size && uint64_t{in_flight.size()} * chunk < o.window_bytes) {
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, size - next));
-      auto slot = std::make_shared<Slot>();
-      slot->buf = t.client().conn().pool().get(len);
-      slot->len = len;
-      auto s = source(next, slot->data());
-      if (!s) {
-        failure = s.take_error();
-        break;
-      }
-      WriteRequest wq;
-      wq.Length = len;
-      wq.Offset = next;
-      wq.FileId = id;
-      auto r = t.request(SMB2_WRITE, [&](ByteWriter& w) { return encode_write_request(wq, w); });
-      if (!r) {
-        failure = r.take_error();
-        break;
-      }
-      r->payload = slot->data();
-      r->charge_bytes = len;
-      in_flight[next] = slot;
+      // Pooled chunk, sent straight from this buffer (scatter-gather); the
+      // callback keeps it alive until the WRITE is answered.
+      auto buf = t.client().conn().pool().get(len);
+      SMBKIT_CHECK(source(next, MutableByteView(buf->data(), len)));
+      in_flight[next] = len;
       uint64_t off = next;
-      // The slot stays alive in the completion until the write is answered.
-      t.client().conn().submit(std::move(*r), [inbox, off, slot](Result<session::Response> resp) {
-        inbox->put(off, std::move(resp));
+      t.write_async(id, off, ByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
+        std::lock_guard<std::mutex> g(inbox->mu);
+        inbox->results.emplace_back(off, std::move(r));
+        inbox->cv.notify_one();
       });
       next += len;
     }
     if (in_flight.empty()) break;
-    std::map<uint64_t, Result<session::Response>> got;
+    std::vector<std::pair<uint64_t, Result<size_t>>> got;
     {
       std::unique_lock<std::mutex> lk(inbox->mu);
-      inbox->cv.wait(lk, [&] { return !inbox->done.empty(); });
-      got.swap(inbox->done);
+      inbox->cv.wait(lk, [&] { return !inbox->results.empty(); });
+      got.swap(inbox->results);
     }
-    for (auto& [off, resp] : got) {
-      uint64_t len = in_flight[off]->len;
+    for (auto& [off, r] : got) {
+      uint32_t len = in_flight[off];
       in_flight.erase(off);
-      if (failure) continue;
-      if (!resp) {
-        failure = resp.take_error();
-        continue;
-      }
-      if (resp->hdr.Status != STATUS_SUCCESS) {
-        failure = nt_error(resp->hdr.Status, "write at offset " + std::to_string(off));
-        continue;
-      }
-      auto wr = decode_write_response(resp->msg());
-      if (!wr) {
-        failure = wr.take_error();
-        continue;
-      }
-      if (wr->Count != len) {
-        failure = nt_error(STATUS_DISK_FULL, "short write at offset " + std::to_string(off));
-        continue;
-      }
+      if (!r) return r.take_error();
+      if (*r != len) return nt_error(STATUS_DISK_FULL, "short write at offset " + std::to_string(off));
       acked += len;
       if (o.progress) o.progress(acked, size);
     }
   }
-  if (failure) return *failure;
   return acked;
 }
 

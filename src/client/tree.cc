@@ -1,5 +1,8 @@
 // File operations on a connected share.
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 
 #include "client/client.h"
 #include "proto/close.h"
@@ -84,34 +87,87 @@ Result<void> Tree::close(const FileId& id) {
   return {};
 }
 
-Result<size_t> Tree::read(const FileId& id, uint64_t offset, MutableByteView buf) {
+void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, IoDone done) {
   ReadRequest rq;
-  rq.Length = static_cast<uint32_t>(std::min<size_t>(buf.size(), max_read()));
+  rq.Length = static_cast<uint32_t>(std::min<size_t>(dest.size(), max_read()));
   rq.Offset = offset;
   rq.FileId = id;
-  SMBKIT_TRY(auto r, request(SMB2_READ, [&](ByteWriter& w) { return encode_read_request(rq, w); }));
-  r.charge_bytes = rq.Length;
-  SMBKIT_TRY(auto resp, client_->conn().call(std::move(r)));
-  if (resp.hdr.Status == STATUS_END_OF_FILE) return size_t{0};
-  if (resp.hdr.Status != STATUS_SUCCESS) return nt_error(resp.hdr.Status, "read");
-  SMBKIT_TRY(auto rr, decode_read_response(resp.msg()));
-  if (rr.Data.size() > rq.Length) return protocol_error("READ returned more than asked");
-  std::copy(rr.Data.begin(), rr.Data.end(), buf.begin());
-  return rr.Data.size();
+  auto r = request(SMB2_READ, [&](ByteWriter& w) { return encode_read_request(rq, w); });
+  if (!r) return done(r.take_error());
+  r->charge_bytes = rq.Length;
+  uint32_t asked = rq.Length;
+  client_->conn().submit(
+      std::move(*r),
+      [dest, asked, offset, done = std::move(done)](Result<session::Response> resp) {
+        if (!resp) return done(resp.take_error());
+        uint32_t st = resp->hdr.Status;
+        if (st == STATUS_END_OF_FILE) return done(size_t{0});
+        if (st != STATUS_SUCCESS) return done(nt_error(st, "read at offset " + std::to_string(offset)));
+        if (!resp->direct.empty()) {
+          if (resp->direct.size() > asked) return done(protocol_error("READ returned more than asked"));
+          return done(resp->direct.size());  // already in dest
+        }
+        auto rr = decode_read_response(resp->msg());
+        if (!rr) return done(rr.take_error());
+        if (rr->Data.size() > asked) return done(protocol_error("READ returned more than asked"));
+        std::copy(rr->Data.begin(), rr->Data.end(), dest.begin());
+        done(rr->Data.size());
+      },
+      dest.first(asked));
+}
+
+void Tree::write_async(const FileId& id, uint64_t offset, ByteView src, IoDone done) {
+  WriteRequest wq;
+  wq.Length = static_cast<uint32_t>(std::min<size_t>(src.size(), max_write()));
+  wq.Offset = offset;
+  wq.FileId = id;
+  auto r = request(SMB2_WRITE, [&](ByteWriter& w) { return encode_write_request(wq, w); });
+  if (!r) return done(r.take_error());
+  r->payload = src.first(wq.Length);
+  r->charge_bytes = wq.Length;
+  uint32_t sent = wq.Length;
+  client_->conn().submit(std::move(*r), [sent, offset, done = std::move(done)](Result<session::Response> resp) {
+    if (!resp) return done(resp.take_error());
+    if (resp->hdr.Status != STATUS_SUCCESS)
+      return done(nt_error(resp->hdr.Status, "write at offset " + std::to_string(offset)));
+    auto wr = decode_write_response(resp->msg());
+    if (!wr) return done(wr.take_error());
+    if (wr->Count > sent) return done(protocol_error("WRITE reported more than sent"));
+    done(size_t{wr->Count});
+  });
+}
+
+namespace {
+// Waits for one asynchronous completion.
+struct SyncIo {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::optional<Result<size_t>> result;
+  Tree::IoDone callback() {
+    return [this](Result<size_t> r) {
+      std::lock_guard<std::mutex> g(mu);
+      result.emplace(std::move(r));
+      cv.notify_one();
+    };
+  }
+  Result<size_t> wait() {
+    std::unique_lock<std::mutex> lk(mu);
+    cv.wait(lk, [&] { return result.has_value(); });
+    return std::move(*result);
+  }
+};
+}  // namespace
+
+Result<size_t> Tree::read(const FileId& id, uint64_t offset, MutableByteView buf) {
+  SyncIo io;
+  read_async(id, offset, buf, io.callback());
+  return io.wait();
 }
 
 Result<size_t> Tree::write(const FileId& id, uint64_t offset, ByteView data) {
-  WriteRequest wq;
-  wq.Length = static_cast<uint32_t>(std::min<size_t>(data.size(), max_write()));
-  wq.Offset = offset;
-  wq.FileId = id;
-  SMBKIT_TRY(auto r, request(SMB2_WRITE, [&](ByteWriter& w) { return encode_write_request(wq, w); }));
-  r.payload = data.first(wq.Length);
-  r.charge_bytes = wq.Length;
-  SMBKIT_TRY(auto resp, call(std::move(r), "write"));
-  SMBKIT_TRY(auto wr, decode_write_response(resp.msg()));
-  if (wr.Count > wq.Length) return protocol_error("WRITE reported more than sent");
-  return static_cast<size_t>(wr.Count);
+  SyncIo io;
+  write_async(id, offset, data, io.callback());
+  return io.wait();
 }
 
 Result<void> Tree::flush(const FileId& id) {

@@ -196,6 +196,22 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
   return {};
 }
 
+Result<void> Machine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
+                                    std::vector<Response>& out) {
+  if (!head || head_len > head->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
+  SMBKIT_TRY(Header h, decode_header(ByteView(head->data(), head_len)));
+  if (h.NextCommand) return protocol_error("split receive of a compound message");
+  Response r;
+  r.hdr = h;
+  r.buf = std::move(head);
+  r.offset = 0;
+  r.length = head_len;
+  r.direct = direct;
+  SMBKIT_CHECK(finish_message(r));
+  out.push_back(std::move(r));
+  return {};
+}
+
 Result<void> Machine::finish_message(Response& r) {
   const Header& h = r.hdr;
   if (!h.is_response()) return protocol_error("request received from server");
@@ -219,10 +235,11 @@ Result<void> Machine::finish_message(Response& r) {
   const SessionSecurity* s = session(h.SessionId);
   if (!r.encrypted && !interim && !s && (h.Flags & SMB2_FLAGS_SIGNED)) r.signature_unchecked = true;
   if (!r.encrypted && !interim && s) {
-    ByteView m = r.msg();
+    ByteView pieces[2] = {r.msg(), r.direct};
     if (h.Flags & SMB2_FLAGS_SIGNED) {
       if (!s->signing_key.empty()) {
-        auto v = auth::verify_message(s->sign_alg, s->signing_key, m);
+        auto v = auth::verify_message(s->sign_alg, s->signing_key,
+                                      std::span<const ByteView>(pieces, r.direct.empty() ? 1 : 2));
         if (!v) r.security_error = nt_error(STATUS_INVALID_SIGNATURE, "response signature");
       } else {
         r.signature_unchecked = true;

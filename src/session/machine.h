@@ -69,6 +69,9 @@ struct Response {
   bool signature_unchecked = false;
   // Answers a request we abandoned (timed out): credits counted, else ignore.
   bool orphan = false;
+  // A READ whose data the transport placed straight into the caller's
+  // buffer: the message is msg() followed by these bytes.
+  ByteView direct;
   ByteView msg() const { return ByteView(*buf).subspan(offset, length); }
 };
 
@@ -121,6 +124,11 @@ class Machine {
   // Same for the first `len` bytes of a (pooled) buffer; an encrypted frame
   // is decrypted in place.
   Result<void> receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out);
+  // One plain (not encrypted, not compound) message split in two: head
+  // holds its first head_len bytes, `direct` the rest (READ data already
+  // in the caller's buffer). Signatures are checked over both pieces.
+  Result<void> receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
+                             std::vector<Response>& out);
 
   size_t pending() const { return pending_.size(); }
   bool is_pending(uint64_t mid) const { return pending_.count(mid) != 0; }

@@ -1,0 +1,65 @@
+// The FUSE low-level file system over one connected share (client::Tree).
+// Every operation is a synchronous SMB exchange on the calling FUSE worker
+// thread; concurrency comes from fuse_session_loop_mt and the client's
+// out-of-order completion. See docs/design/fuse.md.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <sys/stat.h>
+
+#include <string>
+
+#include "client/client.h"
+#include "fuse/inode_table.h"
+#include "fuse/options.h"
+
+namespace smbkit::fuse {
+
+// What the file system needs from the options.
+struct FsConfig {
+  std::string prefix;  // path inside the share used as the root
+  CacheMode cache = CacheMode::strict;
+  bool direct = false;  // fi->direct_io on every open
+  double attr_timeout_file = 1, attr_timeout_dir = 1, entry_timeout = 1;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  mode_t file_mode = 0755, dir_mode = 0755;
+  bool ro = false;
+  uint32_t rsize = 4u << 20, wsize = 4u << 20;  // bytes per SMB READ / WRITE (also capped by the server)
+  uint32_t fuse_max_io = 1u << 20;  // max_read / max_write asked of the kernel
+
+  static FsConfig from(const MountOptions& o);
+};
+
+class SmbFs {
+ public:
+  SmbFs(client::Tree& tree, FsConfig cfg);
+  static const fuse_lowlevel_ops& ops();
+
+  client::Tree& tree() { return tree_; }
+  const FsConfig& config() const { return cfg_; }
+  InodeTable& inodes() { return inodes_; }
+
+  // The share path for a path relative to the mount root.
+  std::string smb_path(const std::string& p) const;
+  // FileStat -> struct stat as mount.cifs presents it without unix
+  // extensions (owner and modes from the options, write bits cleared for
+  // FILE_ATTRIBUTE_READONLY).
+  struct stat to_stat(const client::FileStat& s, uint64_t ino) const;
+  double attr_timeout(bool dir) const { return dir ? cfg_.attr_timeout_dir : cfg_.attr_timeout_file; }
+  uint32_t read_chunk() const;
+  uint32_t write_chunk() const;
+
+ private:
+  client::Tree& tree_;
+  FsConfig cfg_;
+  InodeTable inodes_;
+};
+
+// FILETIME (100 ns since 1601) <-> timespec.
+struct timespec filetime_to_timespec(uint64_t ft);
+uint64_t timespec_to_filetime(const struct timespec& ts);
+
+}  // namespace smbkit::fuse

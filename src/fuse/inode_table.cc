@@ -1,0 +1,117 @@
+#include "fuse/inode_table.h"
+
+#include <vector>
+
+namespace smbkit::fuse {
+
+InodeTable::InodeTable() {
+  nodes_[kRoot] = Node{"", true, 1};
+  by_path_[""] = kRoot;
+}
+
+std::string InodeTable::join(const std::string& dir, const std::string& name) {
+  return dir.empty() ? name : dir + "/" + name;
+}
+
+uint64_t InodeTable::lookup(const std::string& path, uint64_t lookups) {
+  std::lock_guard lk(mu_);
+  auto it = by_path_.find(path);
+  if (it != by_path_.end()) {
+    nodes_[it->second].nlookup += lookups;
+    return it->second;
+  }
+  uint64_t ino = next_++;
+  nodes_[ino] = Node{path, true, lookups};
+  by_path_[path] = ino;
+  return ino;
+}
+
+std::optional<uint64_t> InodeTable::find(const std::string& path) const {
+  std::lock_guard lk(mu_);
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> InodeTable::path_of(uint64_t ino) const {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end() || !it->second.attached) return std::nullopt;
+  return it->second.path;
+}
+
+void InodeTable::forget(uint64_t ino, uint64_t n) {
+  if (ino == kRoot) return;
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end()) return;
+  Node& nd = it->second;
+  nd.nlookup = nd.nlookup > n ? nd.nlookup - n : 0;
+  if (nd.nlookup) return;
+  if (nd.attached) {
+    auto p = by_path_.find(nd.path);
+    if (p != by_path_.end() && p->second == ino) by_path_.erase(p);
+  }
+  nodes_.erase(it);
+}
+
+void InodeTable::detach(const std::string& path) {
+  if (path.empty()) return;
+  std::lock_guard lk(mu_);
+  auto it = by_path_.find(path);
+  if (it == by_path_.end()) return;
+  nodes_[it->second].attached = false;
+  by_path_.erase(it);
+  // Entries below a removed directory (rmdir only succeeds when empty,
+  // but the kernel may still hold stale children) go too.
+  std::string prefix = path + "/";
+  for (auto c = by_path_.lower_bound(prefix); c != by_path_.end() && c->first.rfind(prefix, 0) == 0;) {
+    nodes_[c->second].attached = false;
+    c = by_path_.erase(c);
+  }
+}
+
+void InodeTable::rename(const std::string& from, const std::string& to) {
+  if (from == to || from.empty()) return;
+  std::lock_guard lk(mu_);
+  // Whatever was at `to` (and below it) is replaced.
+  auto detach_locked = [&](const std::string& p) {
+    auto it = by_path_.find(p);
+    if (it != by_path_.end()) {
+      nodes_[it->second].attached = false;
+      by_path_.erase(it);
+    }
+    std::string prefix = p + "/";
+    for (auto c = by_path_.lower_bound(prefix); c != by_path_.end() && c->first.rfind(prefix, 0) == 0;) {
+      nodes_[c->second].attached = false;
+      c = by_path_.erase(c);
+    }
+  };
+  // Collect the moving subtree first (to may lie below from only if the
+  // server accepted a move into itself, which it does not).
+  std::vector<std::pair<std::string, uint64_t>> moving;
+  if (auto it = by_path_.find(from); it != by_path_.end()) moving.emplace_back(it->first, it->second);
+  std::string prefix = from + "/";
+  for (auto c = by_path_.lower_bound(prefix); c != by_path_.end() && c->first.rfind(prefix, 0) == 0; ++c)
+    moving.emplace_back(c->first, c->second);
+  for (auto& [p, ino] : moving) by_path_.erase(p);
+  detach_locked(to);
+  for (auto& [p, ino] : moving) {
+    std::string np = to + p.substr(from.size());
+    nodes_[ino].path = np;
+    by_path_[np] = ino;
+  }
+}
+
+size_t InodeTable::size() const {
+  std::lock_guard lk(mu_);
+  return nodes_.size();
+}
+
+uint64_t InodeTable::lookups(uint64_t ino) const {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(ino);
+  return it == nodes_.end() ? 0 : it->second.nlookup;
+}
+
+}  // namespace smbkit::fuse

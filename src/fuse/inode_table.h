@@ -1,0 +1,56 @@
+// FUSE inode numbers <-> share paths. SMB opens by path, so every inode
+// the kernel knows names a path relative to the mount's root ("" is the
+// root, inode 1). The kernel's lookup count is kept per inode; an inode is
+// dropped when forget brings it to zero. Unlink and rename-over detach an
+// inode from its path (it lives on, pathless, until forgotten); rename
+// moves an entry and every path below it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace smbkit::fuse {
+
+class InodeTable {
+ public:
+  static constexpr uint64_t kRoot = 1;
+
+  InodeTable();
+
+  // The inode for path (created if new) with `lookups` added to its count.
+  uint64_t lookup(const std::string& path, uint64_t lookups = 1);
+  // The inode for path if known, without counting.
+  std::optional<uint64_t> find(const std::string& path) const;
+  // The path of ino; nullopt if unknown or detached (unlinked).
+  std::optional<std::string> path_of(uint64_t ino) const;
+  // Drops n lookups; the inode goes away at zero (never the root).
+  void forget(uint64_t ino, uint64_t n);
+  // After unlink/rmdir of path: the inode there loses its path.
+  void detach(const std::string& path);
+  // After a rename: from (and everything below it) now lives at to; an
+  // inode previously at to (replaced) is detached.
+  void rename(const std::string& from, const std::string& to);
+
+  size_t size() const;
+  uint64_t lookups(uint64_t ino) const;  // for tests
+
+  // "dir" + "name" -> "dir/name" ("" is the root).
+  static std::string join(const std::string& dir, const std::string& name);
+
+ private:
+  struct Node {
+    std::string path;
+    bool attached = true;
+    uint64_t nlookup = 0;
+  };
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, Node> nodes_;
+  std::map<std::string, uint64_t> by_path_;  // attached nodes only; ordered for subtree moves
+  uint64_t next_ = 2;
+};
+
+}  // namespace smbkit::fuse

@@ -1,0 +1,368 @@
+#include "fuse/options.h"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+
+#include "client/url.h"
+#include "proto/constants.h"
+
+namespace smbkit::fuse {
+
+using namespace proto;
+
+const char* cache_mode_name(CacheMode c) {
+  switch (c) {
+    case CacheMode::strict: return "strict";
+    case CacheMode::none: return "none";
+    case CacheMode::loose: return "loose";
+  }
+  return "?";
+}
+
+namespace {
+
+Error bad(const std::string& name, const std::string& why) {
+  return sys_error(EINVAL, "mount option '" + name + "': " + why);
+}
+
+Result<uint64_t> parse_uint(const std::string& name, const std::string& v, int base, uint64_t max) {
+  if (v.empty()) return bad(name, "needs a value");
+  uint64_t out = 0;
+  const char* b = v.data();
+  const char* e = v.data() + v.size();
+  // mount.cifs accepts 0755 and 755 alike for modes; strtoul base 8.
+  auto [p, ec] = std::from_chars(b, e, out, base);
+  if (ec != std::errc() || p != e) return bad(name, "'" + v + "' is not a valid number");
+  if (out > max) return bad(name, "'" + v + "' is out of range");
+  return out;
+}
+
+Result<uid_t> parse_uid(const std::string& name, const std::string& v) {
+  if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+    SMBKIT_TRY(auto n, parse_uint(name, v, 10, 0xFFFFFFFEu));
+    return static_cast<uid_t>(n);
+  }
+  if (v.empty()) return bad(name, "needs a value");
+  if (struct passwd* pw = getpwnam(v.c_str())) return pw->pw_uid;
+  return bad(name, "no such user '" + v + "'");
+}
+
+Result<gid_t> parse_gid(const std::string& name, const std::string& v) {
+  if (!v.empty() && v.find_first_not_of("0123456789") == std::string::npos) {
+    SMBKIT_TRY(auto n, parse_uint(name, v, 10, 0xFFFFFFFEu));
+    return static_cast<gid_t>(n);
+  }
+  if (v.empty()) return bad(name, "needs a value");
+  if (struct group* gr = getgrnam(v.c_str())) return gr->gr_gid;
+  return bad(name, "no such group '" + v + "'");
+}
+
+// Splits "a=1,b,password=x,,y" into options; ",," inside a password value
+// is a literal comma (mount.cifs).
+std::vector<std::string> split_options(const std::string& s) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool in_password = false;
+  for (size_t i = 0; i < s.size(); i++) {
+    char c = s[i];
+    if (c == ',') {
+      if (in_password && i + 1 < s.size() && s[i + 1] == ',') {
+        cur += ',';
+        i++;
+        continue;
+      }
+      out.push_back(cur);
+      cur.clear();
+      in_password = false;
+      continue;
+    }
+    cur += c;
+    if (c == '=' && (cur == "password=" || cur == "pass=")) in_password = true;
+  }
+  out.push_back(cur);
+  return out;
+}
+
+bool is_flag(const std::string& name) {
+  // Generic mount(8) options a helper receives; they mean nothing to us.
+  static const char* const kGeneric[] = {"defaults", "auto",   "noauto", "user",   "users",  "nouser",
+                                         "owner",    "group",  "exec",   "noexec", "suid",   "nosuid",
+                                         "dev",      "nodev",  "_netdev", "nofail", "relatime",
+                                         "norelatime", "noatime", "atime", "nodiratime", "diratime",
+                                         "strictatime", "lazytime", "nolazytime", "async", "sync",
+                                         "loud", "silent", "nomand", "mand"};
+  for (auto* g : kGeneric)
+    if (name == g) return true;
+  return name.rfind("x-", 0) == 0 || name.rfind("comment=", 0) == 0;
+}
+
+}  // namespace
+
+Result<std::vector<uint16_t>> dialects_for_vers(const std::string& v) {
+  if (v == "default" || v.empty())
+    return std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
+                                 SMB2_DIALECT_0302, SMB2_DIALECT_0311};
+  if (v == "2.0" || v == "2.02" || v == "2.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0202};
+  if (v == "2.1") return std::vector<uint16_t>{SMB2_DIALECT_0210};
+  if (v == "3.0" || v == "3.00") return std::vector<uint16_t>{SMB2_DIALECT_0300};
+  if (v == "3.02" || v == "3.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0302};
+  if (v == "3.1.1" || v == "3.11") return std::vector<uint16_t>{SMB2_DIALECT_0311};
+  if (v == "3")  // mount.cifs: 3.0 or later
+    return std::vector<uint16_t>{SMB2_DIALECT_0300, SMB2_DIALECT_0302, SMB2_DIALECT_0311};
+  return bad("vers", "'" + v + "': expected 2.0, 2.1, 3, 3.0, 3.02, 3.1.1 or default (SMB1 is not supported)");
+}
+
+Result<void> parse_option_string(const std::string& s, MountOptions& o) {
+  for (const std::string& opt : split_options(s)) {
+    if (opt.empty()) continue;  // "a,,b" outside a password, trailing commas
+    auto eq = opt.find('=');
+    std::string name = opt.substr(0, eq);
+    bool has_value = eq != std::string::npos;
+    std::string v = has_value ? opt.substr(eq + 1) : std::string();
+    auto need_value = [&]() -> Result<void> {
+      if (!has_value) return bad(name, "needs a value (" + name + "=...)");
+      return {};
+    };
+    auto no_value = [&]() -> Result<void> {
+      if (has_value) return bad(name, "takes no value");
+      return {};
+    };
+    auto seconds = [&](uint32_t& out) -> Result<void> {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 24u * 3600 * 365));
+      out = static_cast<uint32_t>(n);
+      return {};
+    };
+    auto io_size = [&](uint32_t& out) -> Result<void> {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 16u << 20));
+      if (n < 4096) return bad(name, "'" + v + "' is too small (at least 4096)");
+      out = static_cast<uint32_t>(n);
+      return {};
+    };
+
+    if (name == "username" || (name == "user" && has_value)) {
+      SMBKIT_CHECK(need_value());
+      // mount.cifs: "DOMAIN/user" or "DOMAIN\user"; "user%pass" also carries a password.
+      std::string u = v;
+      auto pct = u.find('%');
+      if (pct != std::string::npos) {
+        o.password = u.substr(pct + 1);
+        o.password_set = true;
+        u.resize(pct);
+      }
+      auto sep = u.find_first_of("/\\");
+      if (sep != std::string::npos) {
+        o.domain = u.substr(0, sep);
+        u = u.substr(sep + 1);
+      }
+      o.username = u;
+    } else if (name == "password" || name == "pass") {
+      if (!has_value) return bad(name, "needs a value (" + name + "=...)");
+      o.password = v;
+      o.password_set = true;
+    } else if (name == "domain" || name == "dom" || name == "workgroup") {
+      SMBKIT_CHECK(need_value());
+      o.domain = v;
+    } else if (name == "credentials" || name == "cred") {
+      SMBKIT_CHECK(need_value());
+      if (v.empty()) return bad(name, "needs a file name");
+      o.credentials_file = v;
+    } else if (name == "guest") {
+      SMBKIT_CHECK(no_value());
+      o.anonymous = true;
+    } else if (name == "port") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 65535));
+      if (n == 0) return bad(name, "'0' is out of range");
+      o.port = static_cast<uint16_t>(n);
+      o.port_set = true;
+    } else if (name == "vers") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(o.dialects, dialects_for_vers(v));
+      o.vers = v;
+    } else if (name == "sec") {
+      SMBKIT_CHECK(need_value());
+      if (v == "ntlmssp" || v == "ntlmv2") {
+      } else if (v == "ntlmsspi" || v == "ntlmv2i") {
+        o.sign = true;
+      } else if (v == "none") {
+        o.anonymous = true;
+      } else {
+        return bad(name, "'" + v + "' is not supported (ntlmssp, ntlmsspi, ntlmv2, ntlmv2i or none)");
+      }
+    } else if (name == "seal") {
+      SMBKIT_CHECK(no_value());
+      o.seal = true;
+    } else if (name == "sign") {
+      SMBKIT_CHECK(no_value());
+      o.sign = true;
+    } else if (name == "rsize") {
+      SMBKIT_CHECK(io_size(o.rsize));
+    } else if (name == "wsize") {
+      SMBKIT_CHECK(io_size(o.wsize));
+    } else if (name == "bsize") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 16u << 20));
+      (void)n;
+      o.ignored.push_back(name);
+    } else if (name == "cache") {
+      SMBKIT_CHECK(need_value());
+      if (v == "strict") o.cache = CacheMode::strict;
+      else if (v == "none") o.cache = CacheMode::none;
+      else if (v == "loose") o.cache = CacheMode::loose;
+      else return bad(name, "'" + v + "': expected strict, none or loose");
+    } else if (name == "actimeo") {
+      uint32_t t = 0;
+      SMBKIT_CHECK(seconds(t));
+      o.acregmax = o.acdirmax = t;
+    } else if (name == "acregmax") {
+      SMBKIT_CHECK(seconds(o.acregmax));
+    } else if (name == "acdirmax") {
+      SMBKIT_CHECK(seconds(o.acdirmax));
+    } else if (name == "uid") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(o.uid, parse_uid(name, v));
+      o.uid_set = true;
+    } else if (name == "gid") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(o.gid, parse_gid(name, v));
+      o.gid_set = true;
+    } else if (name == "forceuid" || name == "forcegid" || name == "noforceuid" || name == "noforcegid") {
+      // Without unix extensions the server reports no owner: uid=/gid= always apply.
+      SMBKIT_CHECK(no_value());
+    } else if (name == "file_mode" || name == "dir_mode") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 8, 07777));
+      (name == "file_mode" ? o.file_mode : o.dir_mode) = static_cast<mode_t>(n);
+    } else if (name == "ro") {
+      SMBKIT_CHECK(no_value());
+      o.ro = true;
+    } else if (name == "rw") {
+      SMBKIT_CHECK(no_value());
+      o.ro = false;
+    } else if (name == "noperm") {
+      SMBKIT_CHECK(no_value());
+      o.noperm = true;
+    } else if (name == "perm") {
+      SMBKIT_CHECK(no_value());
+      o.noperm = false;
+    } else if (name == "directio" || name == "forcedirectio") {
+      SMBKIT_CHECK(no_value());
+      o.directio = true;
+    } else if (name == "max_credits") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 60000));
+      if (n < 20) return bad(name, "'" + v + "' is out of range (20 to 60000)");
+      o.max_credits = static_cast<uint32_t>(n);
+    } else if (name == "nounix" || name == "nobrl" || name == "noserverino" || name == "serverino" ||
+               name == "mapposix" || name == "nomapposix" || name == "mapchars" || name == "nomapchars" ||
+               name == "nocase" || name == "hard" || name == "soft" || name == "nosharesock" ||
+               name == "nostrictsync" || name == "nouser_xattr") {
+      // Accepted for fstab compatibility; not acted on (see docs/design/fuse.md).
+      SMBKIT_CHECK(no_value());
+      o.ignored.push_back(name);
+    } else if (name == "iocharset") {
+      SMBKIT_CHECK(need_value());
+      if (v != "utf8" && v != "utf-8" && v != "UTF-8")
+        return bad(name, "'" + v + "': only utf8 is supported");
+    } else if (is_flag(opt)) {
+      // generic mount(8) option
+    } else {
+      return bad(name, "unknown option");
+    }
+  }
+  return {};
+}
+
+Result<MountOptions> parse_mount_args(const std::vector<std::string>& args) {
+  MountOptions o;
+  std::vector<std::string> pos;
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string& a = args[i];
+    if (a == "-o") {
+      if (i + 1 >= args.size()) return sys_error(EINVAL, "-o needs an option list");
+      SMBKIT_CHECK(parse_option_string(args[++i], o));
+    } else if (a.rfind("-o", 0) == 0 && a.size() > 2) {
+      SMBKIT_CHECK(parse_option_string(a.substr(2), o));
+    } else if (a == "-f" || a == "--foreground") {
+      o.foreground = true;
+    } else if (a == "-v" || a == "--verbose") {
+      o.verbose++;
+    } else if (a == "-vv") {
+      o.verbose += 2;
+    } else if (a == "-s" || a == "-n") {
+      // mount(8) helper flags (sloppy, no mtab): nothing to do.
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return sys_error(EINVAL, "unknown flag '" + a + "'");
+    } else {
+      pos.push_back(a);
+    }
+  }
+  if (pos.size() != 2)
+    return sys_error(EINVAL,
+                     "usage: smbkit mount //host[:port]/share[/path] MOUNTPOINT [-o OPTIONS] [-f] [-v]");
+  SMBKIT_TRY(auto u, client::parse_smb_url(pos[0]));
+  if (u.share.empty()) return sys_error(EINVAL, pos[0] + ": no share in the target");
+  o.host = u.host;
+  if (!o.port_set) o.port = u.port;
+  o.share = u.share;
+  o.prefix = u.path;
+  if (o.username.empty() && !u.user.empty()) o.username = u.user;
+  if (o.domain.empty() && !u.domain.empty()) o.domain = u.domain;
+  o.mountpoint = pos[1];
+  if (o.dialects.empty()) SMBKIT_TRY(o.dialects, dialects_for_vers(o.vers));
+  return o;
+}
+
+Result<void> resolve_credentials(MountOptions& o, const char* env_password) {
+  if (o.anonymous) {
+    o.username.clear();
+    o.password.clear();
+    o.domain.clear();
+    return {};
+  }
+  if (!o.credentials_file.empty()) {
+    SMBKIT_TRY(auto f, client::read_credentials_file(o.credentials_file));
+    if (o.username.empty()) o.username = f.username;
+    if (o.domain.empty()) o.domain = f.domain;
+    if (!o.password_set) {
+      o.password = f.password;
+      o.password_set = true;
+    }
+  }
+  if (!o.password_set && env_password) {
+    o.password = env_password;
+    o.password_set = true;
+  }
+  return {};
+}
+
+std::string describe(const MountOptions& o) {
+  std::string s = "vers=" + o.vers;
+  if (!o.username.empty()) s += ",username=" + o.username;
+  if (!o.domain.empty()) s += ",domain=" + o.domain;
+  s += ",port=" + std::to_string(o.port);
+  if (o.sign) s += ",sign";
+  if (o.seal) s += ",seal";
+  s += ",rsize=" + std::to_string(o.rsize) + ",wsize=" + std::to_string(o.wsize);
+  s += std::string(",cache=") + cache_mode_name(o.cache);
+  if (o.directio) s += ",directio";
+  s += ",acregmax=" + std::to_string(o.acregmax) + ",acdirmax=" + std::to_string(o.acdirmax);
+  s += ",uid=" + std::to_string(o.uid) + ",gid=" + std::to_string(o.gid);
+  char modes[64];
+  std::snprintf(modes, sizeof modes, ",file_mode=0%o,dir_mode=0%o", static_cast<unsigned>(o.file_mode),
+                static_cast<unsigned>(o.dir_mode));
+  s += modes;
+  s += o.ro ? ",ro" : ",rw";
+  if (o.noperm) s += ",noperm";
+  if (o.max_credits) s += ",max_credits=" + std::to_string(o.max_credits);
+  return s;
+}
+
+}  // namespace smbkit::fuse
