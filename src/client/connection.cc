@@ -45,6 +45,11 @@ std::optional<Error> Connection::dead() const {
   return dead_;
 }
 
+ConnectionStats Connection::stats() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_;
+}
+
 uint32_t Connection::credits_available() const {
   std::lock_guard<std::mutex> g(mu_);
   return machine_.credits().available();
@@ -103,6 +108,8 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
       return;
     }
     mid = *r;
+    stats_.frames_out++;
+    stats_.bytes_out += frame.size();
     waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false};
     if (!read_into.empty()) direct_waiters_++;
     SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}",
@@ -239,6 +246,8 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   {
     std::lock_guard<std::mutex> g(mu_);
     try_direct = direct_waiters_ > 0;
+    stats_.frames_in++;
+    stats_.bytes_in += len + 4;
   }
   constexpr size_t kFixed = kHeaderSize + kReadResponseFixedSize;  // 80
   if (!try_direct || len <= kFixed) {
@@ -286,6 +295,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   auto it = waiters_.find(mid);
   if (it != waiters_.end()) it->second.receiving = false;
   if (!rd) return rd;
+  stats_.direct_read_bytes += data_len;
   return machine_.receive_split(std::move(head), data_off, ByteView(dest.data(), data_len), rs);
 }
 

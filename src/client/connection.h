@@ -40,6 +40,13 @@ struct ConnectionOptions {
 };
 
 // What NEGOTIATE settled.
+// Counters for tests, benchmarks and -v output.
+struct ConnectionStats {
+  uint64_t frames_in = 0, bytes_in = 0;
+  uint64_t frames_out = 0, bytes_out = 0;
+  uint64_t direct_read_bytes = 0;  // READ data placed straight in callers' buffers
+};
+
 struct ServerInfo {
   uint16_t dialect = 0;
   uint16_t security_mode = 0;
@@ -90,6 +97,7 @@ class Connection {
   void close();
 
   uint32_t credits_available() const;
+  ConnectionStats stats() const;
   // Buffers for frames and transfer chunks, reused instead of allocated.
   BufferPool& pool() { return *pool_; }
 
@@ -122,6 +130,7 @@ class Connection {
   session::Machine machine_;
   std::map<uint64_t, Waiter> waiters_;
   std::optional<Error> dead_;
+  ConnectionStats stats_;  // guarded by mu_
   bool closing_ = false;
 
   std::mutex send_mu_;  // frames go out whole and in MessageId order

@@ -110,3 +110,4 @@ TEST_F(LinkTest, StalledServerTimesOut) {
 }
 
 }  // namespace
+

@@ -1,0 +1,55 @@
+// The zero-copy READ path, observed through the connection's counters.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "client/client.h"
+#include "client/transfer.h"
+#include "support/samba_server.h"
+
+namespace {
+
+// READ payloads of plain sessions land in the caller's buffer; sealed ones
+// cannot (they are decrypted in a frame buffer) and are copied.
+TEST(ZeroCopy, PlainReadsLandInCallerBuffersSealedOnesAreCopied) {
+  auto s = smbkit::testing::SambaServer::start();
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto& server = **s;
+  {
+    std::ofstream f(server.share_path("share") + "/zc.bin", std::ios::binary);
+    std::string data(3u << 20, 'z');
+    for (size_t i = 0; i < data.size(); i++) data[i] = static_cast<char>(i * 7);
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+  for (bool seal : {false, true}) {
+    smbkit::client::ClientOptions o;
+    o.conn.port = server.port();
+    o.conn.require_encryption = seal;
+    o.creds.user = server.user();
+    o.creds.password = server.password();
+    auto c = smbkit::client::Client::connect(o);
+    ASSERT_TRUE(c.ok()) << c.error().message();
+    auto t = (*c)->tree_connect("share");
+    ASSERT_TRUE(t.ok()) << t.error().message();
+    smbkit::client::OpenParams p;
+    p.access = 0x00120089;  // FILE_GENERIC_READ
+    auto f = (*t)->open("zc.bin", p);
+    ASSERT_TRUE(f.ok()) << f.error().message();
+    uint64_t before = (*c)->conn().stats().direct_read_bytes;
+    uint64_t sum = 0;
+    auto got = smbkit::client::download(**t, f->id, f->size, [&](uint64_t off, smbkit::ByteView d) {
+      for (size_t i = 0; i < d.size(); i++)
+        if (d[i] != static_cast<std::byte>(static_cast<char>((off + i) * 7))) return smbkit::Result<void>(smbkit::protocol_error("mismatch"));
+      sum += d.size();
+      return smbkit::Result<void>();
+    });
+    ASSERT_TRUE(got.ok()) << got.error().message();
+    EXPECT_EQ(sum, 3u << 20);
+    uint64_t direct = (*c)->conn().stats().direct_read_bytes - before;
+    if (seal) EXPECT_EQ(direct, 0u);
+    else EXPECT_EQ(direct, 3u << 20);
+    (void)(*t)->close(f->id);
+  }
+}
+
+}  // namespace
