@@ -15,7 +15,7 @@ namespace smbkit {
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
   // max_cached_bytes bounds what idle buffers may hold.
-  static std::shared_ptr<BufferPool> create(size_t max_cached_bytes = 96u << 20);
+  static std::shared_ptr<BufferPool> create(size_t max_cached_bytes = 32u << 20);
 
   // A buffer whose size() is at least n (contents unspecified). It goes
   // back to the pool when the last reference drops.

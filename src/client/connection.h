@@ -33,7 +33,9 @@ struct ConnectionOptions {
   bool require_signing = false;     // --sign
   bool require_encryption = false;  // --seal
   std::chrono::milliseconds timeout{30000};
-  uint32_t credit_target = 512;
+  // Credits we ask the server to let us hold (64 KiB each): enough for the
+  // largest transfer window; Samba grants up to 8192.
+  uint32_t credit_target = 2048;
   // Cipher and signing preferences for 3.1.1, most preferred first.
   std::vector<uint16_t> ciphers;
   std::vector<uint16_t> signing_algorithms;

@@ -1,14 +1,25 @@
 #include "client/transfer.h"
 
+#include "session/window.h"
+
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
 
-
 namespace smbkit::client {
 
 using namespace proto;
+
+namespace {
+session::WindowController::Time mono_now() {
+  return std::chrono::duration_cast<session::WindowController::Time>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
+session::WindowController make_window(const TransferOptions& o) {
+  return session::WindowController({o.min_window_bytes, std::max(o.min_window_bytes, o.max_window_bytes)});
+}
+}  // namespace
 
 
 Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
@@ -24,14 +35,16 @@ Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
   struct Slot {
     std::shared_ptr<Bytes> buf;
     uint32_t len;
+    session::WindowController::Time sent;
   };
   std::map<uint64_t, Slot> in_flight;
+  auto win = make_window(o);
   uint64_t next = 0, delivered = 0, eof = size;
   auto issue = [&](uint64_t off, uint32_t len) {
     // READ data lands straight in this pooled buffer; the callback keeps it
     // alive if we return early.
     auto buf = t.client().conn().pool().get(len);
-    in_flight[off] = Slot{buf, len};
+    in_flight[off] = Slot{buf, len, mono_now()};
     t.read_async(id, off, MutableByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
       std::lock_guard<std::mutex> g(inbox->mu);
       inbox->results.emplace(off, std::move(r));
@@ -39,7 +52,7 @@ Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
     });
   };
   while (delivered < eof) {
-    while (next < eof && (next - delivered) < o.window_bytes) {
+    while (next < eof && (next - delivered) < win.window()) {
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, eof - next));
       issue(next, len);
       next += len;
@@ -58,6 +71,7 @@ Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
     if (!r) return r.take_error();
     size_t got = *r;
     if (got > slot.len) return protocol_error("READ returned more than asked");
+    win.on_complete(slot.len, slot.sent, mono_now());
     if (got == 0) {
       eof = delivered;  // the file shrank under us
       continue;
@@ -80,16 +94,22 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
     std::vector<std::pair<uint64_t, Result<size_t>>> results;
   };
   auto inbox = std::make_shared<Done>();
-  std::map<uint64_t, uint32_t> in_flight;  // offset -> length
-  uint64_t next = 0, acked = 0;
+  struct Slot {
+    uint32_t len;
+    session::WindowController::Time sent;
+  };
+  std::map<uint64_t, Slot> in_flight;
+  uint64_t next = 0, acked = 0, pending_bytes = 0;
+  auto win = make_window(o);
   for (;;) {
-    while (next < size && uint64_t{in_flight.size()} * chunk < o.window_bytes) {
+    while (next < size && pending_bytes < win.window()) {
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, size - next));
       // Pooled chunk, sent straight from this buffer (scatter-gather); the
       // callback keeps it alive until the WRITE is answered.
       auto buf = t.client().conn().pool().get(len);
       SMBKIT_CHECK(source(next, MutableByteView(buf->data(), len)));
-      in_flight[next] = len;
+      in_flight[next] = Slot{len, mono_now()};
+      pending_bytes += len;
       uint64_t off = next;
       t.write_async(id, off, ByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
         std::lock_guard<std::mutex> g(inbox->mu);
@@ -106,8 +126,11 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
       got.swap(inbox->results);
     }
     for (auto& [off, r] : got) {
-      uint32_t len = in_flight[off];
+      Slot slot = in_flight[off];
+      uint32_t len = slot.len;
       in_flight.erase(off);
+      pending_bytes -= len;
+      win.on_complete(len, slot.sent, mono_now());
       if (!r) return r.take_error();
       if (*r != len) return nt_error(STATUS_DISK_FULL, "short write at offset " + std::to_string(off));
       acked += len;

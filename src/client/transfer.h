@@ -10,8 +10,12 @@
 namespace smbkit::client {
 
 struct TransferOptions {
-  // Bytes kept in flight; the credit window also limits it.
-  uint64_t window_bytes = 64ull << 20;
+  // Bytes kept in flight: a window that grows from min to cover the measured
+  // bandwidth x round-trip time, never above max (the memory bound: chunk
+  // buffers for everything in flight come from the connection's pool). The
+  // credit window also limits it.
+  uint64_t min_window_bytes = 8ull << 20;
+  uint64_t max_window_bytes = 64ull << 20;
   // Request size cap (the server's MaxRead/MaxWrite also limits it).
   uint32_t chunk_bytes = 4u << 20;
   // Called after each chunk with (bytes done, total).

@@ -1,0 +1,50 @@
+// How many bytes to keep in flight: a window that grows until it covers
+// the measured bandwidth x round-trip time, within a memory bound. Sans-I/O:
+// the caller passes the time, so a simulation can drive it with any delay,
+// rate or loss (tests/session/window_sim_test.cc).
+//
+// The estimate follows BBR's idea: the delivery rate over recent completions
+// and the minimum observed latency give the bandwidth-delay product; the
+// window is twice that, so when the window is the bottleneck (rate =
+// window / rtt) it doubles every round trip until the link is the limit.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+
+namespace smbkit::session {
+
+class WindowController {
+ public:
+  using Time = std::chrono::nanoseconds;  // any monotonic origin
+
+  struct Config {
+    uint64_t min_window = 8ull << 20;   // never below: covers a fast LAN at once
+    uint64_t max_window = 64ull << 20;  // memory bound
+  };
+  WindowController() = default;
+  explicit WindowController(Config c) : cfg_(c), window_(c.min_window) {}
+
+  // A request carrying/expecting `bytes` completed; it was sent at `sent`.
+  void on_complete(uint64_t bytes, Time sent, Time now);
+
+  uint64_t window() const { return window_; }
+  double bandwidth() const { return bw_; }  // bytes per second
+  Time min_rtt() const { return min_rtt_; }
+
+ private:
+  Config cfg_;
+  uint64_t window_ = Config{}.min_window;
+  double bw_ = 0;
+  Time min_rtt_ = Time::max();
+  struct Sample {
+    Time at;
+    uint64_t bytes;
+  };
+  std::deque<Sample> recent_;  // completions in the last estimation interval
+  uint64_t recent_bytes_ = 0;
+};
+
+}  // namespace smbkit::session
