@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -80,8 +81,28 @@ void print_stats(Context& c, const char* verb, const std::string& name, const St
 // Remote file -> local path (or fd 1 for "-"). Writes to a temporary name
 // and renames at the end, so an interrupted transfer never leaves a file
 // that looks complete.
-Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const std::string& local) {
+// Files at least this large are striped over --connections connections.
+constexpr uint64_t kStripeMin = 64ull << 20;
+
+// Opens the file on the extra trees too (for striping); closes them at the end.
+struct StripeSet {
+  std::vector<client::Stripe> stripes;
+  ~StripeSet() {
+    for (size_t i = 1; i < stripes.size(); i++) (void)stripes[i].tree->close(stripes[i].id);
+  }
+};
+
+Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const std::string& local,
+                            std::span<Tree* const> extra = {}) {
   SMBKIT_TRY(auto f, t.open(rpath, read_params()));
+  StripeSet set;
+  set.stripes.push_back({&t, f.id});
+  if (f.size >= kStripeMin) {
+    for (Tree* x : extra) {
+      auto g = x->open(rpath, read_params());
+      if (g) set.stripes.push_back({x, g->id});
+    }
+  }
   bool to_stdout = local == "-";
   std::string tmp;
   int fd = 1;
@@ -97,7 +118,7 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
   auto got = client::download(
-      t, f.id, f.size,
+      set.stripes, f.size,
       [&](uint64_t off, ByteView data) {
         return write_all_fd(fd, off, data, !to_stdout, to_stdout ? "stdout" : tmp);
       },
@@ -105,10 +126,9 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const
   prog.finish();
   auto closed = t.close(f.id);
   Result<void> fin;
-  if (!to_stdout) {
-    if (got && ::fsync(fd) != 0 && errno != EINVAL) fin = sys_error(errno, tmp);
-    if (::close(fd) != 0 && fin.ok()) fin = sys_error(errno, tmp);
-  }
+  // No fsync: like cp, durability is the file system's business; the
+  // rename below only ever exposes a complete file.
+  if (!to_stdout && ::close(fd) != 0) fin = sys_error(errno, tmp);
   auto fail = [&](Error e) -> Result<Stats> {
     if (!to_stdout) ::unlink(tmp.c_str());
     return e;
@@ -124,7 +144,8 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const
 
 // Local file -> remote path, through a temporary remote name renamed over
 // the target at the end.
-Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const std::string& rpath) {
+Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const std::string& rpath,
+                          std::span<Tree* const> extra = {}) {
   int fd = ::open(local.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return sys_error(errno, local);
   struct stat st{};
@@ -141,17 +162,28 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
   p.access = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
   p.disposition = FILE_CREATE;
   p.options = FILE_NON_DIRECTORY_FILE;
-  p.share = FILE_SHARE_READ | FILE_SHARE_DELETE;
+  p.share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
   auto f = t.open(tmp, p);
   if (!f) {
     ::close(fd);
     return f.take_error();
   }
+  StripeSet set;
+  set.stripes.push_back({&t, f->id});
+  if (size >= kStripeMin) {
+    client::OpenParams q = p;
+    q.access = FILE_WRITE_DATA | SYNCHRONIZE;
+    q.disposition = FILE_OPEN;
+    for (Tree* x : extra) {
+      auto g = x->open(tmp, q);
+      if (g) set.stripes.push_back({x, g->id});
+    }
+  }
   Progress prog(base_name(local), size, c.progress_enabled());
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
   auto sent = client::upload(
-      t, f->id, size,
+      set.stripes, size,
       [&](uint64_t off, MutableByteView buf) -> Result<void> {
         size_t done = 0;
         while (done < buf.size()) {
@@ -166,6 +198,9 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
       o);
   prog.finish();
   ::close(fd);
+  // Close the extra handles before the rename.
+  for (size_t i = 1; i < set.stripes.size(); i++) (void)set.stripes[i].tree->close(set.stripes[i].id);
+  set.stripes.resize(1);
   Result<void> ok;
   if (sent) {
     // Rename on the open handle, then close: the target name only ever
@@ -261,8 +296,8 @@ Result<void> cmd_stat(Context& c, const std::string& url) {
 
 Result<void> cmd_cat(Context& c, const std::string& url) {
   SMBKIT_TRY(auto u, url_of(url));
-  SMBKIT_TRY(auto* t, c.tree(u));
-  SMBKIT_TRY(auto s, download_file(c, *t, u.path, "-"));
+  SMBKIT_TRY(auto ts, c.trees(u));
+  SMBKIT_TRY(auto s, download_file(c, *ts[0], u.path, "-", std::span(ts).subspan(1)));
   (void)s;
   return {};
 }
@@ -273,8 +308,8 @@ Result<void> cmd_get(Context& c, const std::string& url, const std::string& loca
   std::string local = local_in.empty() ? base_name(u.path) : local_in;
   std::error_code ec;
   if (local != "-" && fs::is_directory(local, ec)) local += "/" + base_name(u.path);
-  SMBKIT_TRY(auto* t, c.tree(u));
-  SMBKIT_TRY(auto s, download_file(c, *t, u.path, local));
+  SMBKIT_TRY(auto ts, c.trees(u));
+  SMBKIT_TRY(auto s, download_file(c, *ts[0], u.path, local, std::span(ts).subspan(1)));
   print_stats(c, "get", u.path, s);
   return {};
 }
@@ -289,7 +324,8 @@ Result<void> cmd_put(Context& c, const std::string& local, const std::string& ur
     auto st = t->stat(rpath);
     if (st && st->is_dir) rpath = join(rpath, fs::path(local).filename().string());
   }
-  SMBKIT_TRY(auto s, upload_file(c, *t, local, rpath));
+  SMBKIT_TRY(auto ts, c.trees(u));
+  SMBKIT_TRY(auto s, upload_file(c, *t, local, rpath, std::span(ts).subspan(1)));
   print_stats(c, "put", rpath, s);
   return {};
 }
@@ -309,7 +345,8 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
       if (!recursive) return sys_error(EISDIR, src + " (use cp -r)");
       return download_tree(c, *t, u.path, local);
     }
-    SMBKIT_TRY(auto s, download_file(c, *t, u.path, local));
+    SMBKIT_TRY(auto ts, c.trees(u));
+    SMBKIT_TRY(auto s, download_file(c, *t, u.path, local, std::span(ts).subspan(1)));
     print_stats(c, "cp", u.path, s);
     return {};
   }
@@ -323,7 +360,8 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
     if (!recursive) return sys_error(EISDIR, src + " (use cp -r)");
     return upload_tree(c, *t, src, rpath);
   }
-  SMBKIT_TRY(auto s, upload_file(c, *t, src, rpath));
+  SMBKIT_TRY(auto ts, c.trees(u));
+  SMBKIT_TRY(auto s, upload_file(c, *t, src, rpath, std::span(ts).subspan(1)));
   print_stats(c, "cp", rpath, s);
   return {};
 }

@@ -91,6 +91,7 @@ Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
       return e;
     }
     client_ = std::move(*c);
+    client_opts_ = o;
   }
   auto it = trees_.find(u.share);
   if (it != trees_.end()) return it->second.get();
@@ -98,6 +99,19 @@ Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
   auto* p = t.get();
   trees_[u.share] = std::move(t);
   return p;
+}
+
+Result<std::vector<client::Tree*>> Context::trees(const client::SmbUrl& u) {
+  SMBKIT_TRY(client::Tree * first, tree(u));
+  std::vector<client::Tree*> out{first};
+  auto& extra = extra_[u.share];
+  while (static_cast<int>(extra.size()) + 1 < g_.connections) {
+    SMBKIT_TRY(auto c, client::Client::connect(client_opts_));
+    SMBKIT_TRY(auto t, c->tree_connect(u.share));
+    extra.push_back(Extra{std::move(c), std::move(t)});
+  }
+  for (auto& e : extra) out.push_back(e.tree.get());
+  return out;
 }
 
 bool Context::progress_enabled() const { return !g_.quiet && isatty(2); }

@@ -18,6 +18,7 @@ struct GlobalOptions {
   int timeout_s = 30;
   int verbose = 0;
   bool quiet = false, stats = false;
+  int connections = 1;  // TCP connections a large transfer is striped over
 };
 
 // Dialects for a mount.cifs style vers= value.
@@ -29,12 +30,21 @@ class Context {
   const GlobalOptions& opts() const { return g_; }
   // A connected tree for the URL's share (cached per share).
   Result<client::Tree*> tree(const client::SmbUrl& u);
+  // tree(u) plus connections-1 more trees of the same share, each on its
+  // own connection and session, for striped transfers.
+  Result<std::vector<client::Tree*>> trees(const client::SmbUrl& u);
   bool progress_enabled() const;
 
  private:
   Result<client::Credentials> credentials(const client::SmbUrl& u);
   GlobalOptions g_;
   std::unique_ptr<client::Client> client_;
+  client::ClientOptions client_opts_;
+  struct Extra {
+    std::unique_ptr<client::Client> client;
+    std::unique_ptr<client::Tree> tree;
+  };
+  std::map<std::string, std::vector<Extra>> extra_;
   std::map<std::string, std::unique_ptr<client::Tree>> trees_;
 };
 

@@ -25,7 +25,24 @@ session::WindowController make_window(const TransferOptions& o) {
 Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
                           const std::function<Result<void>(uint64_t, ByteView)>& sink,
                           const TransferOptions& o) {
-  uint32_t chunk = std::min(t.max_read(), o.chunk_bytes);
+  Stripe s{&t, id};
+  return download(std::span<const Stripe>(&s, 1), size, sink, o);
+}
+
+Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
+                        const std::function<Result<void>(uint64_t, MutableByteView)>& source,
+                        const TransferOptions& o) {
+  Stripe s{&t, id};
+  return upload(std::span<const Stripe>(&s, 1), size, source, o);
+}
+
+Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
+                          const std::function<Result<void>(uint64_t, ByteView)>& sink,
+                          const TransferOptions& o) {
+  if (stripes.empty()) return nt_error(STATUS_INVALID_PARAMETER, "download: no connection");
+  uint32_t chunk = o.chunk_bytes;
+  for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_read());
+  size_t turn = 0;
   struct Done {
     std::mutex mu;
     std::condition_variable cv;
@@ -41,11 +58,12 @@ Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
   auto win = make_window(o);
   uint64_t next = 0, delivered = 0, eof = size;
   auto issue = [&](uint64_t off, uint32_t len) {
-    // READ data lands straight in this pooled buffer; the callback keeps it
-    // alive if we return early.
-    auto buf = t.client().conn().pool().get(len);
+    // Chunks go round-robin over the stripes. READ data lands straight in
+    // this pooled buffer; the callback keeps it alive if we return early.
+    const Stripe& st = stripes[turn++ % stripes.size()];
+    auto buf = st.tree->client().conn().pool().get(len);
     in_flight[off] = Slot{buf, len, mono_now()};
-    t.read_async(id, off, MutableByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
+    st.tree->read_async(st.id, off, MutableByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
       std::lock_guard<std::mutex> g(inbox->mu);
       inbox->results.emplace(off, std::move(r));
       inbox->cv.notify_one();
@@ -84,10 +102,13 @@ Result<uint64_t> download(Tree& t, const FileId& id, uint64_t size,
   return delivered;
 }
 
-Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
+Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
                         const std::function<Result<void>(uint64_t, MutableByteView)>& source,
                         const TransferOptions& o) {
-  uint32_t chunk = std::min(t.max_write(), o.chunk_bytes);
+  if (stripes.empty()) return nt_error(STATUS_INVALID_PARAMETER, "upload: no connection");
+  uint32_t chunk = o.chunk_bytes;
+  for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_write());
+  size_t turn = 0;
   struct Done {
     std::mutex mu;
     std::condition_variable cv;
@@ -106,12 +127,13 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, size - next));
       // Pooled chunk, sent straight from this buffer (scatter-gather); the
       // callback keeps it alive until the WRITE is answered.
-      auto buf = t.client().conn().pool().get(len);
+      const Stripe& st = stripes[turn++ % stripes.size()];
+      auto buf = st.tree->client().conn().pool().get(len);
       SMBKIT_CHECK(source(next, MutableByteView(buf->data(), len)));
       in_flight[next] = Slot{len, mono_now()};
       pending_bytes += len;
       uint64_t off = next;
-      t.write_async(id, off, ByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
+      st.tree->write_async(st.id, off, ByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
         std::lock_guard<std::mutex> g(inbox->mu);
         inbox->results.emplace_back(off, std::move(r));
         inbox->cv.notify_one();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 
 #include "client/client.h"
 
@@ -22,6 +23,14 @@ struct TransferOptions {
   std::function<void(uint64_t, uint64_t)> progress;
 };
 
+// One open of the file on one connection. A transfer may stripe its chunks
+// over several (each its own TCP connection and, on Samba, its own smbd
+// process), so that one server process or one core does not cap it.
+struct Stripe {
+  Tree* tree;
+  proto::FileId id;
+};
+
 // Reads [0, size) of an open file and hands each chunk to sink in order.
 // Returns the bytes delivered; fewer than size only if the file shrank
 // (end of file came early).
@@ -29,9 +38,16 @@ Result<uint64_t> download(Tree& t, const proto::FileId& id, uint64_t size,
                           const std::function<Result<void>(uint64_t, ByteView)>& sink,
                           const TransferOptions& o = {});
 
+Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
+                          const std::function<Result<void>(uint64_t, ByteView)>& sink,
+                          const TransferOptions& o = {});
+
 // Writes `size` bytes taken from source(offset, buffer) (which must fill
 // the buffer completely) at offsets [0, size).
 Result<uint64_t> upload(Tree& t, const proto::FileId& id, uint64_t size,
+                        const std::function<Result<void>(uint64_t, MutableByteView)>& source,
+                        const TransferOptions& o = {});
+Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
                         const std::function<Result<void>(uint64_t, MutableByteView)>& source,
                         const TransferOptions& o = {});
 
