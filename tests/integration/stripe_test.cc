@@ -14,7 +14,7 @@ namespace {
 using namespace smbkit;
 
 TEST(Stripe, TwoConnectionsUploadAndDownloadEveryByte) {
-  auto s = testing::SambaServer::start();
+  auto s = smbkit::testing::SambaServer::start();
   ASSERT_TRUE(s.ok()) << s.error().message();
   auto& server = **s;
   client::ClientOptions o;
