@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Runs every test: unit and integration tests (against a real smbd the
-# tests start themselves) and a bounded fuzzing pass over every decoder.
+# Runs every test: unit, integration (against a real smbd the tests start
+# themselves) and FUSE mount tests, twice: optimized (gcc, -Werror) and
+# under ASan+UBSan (clang); plus a bounded fuzzing pass over every decoder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-FUZZ_SECONDS=${FUZZ_SECONDS:-20}
-# Fuzz targets: clang + libFuzzer with ASan/UBSan, each for a fixed time.
+FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+# The sanitized build: clang with ASan+UBSan; it builds the fuzz targets
+# and every test.
+CXX=clang++ BUILD_DIR=build-fuzz scripts/build.sh -DSMBKIT_FUZZ=ON
+# Fuzz targets (libFuzzer), each for a fixed time.
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
-  CXX=clang++ BUILD_DIR=build-fuzz scripts/build.sh -DSMBKIT_FUZZ=ON
   for f in build-fuzz/bin/*_fuzz; do
     name=$(basename "$f")
     corpus=fuzz/corpus/$name; mkdir -p "build-fuzz/corpus/$name"
@@ -22,5 +25,8 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
     grep -E "stat::number_of_executed_units" "$log" || true
   done
 fi
-cd build
-ctest --output-on-failure -j2 --timeout 900
+echo "== tests (gcc, optimized)"
+(cd build && ctest --output-on-failure -j2 --timeout 900)
+echo "== tests under ASan+UBSan"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-fuzz && ctest --output-on-failure -j2 --timeout 900)

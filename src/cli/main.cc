@@ -6,11 +6,15 @@
 #include "base/log.h"
 #include "cli/bench.h"
 #include "cli/commands.h"
+#include "fuse/mount_main.h"
 
 using namespace smbkit;
 using namespace smbkit::cli;
 
 int main(int argc, char** argv) {
+  // mount/umount have mount.cifs style arguments: handled before CLI11.
+  if (argc > 1 && std::string_view(argv[1]) == "mount") return smbkit::fuse::run_mount(argc, argv);
+  if (argc > 1 && std::string_view(argv[1]) == "umount") return smbkit::fuse::run_umount(argc, argv);
   CLI::App app{
       "smbkit: a fast SMB2/SMB3 client.\n\n"
       "Targets are smb://[domain;]user@host[:port]/share[/path]. The password comes from\n"
@@ -29,6 +33,9 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", g.verbose, "more output; -vv for a protocol trace");
   app.add_flag("-q,--quiet", g.quiet, "no progress bar");
   app.add_flag("--stats", g.stats, "print size, time and throughput after transfers");
+  app.add_option("--connections", g.connections,
+                 "stripe large transfers over N connections (default 1)")
+      ->check(CLI::Range(1, 16));
 
   std::string a, b;
   bool long_fmt = false, recursive = false;

@@ -316,7 +316,9 @@ Result<MountOptions> parse_mount_args(const std::vector<std::string>& args) {
   if (o.username.empty() && !u.user.empty()) o.username = u.user;
   if (o.domain.empty() && !u.domain.empty()) o.domain = u.domain;
   o.mountpoint = pos[1];
-  if (o.dialects.empty()) SMBKIT_TRY(o.dialects, dialects_for_vers(o.vers));
+  if (o.dialects.empty()) {
+    SMBKIT_TRY(o.dialects, dialects_for_vers(o.vers));
+  }
   return o;
 }
 

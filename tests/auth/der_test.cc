@@ -52,7 +52,8 @@ TEST(Der, StructureChecks) {
   EXPECT_TRUE(seq->expect(kTagInteger).ok());
   EXPECT_TRUE(seq->finish("seq").ok());
   EXPECT_TRUE(rejected(r.finish("top").error()));  // 04 00 left over
-  Reader prim(from_hex("0400"));
+  Bytes prim_bytes = from_hex("0400");  // must outlive the Reader (a view)
+  Reader prim(prim_bytes);
   EXPECT_TRUE(rejected(prim.enter(0x04).error()));  // primitive is not enterable
 }
 

@@ -1,0 +1,666 @@
+#include "fuse/filesystem.h"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "base/log.h"
+#include "proto/constants.h"
+#include "proto/create.h"
+#include "proto/fscc_file_info.h"
+#include "proto/set_info.h"
+
+namespace smbkit::fuse {
+
+using namespace proto;
+using client::FileStat;
+using client::OpenParams;
+
+constexpr uint64_t kFiletimeUnixEpoch = 116444736000000000ull;
+
+struct timespec filetime_to_timespec(uint64_t ft) {
+  struct timespec ts{};
+  if (ft < kFiletimeUnixEpoch) return ts;
+  uint64_t t = ft - kFiletimeUnixEpoch;
+  ts.tv_sec = static_cast<time_t>(t / 10000000ull);
+  ts.tv_nsec = static_cast<long>((t % 10000000ull) * 100);
+  return ts;
+}
+
+uint64_t timespec_to_filetime(const struct timespec& ts) {
+  if (ts.tv_sec < 0) return kFiletimeUnixEpoch;
+  return kFiletimeUnixEpoch + static_cast<uint64_t>(ts.tv_sec) * 10000000ull +
+         static_cast<uint64_t>(ts.tv_nsec) / 100;
+}
+
+FsConfig FsConfig::from(const MountOptions& o) {
+  FsConfig c;
+  c.prefix = o.prefix;
+  c.cache = o.cache;
+  c.direct = o.data_direct();
+  c.attr_timeout_file = o.acregmax;
+  c.attr_timeout_dir = o.acdirmax;
+  c.entry_timeout = o.acdirmax;
+  c.uid = o.uid;
+  c.gid = o.gid;
+  c.file_mode = o.file_mode;
+  c.dir_mode = o.dir_mode;
+  c.ro = o.ro;
+  c.rsize = o.rsize;
+  c.wsize = o.wsize;
+  return c;
+}
+
+SmbFs::SmbFs(client::Tree& tree, FsConfig cfg) : tree_(tree), cfg_(std::move(cfg)) {}
+
+std::string SmbFs::smb_path(const std::string& p) const {
+  if (cfg_.prefix.empty()) return p;
+  return p.empty() ? cfg_.prefix : cfg_.prefix + "/" + p;
+}
+
+uint32_t SmbFs::read_chunk() const { return std::max<uint32_t>(4096, std::min(cfg_.rsize, tree_.max_read())); }
+uint32_t SmbFs::write_chunk() const {
+  return std::max<uint32_t>(4096, std::min(cfg_.wsize, tree_.max_write()));
+}
+
+struct stat SmbFs::to_stat(const FileStat& s, uint64_t ino) const {
+  struct stat st{};
+  st.st_ino = ino;
+  if (s.is_dir) {
+    st.st_mode = S_IFDIR | (cfg_.dir_mode & 07777);
+    st.st_nlink = 2;
+  } else {
+    st.st_mode = S_IFREG | (cfg_.file_mode & 07777);
+    st.st_nlink = std::max<uint32_t>(s.links, 1);
+  }
+  if (s.attributes & FILE_ATTRIBUTE_READONLY) st.st_mode &= ~static_cast<mode_t>(0222);
+  st.st_uid = cfg_.uid;
+  st.st_gid = cfg_.gid;
+  st.st_size = static_cast<off_t>(s.size);
+  st.st_blksize = 1 << 20;
+  st.st_blocks = static_cast<blkcnt_t>((s.allocation + 511) / 512);
+  st.st_atim = filetime_to_timespec(s.access_time);
+  st.st_mtim = filetime_to_timespec(s.write_time);
+  st.st_ctim = filetime_to_timespec(s.change_time ? s.change_time : s.write_time);
+  return st;
+}
+
+namespace {
+
+SmbFs& fs_of(fuse_req_t req) { return *static_cast<SmbFs*>(fuse_req_userdata(req)); }
+
+// An open file: the SMB handle and what the open asked for.
+constexpr uint32_t kFileMagic = 0x534d4246, kDirMagic = 0x534d4244;
+struct FileHandle {
+  uint32_t magic = kFileMagic;
+  FileId id;
+  bool append = false;
+  std::mutex append_mu;  // O_APPEND: size lookup + write are one step
+};
+
+// An open directory: the listing taken at opendir (or rewind), served by
+// offset. Entry i has offset i + 1.
+struct DirHandle {
+  uint32_t magic = kDirMagic;
+  std::string path;
+  std::mutex mu;
+  std::vector<FileStat> entries;  // "." and ".." first
+  bool served = false;  // a readdir has used the listing (refresh on rewind)
+};
+
+FileHandle* fh_of(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
+// setattr and getattr may carry a directory's handle too.
+bool has_file_handle(const fuse_file_info* fi) {
+  return fi && fi->fh && *reinterpret_cast<const uint32_t*>(fi->fh) == kFileMagic;
+}
+DirHandle* dh_of(fuse_file_info* fi) { return reinterpret_cast<DirHandle*>(fi->fh); }
+
+int errno_of(const Error& e) {
+  int n = e.to_errno();
+  return n > 0 ? n : EIO;
+}
+
+void reply_error(fuse_req_t req, const Error& e, const char* op) {
+  int n = errno_of(e);
+  SMBKIT_LOG(debug, "fuse {}: {} -> {}", op, e.message(), n);
+  fuse_reply_err(req, n);
+}
+
+// The path of an inode, or ENOENT/ESTALE replied.
+std::optional<std::string> path_or_reply(fuse_req_t req, fuse_ino_t ino) {
+  auto p = fs_of(req).inodes().path_of(ino);
+  if (!p) fuse_reply_err(req, ino == FUSE_ROOT_ID ? EIO : ENOENT);
+  return p;
+}
+
+bool valid_name(const char* name) {
+  // Names the share cannot hold; SMB uses '\' as the separator.
+  return std::strchr(name, '\\') == nullptr && std::strchr(name, ':') == nullptr;
+}
+
+Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree().stat(fs.smb_path(path)); }
+
+fuse_entry_param entry_for(SmbFs& fs, const FileStat& s, uint64_t ino) {
+  fuse_entry_param e{};
+  e.ino = ino;
+  e.generation = 1;
+  e.attr = fs.to_stat(s, ino);
+  e.attr_timeout = fs.attr_timeout(s.is_dir);
+  e.entry_timeout = fs.config().entry_timeout;
+  return e;
+}
+
+Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicInformation& b) {
+  SetInfoRequest s;
+  s.InfoType = SMB2_0_INFO_FILE;
+  s.FileInfoClass = FileBasicInformation::kInfoClass;
+  s.FileId = id;
+  SMBKIT_TRY(s.Buffer, encode_info(b));
+  SMBKIT_TRY(auto r, t.request(SMB2_SET_INFO, [&](ByteWriter& w) { return encode_set_info_request(s, w); }));
+  SMBKIT_TRY(auto resp, t.call(std::move(r), "set basic info"));
+  (void)resp;
+  return {};
+}
+
+// ---- operations ----------------------------------------------------------
+
+void op_init(void* userdata, fuse_conn_info* conn) {
+  auto& fs = *static_cast<SmbFs*>(userdata);
+  uint32_t io = fs.config().fuse_max_io;
+  conn->max_write = io;
+  conn->max_read = io;
+  conn->max_readahead = io;
+  if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC) conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+  if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;
+  if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO) conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
+  if (conn->capable & FUSE_CAP_ASYNC_READ) conn->want |= FUSE_CAP_ASYNC_READ;
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // strict: the page cache is dropped when the server's mtime/size change.
+  if (fs.config().cache == CacheMode::strict && (conn->capable & FUSE_CAP_AUTO_INVAL_DATA))
+    conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+  else
+    conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+  // Writes go to the server synchronously: no writeback cache, no locks.
+  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  SMBKIT_LOG(info, "fuse init: max_write={} max_read={} want=0x{:x}", conn->max_write, conn->max_read, conn->want);
+}
+
+void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto& fs = fs_of(req);
+  auto dir = path_or_reply(req, parent);
+  if (!dir) return;
+  if (!valid_name(name)) return (void)fuse_reply_err(req, ENOENT);
+  std::string path = InodeTable::join(*dir, name);
+  auto s = stat_path(fs, path);
+  if (!s) return reply_error(req, s.error(), "lookup");
+  uint64_t ino = fs.inodes().lookup(path);
+  auto e = entry_for(fs, *s, ino);
+  fuse_reply_entry(req, &e);
+}
+
+void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
+  fs_of(req).inodes().forget(ino, n);
+  fuse_reply_none(req);
+}
+
+void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
+  auto& t = fs_of(req).inodes();
+  for (size_t i = 0; i < count; i++) t.forget(forgets[i].ino, forgets[i].nlookup);
+  fuse_reply_none(req);
+}
+
+void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto& fs = fs_of(req);
+  Result<FileStat> s = Error{};
+  if (has_file_handle(fi)) {
+    s = fs.tree().stat_handle(fh_of(fi)->id);
+  } else {
+    auto p = path_or_reply(req, ino);
+    if (!p) return;
+    s = stat_path(fs, *p);
+  }
+  if (!s) return reply_error(req, s.error(), "getattr");
+  struct stat st = fs.to_stat(*s, ino);
+  fuse_reply_attr(req, &st, fs.attr_timeout(s->is_dir));
+}
+
+// Opens path for a metadata change, or uses the caller's handle.
+struct TempOpen {
+  client::Tree& t;
+  FileId id;
+  bool owned = false;
+  ~TempOpen() {
+    if (owned) (void)t.close(id);
+  }
+};
+
+void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
+  auto& fs = fs_of(req);
+  auto& t = fs.tree();
+  if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
+  auto path = fs.inodes().path_of(ino);
+  bool have_fh = has_file_handle(fi);
+  if (!path && !have_fh) return (void)fuse_reply_err(req, ENOENT);
+
+  auto open_for = [&](uint32_t access) -> Result<FileId> {
+    OpenParams p;
+    p.access = access | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+    SMBKIT_TRY(auto f, t.open(fs.smb_path(*path), p));
+    return f.id;
+  };
+
+  if (to_set & FUSE_SET_ATTR_SIZE) {
+    Result<void> r;
+    if (have_fh) {
+      r = t.set_end_of_file(fh_of(fi)->id, static_cast<uint64_t>(attr->st_size));
+    } else {
+      auto id = open_for(FILE_WRITE_DATA);
+      if (!id) return reply_error(req, id.error(), "truncate");
+      TempOpen o{t, *id, true};
+      r = t.set_end_of_file(*id, static_cast<uint64_t>(attr->st_size));
+    }
+    if (!r) return reply_error(req, r.error(), "truncate");
+  }
+
+  bool times = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                         FUSE_SET_ATTR_MTIME_NOW);
+  bool mode = to_set & FUSE_SET_ATTR_MODE;
+  if (times || mode) {
+    Result<FileId> id = Error{};
+    bool owned = false;
+    if (path) {
+      id = open_for(FILE_WRITE_ATTRIBUTES);
+      owned = true;
+    } else {
+      id = fh_of(fi)->id;
+    }
+    if (!id) return reply_error(req, id.error(), "setattr");
+    TempOpen o{t, *id, owned};
+    FileBasicInformation b;  // zero: leave unchanged
+    uint64_t now = client::filetime_now();
+    if (to_set & FUSE_SET_ATTR_ATIME_NOW) b.LastAccessTime = now;
+    else if (to_set & FUSE_SET_ATTR_ATIME) b.LastAccessTime = timespec_to_filetime(attr->st_atim);
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW) b.LastWriteTime = now;
+    else if (to_set & FUSE_SET_ATTR_MTIME) b.LastWriteTime = timespec_to_filetime(attr->st_mtim);
+    if (mode) {
+      // As mount.cifs without unix extensions: only the read-only
+      // attribute follows the mode (all write bits cleared -> READONLY).
+      auto cur = t.stat_handle(*id);
+      if (!cur) return reply_error(req, cur.error(), "chmod");
+      uint32_t a = cur->attributes;
+      bool want_ro = (attr->st_mode & 0222) == 0;
+      if (want_ro) a |= FILE_ATTRIBUTE_READONLY;
+      else a &= ~FILE_ATTRIBUTE_READONLY;
+      if (a != cur->attributes) b.FileAttributes = a ? a : FILE_ATTRIBUTE_NORMAL;
+    }
+    if (b.LastAccessTime || b.LastWriteTime || b.FileAttributes) {
+      auto r = set_basic_info(t, *id, b);
+      if (!r) return reply_error(req, r.error(), "setattr");
+    }
+  }
+  // uid/gid: no owner mapping without unix extensions; accepted, no change
+  // (mount.cifs does the same).
+
+  Result<FileStat> s = Error{};
+  if (have_fh) s = t.stat_handle(fh_of(fi)->id);
+  else s = stat_path(fs, *path);
+  if (!s) return reply_error(req, s.error(), "setattr");
+  struct stat st = fs.to_stat(*s, ino);
+  fuse_reply_attr(req, &st, fs.attr_timeout(s->is_dir));
+}
+
+uint32_t access_for(int flags) {
+  uint32_t a = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  switch (flags & O_ACCMODE) {
+    case O_RDONLY: a |= FILE_READ_DATA; break;
+    case O_WRONLY: a |= FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_ATTRIBUTES; break;
+    default: a |= FILE_READ_DATA | FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_ATTRIBUTES; break;
+  }
+  return a;
+}
+
+void set_open_flags(SmbFs& fs, fuse_file_info* fi) {
+  fi->direct_io = fs.config().direct ? 1 : 0;
+  fi->keep_cache = fs.config().cache == CacheMode::loose && !fs.config().direct ? 1 : 0;
+}
+
+bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
+
+void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto& fs = fs_of(req);
+  if (fs.config().ro && writes(fi->flags)) return (void)fuse_reply_err(req, EROFS);
+  auto path = path_or_reply(req, ino);
+  if (!path) return;
+  OpenParams p;
+  p.access = access_for(fi->flags);
+  p.disposition = (fi->flags & O_TRUNC) ? FILE_OVERWRITE : FILE_OPEN;
+  p.options = FILE_NON_DIRECTORY_FILE;
+  auto f = fs.tree().open(fs.smb_path(*path), p);
+  if (!f) return reply_error(req, f.error(), "open");
+  auto h = std::make_unique<FileHandle>();
+  h->id = f->id;
+  h->append = fi->flags & O_APPEND;
+  fi->fh = reinterpret_cast<uint64_t>(h.get());
+  set_open_flags(fs, fi);
+  if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
+    (void)fs.tree().close(h->id);
+    return;
+  }
+  h.release();
+}
+
+void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
+  auto& fs = fs_of(req);
+  if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
+  auto dir = path_or_reply(req, parent);
+  if (!dir) return;
+  if (!valid_name(name)) return (void)fuse_reply_err(req, EINVAL);
+  std::string path = InodeTable::join(*dir, name);
+  OpenParams p;
+  p.access = access_for(fi->flags);
+  if (fi->flags & O_EXCL) p.disposition = FILE_CREATE;
+  else if (fi->flags & O_TRUNC) p.disposition = FILE_OVERWRITE_IF;
+  else p.disposition = FILE_OPEN_IF;
+  p.options = FILE_NON_DIRECTORY_FILE;
+  p.attributes = FILE_ATTRIBUTE_NORMAL;
+  (void)mode;  // modes come from file_mode (no unix extensions)
+  auto f = fs.tree().open(fs.smb_path(path), p);
+  if (!f) return reply_error(req, f.error(), "create");
+  auto s = fs.tree().stat_handle(f->id);
+  if (!s) {
+    (void)fs.tree().close(f->id);
+    return reply_error(req, s.error(), "create");
+  }
+  auto h = std::make_unique<FileHandle>();
+  h->id = f->id;
+  h->append = fi->flags & O_APPEND;
+  fi->fh = reinterpret_cast<uint64_t>(h.get());
+  set_open_flags(fs, fi);
+  uint64_t ino = fs.inodes().lookup(path);
+  auto e = entry_for(fs, *s, ino);
+  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    fs.inodes().forget(ino, 1);
+    (void)fs.tree().close(h->id);
+    return;
+  }
+  h.release();
+}
+
+// Buffers reused per FUSE worker thread.
+std::vector<char>& thread_buffer(size_t n) {
+  thread_local std::vector<char> buf;
+  if (buf.size() < n) buf.resize(n);
+  return buf;
+}
+
+void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  auto& fs = fs_of(req);
+  FileHandle* h = fh_of(fi);
+  auto& buf = thread_buffer(size);
+  size_t done = 0;
+  uint32_t chunk = fs.read_chunk();
+  while (done < size) {
+    size_t want = std::min<size_t>(size - done, chunk);
+    auto n = fs.tree().read(h->id, static_cast<uint64_t>(off) + done,
+                            MutableByteView(reinterpret_cast<std::byte*>(buf.data() + done), want));
+    if (!n) {
+      if (done) break;
+      return reply_error(req, n.error(), "read");
+    }
+    if (*n == 0) break;
+    done += *n;
+    if (*n < want) {
+      // Short read: either end of file or a server that returns less;
+      // ask once more before concluding.
+      continue;
+    }
+  }
+  fuse_reply_buf(req, buf.data(), done);
+}
+
+void op_write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off, fuse_file_info* fi) {
+  auto& fs = fs_of(req);
+  FileHandle* h = fh_of(fi);
+  std::unique_lock<std::mutex> lk;
+  uint64_t at = static_cast<uint64_t>(off);
+  if (h->append) {
+    lk = std::unique_lock(h->append_mu);
+    auto s = fs.tree().stat_handle(h->id);
+    if (!s) return reply_error(req, s.error(), "write");
+    at = s->size;
+  }
+  size_t done = 0;
+  uint32_t chunk = fs.write_chunk();
+  while (done < size) {
+    size_t n = std::min<size_t>(size - done, chunk);
+    auto w = fs.tree().write(h->id, at + done, ByteView(reinterpret_cast<const std::byte*>(data + done), n));
+    if (!w) {
+      if (done) break;
+      return reply_error(req, w.error(), "write");
+    }
+    if (*w == 0) {
+      if (done) break;
+      return (void)fuse_reply_err(req, EIO);
+    }
+    done += *w;
+  }
+  fuse_reply_write(req, done);
+}
+
+void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
+  // Writes reach the server before write() returns: nothing is buffered.
+  fuse_reply_err(req, 0);
+}
+
+void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+  auto r = fs_of(req).tree().flush(fh_of(fi)->id);
+  if (!r) return reply_error(req, r.error(), "fsync");
+  fuse_reply_err(req, 0);
+}
+
+void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  std::unique_ptr<FileHandle> h(fh_of(fi));
+  auto r = fs_of(req).tree().close(h->id);
+  if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
+  fuse_reply_err(req, 0);
+}
+
+Result<void> load_listing(SmbFs& fs, DirHandle& d) {
+  SMBKIT_TRY(auto list, fs.tree().list(fs.smb_path(d.path)));
+  d.entries.clear();
+  FileStat dot;
+  dot.name = ".";
+  dot.is_dir = true;
+  FileStat dotdot = dot;
+  dotdot.name = "..";
+  d.entries.push_back(dot);
+  d.entries.push_back(dotdot);
+  for (auto& e : list) {
+    if (e.name == "." || e.name == "..") continue;
+    d.entries.push_back(std::move(e));
+  }
+  d.served = false;
+  return {};
+}
+
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto& fs = fs_of(req);
+  auto path = path_or_reply(req, ino);
+  if (!path) return;
+  auto d = std::make_unique<DirHandle>();
+  d->path = *path;
+  auto r = load_listing(fs, *d);
+  if (!r) return reply_error(req, r.error(), "opendir");
+  fi->fh = reinterpret_cast<uint64_t>(d.get());
+  fi->cache_readdir = 0;
+  if (fuse_reply_open(req, fi) == -ENOENT) return;
+  d.release();
+}
+
+void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
+  auto& fs = fs_of(req);
+  DirHandle* d = dh_of(fi);
+  std::lock_guard lk(d->mu);
+  if (off == 0 && d->served) {  // rewinddir: a fresh listing
+    auto r = load_listing(fs, *d);
+    if (!r) return reply_error(req, r.error(), "readdir");
+  }
+  d->served = true;
+  std::vector<char> buf(size);
+  size_t used = 0;
+  for (size_t i = static_cast<size_t>(std::max<off_t>(off, 0)); i < d->entries.size(); i++) {
+    const FileStat& e = d->entries[i];
+    bool dots = e.name == "." || e.name == "..";
+    off_t next = static_cast<off_t>(i + 1);
+    size_t n;
+    if (plus) {
+      fuse_entry_param ep{};
+      // Dot entries carry no lookup (ino 0 in the entry, the number in attr).
+      ep.attr.st_ino = e.name == "." ? ino : FUSE_ROOT_ID;
+      ep.attr.st_mode = S_IFDIR;
+      // Size check first so a lookup is only counted for entries that fit.
+      size_t need = fuse_add_direntry_plus(req, nullptr, 0, e.name.c_str(), &ep, next);
+      if (used + need > size) break;
+      if (!dots) {
+        std::string path = InodeTable::join(d->path, e.name);
+        uint64_t child = fs.inodes().lookup(path);
+        ep = entry_for(fs, e, child);
+      }
+      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &ep, next);
+    } else {
+      struct stat st{};
+      if (e.name == ".") st.st_ino = ino;
+      else if (e.name == "..") st.st_ino = FUSE_ROOT_ID;
+      else {
+        auto known = fs.inodes().find(InodeTable::join(d->path, e.name));
+        st.st_ino = known ? *known : (e.file_id | (1ull << 63));
+      }
+      st.st_mode = e.is_dir ? S_IFDIR : S_IFREG;
+      n = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st, next);
+      if (used + n > size) break;
+    }
+    used += n;
+  }
+  fuse_reply_buf(req, buf.data(), used);
+}
+
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  do_readdir(req, ino, size, off, fi, false);
+}
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  do_readdir(req, ino, size, off, fi, true);
+}
+
+void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  delete dh_of(fi);
+  fuse_reply_err(req, 0);
+}
+
+void op_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
+  auto& fs = fs_of(req);
+  if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
+  auto dir = path_or_reply(req, parent);
+  if (!dir) return;
+  if (!valid_name(name)) return (void)fuse_reply_err(req, EINVAL);
+  std::string path = InodeTable::join(*dir, name);
+  auto r = fs.tree().mkdir(fs.smb_path(path));
+  if (!r) return reply_error(req, r.error(), "mkdir");
+  auto s = stat_path(fs, path);
+  if (!s) return reply_error(req, s.error(), "mkdir");
+  uint64_t ino = fs.inodes().lookup(path);
+  auto e = entry_for(fs, *s, ino);
+  fuse_reply_entry(req, &e);
+}
+
+void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir) {
+  auto& fs = fs_of(req);
+  if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
+  auto d = path_or_reply(req, parent);
+  if (!d) return;
+  std::string path = InodeTable::join(*d, name);
+  auto r = dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
+  if (!r) return reply_error(req, r.error(), dir ? "rmdir" : "unlink");
+  fs.inodes().detach(path);
+  fuse_reply_err(req, 0);
+}
+
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_entry(req, parent, name, false); }
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name) { remove_entry(req, parent, name, true); }
+
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags) {
+  auto& fs = fs_of(req);
+  if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
+  if (flags & ~static_cast<unsigned>(RENAME_NOREPLACE)) return (void)fuse_reply_err(req, EINVAL);
+  auto from_dir = path_or_reply(req, parent);
+  if (!from_dir) return;
+  auto to_dir = path_or_reply(req, newparent);
+  if (!to_dir) return;
+  if (!valid_name(newname)) return (void)fuse_reply_err(req, EINVAL);
+  std::string from = InodeTable::join(*from_dir, name), to = InodeTable::join(*to_dir, newname);
+  bool replace = !(flags & RENAME_NOREPLACE);
+  auto r = fs.tree().rename(fs.smb_path(from), fs.smb_path(to), replace);
+  if (!r) return reply_error(req, r.error(), "rename");
+  fs.inodes().rename(from, to);
+  fuse_reply_err(req, 0);
+}
+
+void op_statfs(fuse_req_t req, fuse_ino_t) {
+  auto s = fs_of(req).tree().statfs();
+  if (!s) return reply_error(req, s.error(), "statfs");
+  struct statvfs v{};
+  uint64_t unit = s->bytes_per_unit ? s->bytes_per_unit : 4096;
+  v.f_bsize = static_cast<unsigned long>(unit);
+  v.f_frsize = static_cast<unsigned long>(unit);
+  v.f_blocks = s->total_bytes / unit;
+  v.f_bfree = s->free_bytes / unit;
+  v.f_bavail = s->avail_bytes / unit;
+  v.f_namemax = s->max_name ? s->max_name : 255;
+  fuse_reply_statfs(req, &v);
+}
+
+fuse_lowlevel_ops make_ops() {
+  fuse_lowlevel_ops o{};
+  o.init = op_init;
+  o.lookup = op_lookup;
+  o.forget = op_forget;
+  o.forget_multi = op_forget_multi;
+  o.getattr = op_getattr;
+  o.setattr = op_setattr;
+  o.open = op_open;
+  o.create = op_create;
+  o.read = op_read;
+  o.write = op_write;
+  o.flush = op_flush;
+  o.fsync = op_fsync;
+  o.release = op_release;
+  o.opendir = op_opendir;
+  o.readdir = op_readdir;
+  o.readdirplus = op_readdirplus;
+  o.releasedir = op_releasedir;
+  o.fsyncdir = op_fsyncdir;
+  o.mkdir = op_mkdir;
+  o.unlink = op_unlink;
+  o.rmdir = op_rmdir;
+  o.rename = op_rename;
+  o.statfs = op_statfs;
+  return o;
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops& SmbFs::ops() {
+  static const fuse_lowlevel_ops o = make_ops();
+  return o;
+}
+
+}  // namespace smbkit::fuse
