@@ -6,6 +6,8 @@
 #include "base/log.h"
 #include "proto/error_response.h"
 #include "proto/read.h"
+#include "auth/sealing.h"
+#include "client/worker_pool.h"
 
 namespace smbkit::client {
 
@@ -37,6 +39,7 @@ void Connection::close() {
   }
   tcp_.shutdown();
   if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
+  crypto_.reset();  // finishes frames already read, joins the workers
   fail_all(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
 }
 
@@ -202,38 +205,44 @@ void Connection::reader_loop() {
       tcp_.shutdown();
       return;
     }
-    std::vector<std::pair<Completion, Result<session::Response>>> ready;
-    {
-      std::lock_guard<std::mutex> g(mu_);
-      for (auto& resp : rs) {
-        if (resp.orphan) continue;
-        if (resp.hdr.MessageId == ~0ull) {
-          SMBKIT_LOG(debug, "<- break notification ignored (no leases held)");
-          continue;
-        }
-        auto it = waiters_.find(resp.hdr.MessageId);
-        if (it == waiters_.end()) continue;
-        SMBKIT_LOG(trace, "<- {} mid={} status={} granted={}{}", command_name(resp.hdr.Command),
-                   resp.hdr.MessageId, ntstatus_name(resp.hdr.Status),
-                   resp.hdr.CreditRequestResponse, resp.interim ? " (interim)" : "");
-        if (resp.interim) {
-          // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer.
-          it->second.deadline = Clock::now() + opts_.timeout;
-          continue;
-        }
-        if (resp.security_error) {
-          ready.emplace_back(std::move(it->second.done), *resp.security_error);
-        } else {
-          ready.emplace_back(std::move(it->second.done), std::move(resp));
-        }
-        if (!it->second.read_into.empty()) direct_waiters_--;
-        waiters_.erase(it);
-      }
-    }
-    credits_cv_.notify_all();
-    for (auto& [done, result] : ready) done(std::move(result));
+    dispatch(rs);
   }
 }
+
+void Connection::dispatch(std::vector<session::Response>& rs) {
+  if (rs.empty()) return;
+  std::vector<std::pair<Completion, Result<session::Response>>> ready;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto& resp : rs) {
+      if (resp.orphan) continue;
+      if (resp.hdr.MessageId == ~0ull) {
+        SMBKIT_LOG(debug, "<- break notification ignored (no leases held)");
+        continue;
+      }
+      auto it = waiters_.find(resp.hdr.MessageId);
+      if (it == waiters_.end()) continue;
+      SMBKIT_LOG(trace, "<- {} mid={} status={} granted={}{}", command_name(resp.hdr.Command),
+                 resp.hdr.MessageId, ntstatus_name(resp.hdr.Status),
+                 resp.hdr.CreditRequestResponse, resp.interim ? " (interim)" : "");
+      if (resp.interim) {
+        // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer.
+        it->second.deadline = Clock::now() + opts_.timeout;
+        continue;
+      }
+      if (resp.security_error) {
+        ready.emplace_back(std::move(it->second.done), *resp.security_error);
+      } else {
+        ready.emplace_back(std::move(it->second.done), std::move(resp));
+      }
+      if (!it->second.read_into.empty()) direct_waiters_--;
+      waiters_.erase(it);
+    }
+  }
+  credits_cv_.notify_all();
+  for (auto& [done, result] : ready) done(std::move(result));
+}
+
 
 Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   auto deadline = Clock::now() + opts_.timeout;
@@ -253,6 +262,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   if (!try_direct || len <= kFixed) {
     auto buf = pool_->get(len);
     SMBKIT_CHECK(tcp_.read_exact(buf->data(), len, deadline));
+    if (len >= 52 && load_le32(buf->data()) == kTransformProtocolId) return unseal_async(std::move(buf), len);
     std::lock_guard<std::mutex> g(mu_);
     return machine_.receive(std::move(buf), len, rs);
   }
@@ -284,6 +294,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
     auto buf = pool_->get(len);
     std::copy(first, first + kFixed, buf->data());
     SMBKIT_CHECK(tcp_.read_exact(buf->data() + kFixed, len - kFixed, deadline));
+    if (load_le32(buf->data()) == kTransformProtocolId) return unseal_async(std::move(buf), len);
     std::lock_guard<std::mutex> g(mu_);
     return machine_.receive(std::move(buf), len, rs);
   }
@@ -297,6 +308,47 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   if (!rd) return rd;
   stats_.direct_read_bytes += data_len;
   return machine_.receive_split(std::move(head), data_off, ByteView(dest.data(), data_len), rs);
+}
+
+namespace {
+// One keyed context per worker thread and key (contexts are not shareable).
+auth::Unsealer& thread_unsealer(const session::Machine::UnsealKey& k) {
+  thread_local std::map<std::pair<uint16_t, Bytes>, std::unique_ptr<auth::Unsealer>> cache;
+  auto& u = cache[{k.cipher, k.key}];
+  if (!u) u = std::make_unique<auth::Unsealer>(k.cipher, k.key);
+  return *u;
+}
+}  // namespace
+
+Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
+  session::Machine::UnsealKey key;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    SMBKIT_TRY(key, machine_.unseal_key(ByteView(buf->data(), len)));
+    if (!crypto_) {
+      // Decrypting 4-8 MiB frames is the receive path's heaviest work:
+      // do it on up to 4 threads while the receiver reads on.
+      int n = static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+      crypto_ = std::make_unique<WorkerPool>(n, static_cast<size_t>(2 * n));
+    }
+  }
+  crypto_->submit([this, buf = std::move(buf), len, key = std::move(key)]() mutable {
+    auto n = thread_unsealer(key).decrypt_in_place(MutableByteView(buf->data(), len));
+    std::vector<session::Response> rs;
+    Result<void> r = n ? Result<void>() : Result<void>(n.take_error());
+    if (r) {
+      std::lock_guard<std::mutex> g(mu_);
+      r = machine_.receive_messages(std::move(buf), 52, 52 + *n, true, rs);
+    }
+    if (!r) {
+      // A frame that does not decrypt: the connection cannot be trusted.
+      fail_all(r.take_error());
+      tcp_.shutdown();
+      return;
+    }
+    dispatch(rs);
+  });
+  return {};
 }
 
 Result<void> Connection::negotiate() {

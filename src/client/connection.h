@@ -17,6 +17,7 @@
 
 #include "base/buffer_pool.h"
 #include "base/result.h"
+#include "client/worker_pool.h"
 #include "proto/negotiate.h"
 #include "session/machine.h"
 #include "transport/tcp.h"
@@ -116,8 +117,14 @@ class Connection {
     MutableByteView read_into;
     bool receiving = false;  // data is being read into read_into: do not expire
   };
-  // Reads one frame and runs it through the machine (under mu_).
+  // Reads one frame and runs it through the machine (under mu_); a sealed
+  // frame goes to the crypto workers instead and leaves rs empty.
   Result<void> read_and_receive(std::vector<session::Response>& rs);
+  // Matches responses to waiters and runs their completions.
+  void dispatch(std::vector<session::Response>& rs);
+  // Decrypts a sealed frame on a worker, then dispatches it.
+  Result<void> unseal_async(std::shared_ptr<Bytes> buf, size_t len);
+  std::unique_ptr<WorkerPool> crypto_;
   size_t direct_waiters_ = 0;  // waiters with read_into (guarded by mu_)
 
   ConnectionOptions opts_;

@@ -168,6 +168,19 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
   } else if (proto_id != kSmb2ProtocolId) {
     return protocol_error("not an SMB2 frame");
   }
+  return receive_messages(std::move(buf), base, end, encrypted, out);
+}
+
+Result<Machine::UnsealKey> Machine::unseal_key(ByteView transform) const {
+  if (transform.size() < 52) return protocol_error("transform header truncated");
+  const SessionSecurity* s = session(load_le64(transform.data() + 44));
+  if (!s || s->decryption_key.empty()) return protocol_error("encrypted message for an unknown session");
+  return UnsealKey{s->cipher, s->decryption_key};
+}
+
+Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, bool encrypted,
+                                       std::vector<Response>& out) {
+  if (!buf || base > end || end > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   std::shared_ptr<const Bytes> cbuf = std::move(buf);
   size_t off = base;
   for (int n = 0;; n++) {

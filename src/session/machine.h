@@ -124,6 +124,17 @@ class Machine {
   // Same for the first `len` bytes of a (pooled) buffer; an encrypted frame
   // is decrypted in place.
   Result<void> receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out);
+  // Decryption outside the machine (on worker threads): the key a sealed
+  // frame needs, then the decrypted messages handed back. `buf[base, end)`
+  // holds one message or a compound chain; `encrypted` says it arrived
+  // sealed (so it is not signature-checked).
+  struct UnsealKey {
+    uint16_t cipher;
+    Bytes key;
+  };
+  Result<UnsealKey> unseal_key(ByteView transform) const;
+  Result<void> receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, bool encrypted,
+                                std::vector<Response>& out);
   // One plain (not encrypted, not compound) message split in two: head
   // holds its first head_len bytes, `direct` the rest (READ data already
   // in the caller's buffer). Signatures are checked over both pieces.
