@@ -87,21 +87,12 @@ size_t cipher_nonce_size(uint16_t cipher) {
   }
 }
 
+void detail::CipherCtxFree::operator()(evp_cipher_ctx_st* ctx) const { EVP_CIPHER_CTX_free(ctx); }
+
 // ---- Sealer -----------------------------------------------------------------
 
 Sealer::Sealer(uint16_t cipher, ByteView key)
     : cipher_(cipher), ctx_(make_ctx(cipher, key, true)) {}
-Sealer::~Sealer() { EVP_CIPHER_CTX_free(ctx_); }
-Sealer::Sealer(Sealer&& o) noexcept : cipher_(o.cipher_), ctx_(o.ctx_) { o.ctx_ = nullptr; }
-Sealer& Sealer::operator=(Sealer&& o) noexcept {
-  if (this != &o) {
-    EVP_CIPHER_CTX_free(ctx_);
-    cipher_ = o.cipher_;
-    ctx_ = o.ctx_;
-    o.ctx_ = nullptr;
-  }
-  return *this;
-}
 
 Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
                                     std::span<const ByteView> plaintext, Bytes& out) {
@@ -127,7 +118,7 @@ Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
   std::byte* body = hdr + kTransformHeaderSize;
 
   int outl = 0;
-  if (!EVP_EncryptInit_ex2(ctx_, nullptr, nullptr, uc(nonce.data()), nullptr))
+  if (!EVP_EncryptInit_ex2(ctx_.get(), nullptr, nullptr, uc(nonce.data()), nullptr))
     crypto_fatal("AEAD set nonce");
   if (is_ccm(cipher_)) {
     // CCM needs the whole message in one update: gather, then encrypt in
@@ -137,26 +128,27 @@ Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
       if (!piece.empty()) std::memcpy(p, piece.data(), piece.size());
       p += piece.size();
     }
-    if (!EVP_EncryptUpdate(ctx_, nullptr, &outl, nullptr, static_cast<int>(total)) ||
-        !EVP_EncryptUpdate(ctx_, nullptr, &outl, uc(hdr + kTransformAadOffset),
+    if (!EVP_EncryptUpdate(ctx_.get(), nullptr, &outl, nullptr, static_cast<int>(total)) ||
+        !EVP_EncryptUpdate(ctx_.get(), nullptr, &outl, uc(hdr + kTransformAadOffset),
                            static_cast<int>(kTransformAadSize)) ||
-        !EVP_EncryptUpdate(ctx_, uc(body), &outl, uc(body), static_cast<int>(total)))
+        !EVP_EncryptUpdate(ctx_.get(), uc(body), &outl, uc(body), static_cast<int>(total)))
       crypto_fatal("AES-CCM encrypt");
   } else {
     // GCM streams: encrypt each piece straight into place (zero-copy input).
-    if (!EVP_EncryptUpdate(ctx_, nullptr, &outl, uc(hdr + kTransformAadOffset),
+    if (!EVP_EncryptUpdate(ctx_.get(), nullptr, &outl, uc(hdr + kTransformAadOffset),
                            static_cast<int>(kTransformAadSize)))
       crypto_fatal("AES-GCM aad");
     std::byte* p = body;
     for (ByteView piece : plaintext) {
       if (piece.empty()) continue;
-      if (!EVP_EncryptUpdate(ctx_, uc(p), &outl, uc(piece.data()), static_cast<int>(piece.size())))
+      if (!EVP_EncryptUpdate(ctx_.get(), uc(p), &outl, uc(piece.data()),
+                             static_cast<int>(piece.size())))
         crypto_fatal("AES-GCM encrypt");
       p += outl;
     }
   }
-  if (!EVP_EncryptFinal_ex(ctx_, uc(body + total), &outl) || outl != 0 ||
-      !EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_GET_TAG, kAeadTagSize,
+  if (!EVP_EncryptFinal_ex(ctx_.get(), uc(body + total), &outl) || outl != 0 ||
+      !EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_GET_TAG, kAeadTagSize,
                            hdr + proto::kTransformSignatureOffset))
     crypto_fatal("AEAD final");
   return ok_result();
@@ -173,17 +165,6 @@ Result<Bytes> Sealer::encrypt(uint64_t session_id, ByteView nonce,
 
 Unsealer::Unsealer(uint16_t cipher, ByteView key)
     : cipher_(cipher), ctx_(make_ctx(cipher, key, false)) {}
-Unsealer::~Unsealer() { EVP_CIPHER_CTX_free(ctx_); }
-Unsealer::Unsealer(Unsealer&& o) noexcept : cipher_(o.cipher_), ctx_(o.ctx_) { o.ctx_ = nullptr; }
-Unsealer& Unsealer::operator=(Unsealer&& o) noexcept {
-  if (this != &o) {
-    EVP_CIPHER_CTX_free(ctx_);
-    cipher_ = o.cipher_;
-    ctx_ = o.ctx_;
-    o.ctx_ = nullptr;
-  }
-  return *this;
-}
 
 namespace {
 
@@ -209,21 +190,22 @@ Result<void> Unsealer::open(ByteView hdr, const std::byte* in, std::byte* out, s
   const unsigned char* aad = uc(hdr.data() + kTransformAadOffset);
   int outl = 0;
   bool ok;
-  if (!EVP_DecryptInit_ex2(ctx_, nullptr, nullptr, nonce, nullptr)) crypto_fatal("AEAD set nonce");
+  if (!EVP_DecryptInit_ex2(ctx_.get(), nullptr, nullptr, nonce, nullptr))
+    crypto_fatal("AEAD set nonce");
   if (is_ccm(cipher_)) {
     // CCM: the expected tag and the length go first; the one update verifies.
-    if (!EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, kAeadTagSize, tag) ||
-        !EVP_DecryptUpdate(ctx_, nullptr, &outl, nullptr, ilen) ||
-        !EVP_DecryptUpdate(ctx_, nullptr, &outl, aad, static_cast<int>(kTransformAadSize)))
+    if (!EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_SET_TAG, kAeadTagSize, tag) ||
+        !EVP_DecryptUpdate(ctx_.get(), nullptr, &outl, nullptr, ilen) ||
+        !EVP_DecryptUpdate(ctx_.get(), nullptr, &outl, aad, static_cast<int>(kTransformAadSize)))
       crypto_fatal("AES-CCM decrypt setup");
-    ok = EVP_DecryptUpdate(ctx_, uc(out), &outl, uc(in), ilen) > 0;
+    ok = EVP_DecryptUpdate(ctx_.get(), uc(out), &outl, uc(in), ilen) > 0;
   } else {
-    if (!EVP_DecryptUpdate(ctx_, nullptr, &outl, aad, static_cast<int>(kTransformAadSize)) ||
-        !EVP_DecryptUpdate(ctx_, uc(out), &outl, uc(in), ilen) ||
-        !EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_AEAD_SET_TAG, kAeadTagSize, tag))
+    if (!EVP_DecryptUpdate(ctx_.get(), nullptr, &outl, aad, static_cast<int>(kTransformAadSize)) ||
+        !EVP_DecryptUpdate(ctx_.get(), uc(out), &outl, uc(in), ilen) ||
+        !EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_SET_TAG, kAeadTagSize, tag))
       crypto_fatal("AES-GCM decrypt");
     unsigned char fin[16];
-    ok = EVP_DecryptFinal_ex(ctx_, fin, &outl) > 0;
+    ok = EVP_DecryptFinal_ex(ctx_.get(), fin, &outl) > 0;
   }
   if (!ok) {
     ERR_clear_error();

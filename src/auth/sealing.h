@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "base/bytes.h"
@@ -33,6 +34,16 @@ inline constexpr size_t kAeadTagSize = 16;
 // an unknown cipher.
 size_t cipher_nonce_size(uint16_t cipher);
 
+namespace detail {
+// Owns an OpenSSL cipher context (freed with EVP_CIPHER_CTX_free), so that
+// Sealer and Unsealer are movable and not copyable; a moved-from one is
+// !ok().
+struct CipherCtxFree {
+  void operator()(evp_cipher_ctx_st* ctx) const;
+};
+using CipherCtx = std::unique_ptr<evp_cipher_ctx_st, CipherCtxFree>;
+}  // namespace detail
+
 // Keeps the keyed cipher context so the per-message cost is one IV setup.
 class Sealer {
  public:
@@ -40,11 +51,6 @@ class Sealer {
   // to match. A bad pair leaves the Sealer invalid: ok() is false and
   // encrypt() returns STATUS_INVALID_PARAMETER.
   Sealer(uint16_t cipher, ByteView key);
-  ~Sealer();
-  Sealer(Sealer&& o) noexcept;
-  Sealer& operator=(Sealer&& o) noexcept;
-  Sealer(const Sealer&) = delete;
-  Sealer& operator=(const Sealer&) = delete;
 
   bool ok() const { return ctx_ != nullptr; }
   uint16_t cipher() const { return cipher_; }
@@ -60,17 +66,12 @@ class Sealer {
 
  private:
   uint16_t cipher_ = 0;
-  evp_cipher_ctx_st* ctx_ = nullptr;
+  detail::CipherCtx ctx_;
 };
 
 class Unsealer {
  public:
   Unsealer(uint16_t cipher, ByteView key);
-  ~Unsealer();
-  Unsealer(Unsealer&& o) noexcept;
-  Unsealer& operator=(Unsealer&& o) noexcept;
-  Unsealer(const Unsealer&) = delete;
-  Unsealer& operator=(const Unsealer&) = delete;
 
   bool ok() const { return ctx_ != nullptr; }
   uint16_t cipher() const { return cipher_; }
@@ -93,7 +94,7 @@ class Unsealer {
   Result<void> open(ByteView header, const std::byte* in, std::byte* out, size_t len);
 
   uint16_t cipher_ = 0;
-  evp_cipher_ctx_st* ctx_ = nullptr;
+  detail::CipherCtx ctx_;
 };
 
 // One-shot forms (build a context per call).

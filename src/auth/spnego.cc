@@ -18,19 +18,23 @@ Oid oid_of(std::initializer_list<uint8_t> v) {
   return o;
 }
 
+// [n] EXPLICIT <tag>: the one element inside `field`, which must carry `tag`.
+Result<Tlv> explicit_value(const Reader& parent, const Tlv& field, uint8_t tag, const char* what) {
+  SMBKIT_TRY(Reader in, parent.enter(field));
+  SMBKIT_TRY(Tlv t, in.expect(tag));
+  SMBKIT_CHECK(in.finish(what));
+  return t;
+}
+
 // [n] EXPLICIT OCTET STRING.
 Result<Bytes> explicit_octets(const Reader& parent, const Tlv& field, const char* what) {
-  SMBKIT_TRY(Reader in, parent.enter(field));
-  SMBKIT_TRY(Tlv os, in.expect(der::kTagOctetString));
-  SMBKIT_CHECK(in.finish(what));
+  SMBKIT_TRY(Tlv os, explicit_value(parent, field, der::kTagOctetString, what));
   return Bytes(os.value.begin(), os.value.end());
 }
 
 // [n] EXPLICIT OBJECT IDENTIFIER.
 Result<Oid> explicit_oid(const Reader& parent, const Tlv& field, const char* what) {
-  SMBKIT_TRY(Reader in, parent.enter(field));
-  SMBKIT_TRY(Tlv t, in.expect(der::kTagOid));
-  SMBKIT_CHECK(in.finish(what));
+  SMBKIT_TRY(Tlv t, explicit_value(parent, field, der::kTagOid, what));
   return der::decode_oid(t.value);
 }
 
@@ -57,9 +61,7 @@ Result<NegHints> decode_neg_hints(const Reader& parent, const Tlv& seq) {
   NegHints h;
   SMBKIT_TRY(auto name, in.optional(context_tag(0)));
   if (name) {
-    SMBKIT_TRY(Reader n, in.enter(*name));
-    SMBKIT_TRY(Tlv s, n.expect(der::kTagGeneralString));
-    SMBKIT_CHECK(n.finish("hintName"));
+    SMBKIT_TRY(Tlv s, explicit_value(in, *name, der::kTagGeneralString, "hintName"));
     h.hintName = std::string(as_chars(s.value));
   }
   SMBKIT_TRY(auto addr, in.optional(context_tag(1)));
@@ -134,9 +136,7 @@ Result<NegTokenInit> decode_neg_token_init(ByteView token) {
   SMBKIT_CHECK(decode_mech_types(f, mt, out));
   SMBKIT_TRY(auto req, f.optional(context_tag(1)));
   if (req) {
-    SMBKIT_TRY(Reader in, f.enter(*req));
-    SMBKIT_TRY(Tlv bits, in.expect(der::kTagBitString));
-    SMBKIT_CHECK(in.finish("reqFlags"));
+    SMBKIT_TRY(Tlv bits, explicit_value(f, *req, der::kTagBitString, "reqFlags"));
     out.reqFlags = Bytes(bits.value.begin(), bits.value.end());
   }
   SMBKIT_TRY(auto tok, f.optional(context_tag(2)));
@@ -186,9 +186,7 @@ Result<NegTokenResp> decode_neg_token_resp(ByteView token) {
   NegTokenResp out;
   SMBKIT_TRY(auto st, f.optional(context_tag(0)));
   if (st) {
-    SMBKIT_TRY(Reader in, f.enter(*st));
-    SMBKIT_TRY(Tlv e, in.expect(der::kTagEnumerated));
-    SMBKIT_CHECK(in.finish("negState"));
+    SMBKIT_TRY(Tlv e, explicit_value(f, *st, der::kTagEnumerated, "negState"));
     if (e.value.size() != 1 || static_cast<uint8_t>(e.value[0]) > 3)
       return protocol_error("SPNEGO: bad negState");
     out.negState = static_cast<NegState>(e.value[0]);

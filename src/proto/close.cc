@@ -1,7 +1,7 @@
 #include "proto/close.h"
 
+#include "proto/codec_util.h"
 #include "proto/constants.h"
-#include "proto/create.h"
 
 namespace smbkit::proto {
 
@@ -16,8 +16,7 @@ Result<void> encode_close_request(const CloseRequest& req, ByteWriter& w) {
 
 // MS-SMB2 2.2.15
 Result<CloseRequest> decode_close_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 24, 24, "CLOSE request"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 24, 24, "CLOSE request"));
   CloseRequest req;
   req.Flags = r.u16();
   r.skip(4);  // Reserved
@@ -43,8 +42,7 @@ Result<void> encode_close_response(const CloseResponse& resp, ByteWriter& w) {
 
 // MS-SMB2 2.2.16
 Result<CloseResponse> decode_close_response(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 60, 60, "CLOSE response"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 60, 60, "CLOSE response"));
   CloseResponse resp;
   resp.Flags = r.u16();
   r.skip(4);  // Reserved

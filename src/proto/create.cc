@@ -5,20 +5,6 @@
 
 namespace smbkit::proto {
 
-Result<std::string> decode_utf16_name(ByteView utf16, std::string_view what) {
-  if (utf16.size() % 2) return protocol_error(std::string(what) + ": odd-length UTF-16 name");
-  auto r = utf16le_to_utf8(utf16);
-  if (!r) return protocol_error(std::string(what) + ": invalid UTF-16 name");
-  return r;
-}
-
-Result<void> check_body(ByteView msg, uint16_t expected, size_t fixed, std::string_view what) {
-  if (msg.size() < kHeaderSize + fixed) return protocol_error(std::string(what) + ": truncated");
-  if (load_le16(msg.data() + kHeaderSize) != expected)
-    return protocol_error(std::string(what) + ": wrong StructureSize");
-  return ok_result();
-}
-
 namespace {
 
 // The contexts region at [offset, offset+length) of msg; `min_offset` is the
@@ -31,14 +17,23 @@ Result<std::vector<CreateContext>> contexts_at(ByteView msg, uint32_t offset, ui
   return decode_create_contexts(msg.subspan(offset, length));
 }
 
+// Appends the contexts at the next 8-byte boundary and patches the
+// CreateContextsOffset/Length pair at `fields`.
+Result<void> encode_contexts_at(std::span<const CreateContext> contexts, size_t fields,
+                                ByteWriter& w) {
+  w.pad_to(8);
+  const size_t offset = w.pos();
+  SMBKIT_CHECK(encode_create_contexts(contexts, w));
+  w.patch_u32(fields, static_cast<uint32_t>(offset));
+  w.patch_u32(fields + 4, static_cast<uint32_t>(w.pos() - offset));
+  return ok_result();
+}
+
 }  // namespace
 
 // MS-SMB2 2.2.13
 Result<void> encode_create_request(const CreateRequest& req, ByteWriter& w) {
-  Bytes name;
-  if (!req.Name.empty()) {
-    SMBKIT_TRY(name, utf8_to_utf16le(req.Name));
-  }
+  SMBKIT_TRY(Bytes name, utf8_to_utf16le(req.Name));
   if (name.size() > 0xFFFF) return nt_error(STATUS_OBJECT_NAME_INVALID, "CREATE name too long");
   w.u16(57);  // StructureSize
   w.u8(req.SecurityFlags);
@@ -61,11 +56,7 @@ Result<void> encode_create_request(const CreateRequest& req, ByteWriter& w) {
   w.patch_u16(name_fields, static_cast<uint16_t>(name_offset));
   w.bytes(name);
   if (!req.CreateContexts.empty()) {
-    w.pad_to(8);
-    const size_t ctx_offset = w.pos();
-    SMBKIT_CHECK(encode_create_contexts(req.CreateContexts, w));
-    w.patch_u32(ctx_fields, static_cast<uint32_t>(ctx_offset));
-    w.patch_u32(ctx_fields + 4, static_cast<uint32_t>(w.pos() - ctx_offset));
+    SMBKIT_CHECK(encode_contexts_at(req.CreateContexts, ctx_fields, w));
   } else if (name.empty()) {
     w.u8(0);  // "the Buffer field MUST be at least one byte in length"
   }
@@ -74,8 +65,7 @@ Result<void> encode_create_request(const CreateRequest& req, ByteWriter& w) {
 
 // MS-SMB2 2.2.13
 Result<CreateRequest> decode_create_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 57, kCreateRequestFixedSize, "CREATE request"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 57, kCreateRequestFixedSize, "CREATE request"));
   CreateRequest req;
   req.SecurityFlags = r.u8();
   req.RequestedOplockLevel = r.u8();
@@ -92,13 +82,12 @@ Result<CreateRequest> decode_create_request(ByteView msg) {
   uint32_t ctx_offset = r.u32();
   uint32_t ctx_length = r.u32();
   if (!r.ok()) return protocol_error("CREATE request truncated");
-  const size_t body_end = kHeaderSize + kCreateRequestFixedSize;
-  if (name_length) {
-    if (name_offset < body_end || !range_ok(name_offset, name_length, msg.size()))
-      return protocol_error("CREATE request NameOffset/NameLength out of range");
-    SMBKIT_TRY(req.Name, decode_utf16_name(msg.subspan(name_offset, name_length), "CREATE request"));
-  }
-  SMBKIT_TRY(req.CreateContexts, contexts_at(msg, ctx_offset, ctx_length, body_end, "CREATE request"));
+  SMBKIT_TRY(ByteView name, body_buffer(msg, name_offset, name_length, kCreateRequestFixedSize,
+                                        "CREATE request", "NameOffset/NameLength"));
+  SMBKIT_TRY(req.Name, decode_utf16_name(name, "CREATE request"));
+  SMBKIT_TRY(req.CreateContexts,
+             contexts_at(msg, ctx_offset, ctx_length, kHeaderSize + kCreateRequestFixedSize,
+                         "CREATE request"));
   return req;
 }
 
@@ -121,19 +110,14 @@ Result<void> encode_create_response(const CreateResponse& resp, ByteWriter& w) {
   w.u32(0);  // CreateContextsOffset, patched
   w.u32(0);  // CreateContextsLength, patched
   if (!resp.CreateContexts.empty()) {
-    w.pad_to(8);
-    const size_t ctx_offset = w.pos();
-    SMBKIT_CHECK(encode_create_contexts(resp.CreateContexts, w));
-    w.patch_u32(ctx_fields, static_cast<uint32_t>(ctx_offset));
-    w.patch_u32(ctx_fields + 4, static_cast<uint32_t>(w.pos() - ctx_offset));
+    SMBKIT_CHECK(encode_contexts_at(resp.CreateContexts, ctx_fields, w));
   }
   return ok_result();
 }
 
 // MS-SMB2 2.2.14
 Result<CreateResponse> decode_create_response(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 89, kCreateResponseFixedSize, "CREATE response"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 89, kCreateResponseFixedSize, "CREATE response"));
   CreateResponse resp;
   resp.OplockLevel = r.u8();
   resp.Flags = r.u8();

@@ -1,7 +1,8 @@
-// MS-SMB2 2.2.13 / 2.2.14: SMB2 CREATE request and response, the constants
+// MS-SMB2 2.2.13 / 2.2.14: SMB2 CREATE request and response and the constants
 // that go with them (access masks, share modes, dispositions, options, file
-// attributes, oplock levels), and small wire helpers shared by every command
-// that carries a FileId or a UTF-16 name.
+// attributes, oplock levels). The wire helpers shared by every command
+// (FileId, UTF-16 names, body checks) are in proto/codec_util.h, included
+// here for the codecs that reach them through this header.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "proto/codec_util.h"
 #include "proto/create_contexts.h"
 #include "proto/types.h"
 
@@ -163,27 +165,5 @@ Result<CreateRequest> decode_create_request(ByteView msg);
 // MS-SMB2 2.2.14: contexts (if any) at 0x98.
 Result<void> encode_create_response(const CreateResponse& resp, ByteWriter& w);
 Result<CreateResponse> decode_create_response(ByteView msg);
-
-// ---- helpers shared by the file command codecs ----------------------------
-
-// MS-SMB2 2.2.14.1: SMB2_FILEID (Persistent, Volatile).
-inline void encode_file_id(const FileId& id, ByteWriter& w) {
-  w.u64(id.Persistent);
-  w.u64(id.Volatile);
-}
-inline FileId decode_file_id(ByteReader& r) {
-  FileId id;
-  id.Persistent = r.u64();
-  id.Volatile = r.u64();
-  return id;
-}
-
-// A UTF-16LE name from the peer as UTF-8; odd lengths and invalid UTF-16 are
-// protocol errors naming `what`.
-Result<std::string> decode_utf16_name(ByteView utf16, std::string_view what);
-
-// Reads the StructureSize at offset 64 of msg; error if msg is shorter than
-// the header plus `fixed` body bytes or StructureSize != expected.
-Result<void> check_body(ByteView msg, uint16_t expected, size_t fixed, std::string_view what);
 
 }  // namespace smbkit::proto

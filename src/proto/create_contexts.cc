@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "proto/codec_util.h"
+
 namespace smbkit::proto {
 namespace {
 
@@ -23,15 +25,18 @@ CreateContext make(std::string_view name, Bytes data) {
   return CreateContext{std::string(name), std::move(data)};
 }
 
-void put_guid(ByteWriter& w, const Guid16& g) { w.bytes(g); }
-Guid16 get_guid(ByteReader& r) {
-  Guid16 g{};
-  r.copy(g.data(), g.size());
-  return g;
-}
-
 Error bad_size(const char* what, size_t got) {
   return protocol_error(std::string(what) + ": unexpected data length " + std::to_string(got));
+}
+
+// Context data of exactly `size` bytes, read with a field list
+// (proto/codec_util.h); any other size is bad_size(what).
+template <class T, class Fields>
+Result<T> decode_exact(ByteView data, size_t size, const char* what, const Fields& fields) {
+  if (data.size() != size) return bad_size(what, data.size());
+  T c;
+  read_fields(data, c, fields);
+  return c;
 }
 
 }  // namespace
@@ -138,21 +143,18 @@ Result<CreateQueryMaximalAccessRequest> decode_maximal_access_request(ByteView d
   return c;
 }
 
-// MS-SMB2 2.2.14.2.5
+// MS-SMB2 2.2.14.2.5: QueryStatus, MaximalAccess (8 bytes).
+constexpr auto kMaximalAccessResponseFields = [](auto& io, auto& c) {
+  io.u32(c.QueryStatus);
+  io.u32(c.MaximalAccess);
+};
 CreateContext to_create_context(const CreateQueryMaximalAccessResponse& c) {
-  Bytes d;
-  ByteWriter w(d);
-  w.u32(c.QueryStatus);
-  w.u32(c.MaximalAccess);
-  return make(SMB2_CREATE_QUERY_MAXIMAL_ACCESS_RESPONSE, std::move(d));
+  return make(SMB2_CREATE_QUERY_MAXIMAL_ACCESS_RESPONSE,
+              write_fields(c, 8, kMaximalAccessResponseFields));
 }
 Result<CreateQueryMaximalAccessResponse> decode_maximal_access_response(ByteView data) {
-  if (data.size() != 8) return bad_size("MxAc response", data.size());
-  ByteReader r(data);
-  CreateQueryMaximalAccessResponse c;
-  c.QueryStatus = r.u32();
-  c.MaximalAccess = r.u32();
-  return c;
+  return decode_exact<CreateQueryMaximalAccessResponse>(data, 8, "MxAc response",
+                                                        kMaximalAccessResponseFields);
 }
 
 // MS-SMB2 2.2.13.2.9
@@ -160,52 +162,42 @@ CreateContext to_create_context(const CreateQueryOnDiskIdRequest&) {
   return make(SMB2_CREATE_QUERY_ON_DISK_ID, {});
 }
 
-// MS-SMB2 2.2.14.2.9
+// MS-SMB2 2.2.14.2.9: DiskFileId, VolumeId, Reserved (32 bytes).
+constexpr auto kOnDiskIdResponseFields = [](auto& io, auto& c) {
+  io.u64(c.DiskFileId);
+  io.u64(c.VolumeId);
+  io.reserved(16);
+};
 CreateContext to_create_context(const CreateQueryOnDiskIdResponse& c) {
-  Bytes d;
-  ByteWriter w(d);
-  w.u64(c.DiskFileId);
-  w.u64(c.VolumeId);
-  w.zeros(16);  // Reserved
-  return make(SMB2_CREATE_QUERY_ON_DISK_ID, std::move(d));
+  return make(SMB2_CREATE_QUERY_ON_DISK_ID, write_fields(c, 32, kOnDiskIdResponseFields));
 }
 Result<CreateQueryOnDiskIdResponse> decode_on_disk_id_response(ByteView data) {
-  if (data.size() != 32) return bad_size("QFid response", data.size());
-  ByteReader r(data);
-  CreateQueryOnDiskIdResponse c;
-  c.DiskFileId = r.u64();
-  c.VolumeId = r.u64();
-  return c;
+  return decode_exact<CreateQueryOnDiskIdResponse>(data, 32, "QFid response",
+                                                   kOnDiskIdResponseFields);
 }
 
-// MS-SMB2 2.2.13.2.8 / 2.2.13.2.10 (and 2.2.14.2.10 / 2.2.14.2.11)
-CreateContext to_create_context(const CreateLease& c) {
-  Bytes d;
-  ByteWriter w(d);
-  put_guid(w, c.LeaseKey);
-  w.u32(c.LeaseState);
-  w.u32(c.LeaseFlags);
-  w.u64(c.LeaseDuration);
+// MS-SMB2 2.2.13.2.8 / 2.2.13.2.10 (and 2.2.14.2.10 / 2.2.14.2.11):
+// LeaseKey, LeaseState, LeaseFlags, LeaseDuration (32 bytes); v2 adds
+// ParentLeaseKey, Epoch, Reserved (52 bytes).
+constexpr auto kLeaseFields = [](auto& io, auto& c) {
+  io.guid(c.LeaseKey);
+  io.u32(c.LeaseState);
+  io.u32(c.LeaseFlags);
+  io.u64(c.LeaseDuration);
   if (c.V2) {
-    put_guid(w, c.ParentLeaseKey);
-    w.u16(c.Epoch);
-    w.u16(0);  // Reserved
+    io.guid(c.ParentLeaseKey);
+    io.u16(c.Epoch);
+    io.reserved(2);
   }
-  return make(SMB2_CREATE_REQUEST_LEASE, std::move(d));
+};
+CreateContext to_create_context(const CreateLease& c) {
+  return make(SMB2_CREATE_REQUEST_LEASE, write_fields(c, c.V2 ? 52 : 32, kLeaseFields));
 }
 Result<CreateLease> decode_lease(ByteView data) {
   if (data.size() != 32 && data.size() != 52) return bad_size("RqLs", data.size());
-  ByteReader r(data);
   CreateLease c;
   c.V2 = data.size() == 52;
-  c.LeaseKey = get_guid(r);
-  c.LeaseState = r.u32();
-  c.LeaseFlags = r.u32();
-  c.LeaseDuration = r.u64();
-  if (c.V2) {
-    c.ParentLeaseKey = get_guid(r);
-    c.Epoch = r.u16();
-  }
+  read_fields(data, c, kLeaseFields);
   return c;
 }
 
@@ -227,80 +219,60 @@ Result<CreateDurableHandleResponse> decode_durable_handle_response(ByteView data
   return CreateDurableHandleResponse{};
 }
 
-// MS-SMB2 2.2.13.2.4
+// MS-SMB2 2.2.13.2.4: Data, an SMB2_FILEID (16 bytes).
+constexpr auto kDurableHandleReconnectFields = [](auto& io, auto& c) { io.file_id(c.Data); };
 CreateContext to_create_context(const CreateDurableHandleReconnect& c) {
-  Bytes d;
-  ByteWriter w(d);
-  w.u64(c.Data.Persistent);
-  w.u64(c.Data.Volatile);
-  return make(SMB2_CREATE_DURABLE_HANDLE_RECONNECT, std::move(d));
+  return make(SMB2_CREATE_DURABLE_HANDLE_RECONNECT,
+              write_fields(c, 16, kDurableHandleReconnectFields));
 }
 Result<CreateDurableHandleReconnect> decode_durable_handle_reconnect(ByteView data) {
-  if (data.size() != 16) return bad_size("DHnC", data.size());
-  ByteReader r(data);
-  CreateDurableHandleReconnect c;
-  c.Data.Persistent = r.u64();
-  c.Data.Volatile = r.u64();
-  return c;
+  return decode_exact<CreateDurableHandleReconnect>(data, 16, "DHnC",
+                                                    kDurableHandleReconnectFields);
 }
 
-// MS-SMB2 2.2.13.2.11
+// MS-SMB2 2.2.13.2.11: Timeout, Flags, Reserved, CreateGuid (32 bytes).
+constexpr auto kDurableHandleRequestV2Fields = [](auto& io, auto& c) {
+  io.u32(c.Timeout);
+  io.u32(c.Flags);
+  io.reserved(8);
+  io.guid(c.CreateGuid);
+};
 CreateContext to_create_context(const CreateDurableHandleRequestV2& c) {
-  Bytes d;
-  ByteWriter w(d);
-  w.u32(c.Timeout);
-  w.u32(c.Flags);
-  w.u64(0);  // Reserved
-  put_guid(w, c.CreateGuid);
-  return make(SMB2_CREATE_DURABLE_HANDLE_REQUEST_V2, std::move(d));
+  return make(SMB2_CREATE_DURABLE_HANDLE_REQUEST_V2,
+              write_fields(c, 32, kDurableHandleRequestV2Fields));
 }
 Result<CreateDurableHandleRequestV2> decode_durable_handle_request_v2(ByteView data) {
-  if (data.size() != 32) return bad_size("DH2Q request", data.size());
-  ByteReader r(data);
-  CreateDurableHandleRequestV2 c;
-  c.Timeout = r.u32();
-  c.Flags = r.u32();
-  r.skip(8);
-  c.CreateGuid = get_guid(r);
-  return c;
+  return decode_exact<CreateDurableHandleRequestV2>(data, 32, "DH2Q request",
+                                                    kDurableHandleRequestV2Fields);
 }
 
-// MS-SMB2 2.2.14.2.12
+// MS-SMB2 2.2.14.2.12: Timeout, Flags (8 bytes).
+constexpr auto kDurableHandleResponseV2Fields = [](auto& io, auto& c) {
+  io.u32(c.Timeout);
+  io.u32(c.Flags);
+};
 CreateContext to_create_context(const CreateDurableHandleResponseV2& c) {
-  Bytes d;
-  ByteWriter w(d);
-  w.u32(c.Timeout);
-  w.u32(c.Flags);
-  return make(SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2, std::move(d));
+  return make(SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2,
+              write_fields(c, 8, kDurableHandleResponseV2Fields));
 }
 Result<CreateDurableHandleResponseV2> decode_durable_handle_response_v2(ByteView data) {
-  if (data.size() != 8) return bad_size("DH2Q response", data.size());
-  ByteReader r(data);
-  CreateDurableHandleResponseV2 c;
-  c.Timeout = r.u32();
-  c.Flags = r.u32();
-  return c;
+  return decode_exact<CreateDurableHandleResponseV2>(data, 8, "DH2Q response",
+                                                     kDurableHandleResponseV2Fields);
 }
 
-// MS-SMB2 2.2.13.2.12
+// MS-SMB2 2.2.13.2.12: FileId, CreateGuid, Flags (36 bytes).
+constexpr auto kDurableHandleReconnectV2Fields = [](auto& io, auto& c) {
+  io.file_id(c.FileId);
+  io.guid(c.CreateGuid);
+  io.u32(c.Flags);
+};
 CreateContext to_create_context(const CreateDurableHandleReconnectV2& c) {
-  Bytes d;
-  ByteWriter w(d);
-  w.u64(c.FileId.Persistent);
-  w.u64(c.FileId.Volatile);
-  put_guid(w, c.CreateGuid);
-  w.u32(c.Flags);
-  return make(SMB2_CREATE_DURABLE_HANDLE_RECONNECT_V2, std::move(d));
+  return make(SMB2_CREATE_DURABLE_HANDLE_RECONNECT_V2,
+              write_fields(c, 36, kDurableHandleReconnectV2Fields));
 }
 Result<CreateDurableHandleReconnectV2> decode_durable_handle_reconnect_v2(ByteView data) {
-  if (data.size() != 36) return bad_size("DH2C", data.size());
-  ByteReader r(data);
-  CreateDurableHandleReconnectV2 c;
-  c.FileId.Persistent = r.u64();
-  c.FileId.Volatile = r.u64();
-  c.CreateGuid = get_guid(r);
-  c.Flags = r.u32();
-  return c;
+  return decode_exact<CreateDurableHandleReconnectV2>(data, 36, "DH2C",
+                                                      kDurableHandleReconnectV2Fields);
 }
 
 // MS-SMB2 2.2.13.2.6

@@ -1,6 +1,7 @@
 #include "proto/error_response.h"
 
 #include "base/utf16.h"
+#include "proto/codec_util.h"
 
 namespace smbkit::proto {
 namespace {
@@ -27,21 +28,18 @@ Result<void> encode_contexts(const std::vector<ErrorContext>& list, ByteWriter& 
 
 Result<std::vector<ErrorContext>> decode_contexts(ByteView data, uint8_t count) {
   std::vector<ErrorContext> list;
-  uint64_t pos = 0;
-  for (unsigned i = 0; i < count; i++) {
-    pos = (pos + 7) & ~uint64_t{7};
-    if (!range_ok(pos, kContextHeaderSize, data.size()))
-      return protocol_error("ERROR response context list overruns ByteCount");
-    ByteReader r(data, static_cast<size_t>(pos));
+  // ErrorDataLength, ErrorId, ErrorContextData.
+  auto read_context = [&](ByteReader& r) {
     uint32_t len = r.u32();
     ErrorContext c;
     c.ErrorId = r.u32();
     auto d = r.bytes(len);
-    if (!r.ok()) return protocol_error("ERROR response context data overruns ByteCount");
     c.ErrorContextData.assign(d.begin(), d.end());
     list.push_back(std::move(c));
-    pos += kContextHeaderSize + len;
-  }
+    return len;
+  };
+  SMBKIT_CHECK(walk_aligned_list(data, 0, count, kContextHeaderSize, "ERROR response context",
+                                 "ByteCount", read_context));
   return list;
 }
 
@@ -78,8 +76,7 @@ Result<ErrorResponse> decode_error_response(ByteView msg) {
   uint8_t context_count = r.u8();
   r.skip(1);  // Reserved
   uint32_t byte_count = r.u32();
-  if (!r.ok()) return protocol_error("ERROR response truncated");
-  if (structure_size != kStructureSize) return protocol_error("ERROR response StructureSize is not 9");
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kStructureSize, "ERROR response"));
   if (!range_ok(kHeaderSize + kFixed, byte_count, msg.size()))
     return protocol_error("ERROR response ByteCount overruns the message");
   auto data = msg.subspan(kHeaderSize + kFixed, byte_count);

@@ -1,7 +1,7 @@
 #include "proto/flush.h"
 
+#include "proto/codec_util.h"
 #include "proto/constants.h"
-#include "proto/create.h"
 
 namespace smbkit::proto {
 
@@ -16,8 +16,8 @@ Result<void> encode_flush_request(const FlushRequest& req, ByteWriter& w) {
 
 // MS-SMB2 2.2.17
 Result<FlushRequest> decode_flush_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 24, 24, "FLUSH request"));
-  ByteReader r(msg, kHeaderSize + 8);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 24, 24, "FLUSH request"));
+  r.skip(6);  // Reserved1, Reserved2
   FlushRequest req;
   req.FileId = decode_file_id(r);
   if (!r.ok()) return protocol_error("FLUSH request truncated");
@@ -26,9 +26,7 @@ Result<FlushRequest> decode_flush_request(ByteView msg) {
 
 // MS-SMB2 2.2.18
 Result<void> encode_flush_response(const FlushResponse&, ByteWriter& w) {
-  w.u16(4);  // StructureSize
-  w.u16(0);  // Reserved
-  return ok_result();
+  return encode_empty_body(w);  // StructureSize, Reserved
 }
 
 // MS-SMB2 2.2.18

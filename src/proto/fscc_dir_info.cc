@@ -1,7 +1,7 @@
 #include "proto/fscc_dir_info.h"
 
 #include "base/utf16.h"
-#include "proto/create.h"  // decode_utf16_name
+#include "proto/codec_util.h"
 
 namespace smbkit::proto {
 namespace {
@@ -104,10 +104,8 @@ Result<Bytes> encode_directory_entries(uint8_t info_class, std::span<const DirEn
   ByteWriter w(b);
   for (size_t i = 0; i < entries.size(); i++) {
     const DirEntry& e = entries[i];
-    Bytes name, short_name;
-    if (!e.FileName.empty()) {
-      SMBKIT_TRY(name, utf8_to_utf16le(e.FileName));
-    }
+    SMBKIT_TRY(Bytes name, utf8_to_utf16le(e.FileName));
+    Bytes short_name;
     if (l->short_name && !e.ShortName.empty()) {
       SMBKIT_TRY(short_name, utf8_to_utf16le(e.ShortName));
       if (short_name.size() > kShortNameMax)
@@ -134,10 +132,7 @@ Result<Bytes> encode_directory_entries(uint8_t info_class, std::span<const DirEn
       std::copy(short_name.begin(), short_name.end(), p + l->short_name + 2);
     }
     w.bytes(name);
-    if (i + 1 < entries.size()) {
-      w.pad_to(8);
-      w.patch_u32(start, static_cast<uint32_t>(w.pos() - start));
-    }
+    end_chain_entry(w, start, i + 1 == entries.size());
   }
   return b;
 }

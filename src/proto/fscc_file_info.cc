@@ -3,62 +3,57 @@
 #include <algorithm>
 
 #include "base/utf16.h"
-#include "proto/create.h"  // decode_utf16_name
+#include "proto/codec_util.h"
 
 namespace smbkit::proto {
 namespace {
 
-Error too_short(std::string_view what) {
-  return protocol_error(std::string(what) + ": buffer too short");
-}
+// Field lists (proto/codec_util.h) of the fixed-size classes, in spec order.
 
-Bytes fixed(size_t reserve) {
-  Bytes b;
-  b.reserve(reserve);
-  return b;
-}
+// MS-FSCC 2.4.7 (40 bytes).
+constexpr auto kBasicFields = [](auto& io, auto& v) {
+  io.u64(v.CreationTime);
+  io.u64(v.LastAccessTime);
+  io.u64(v.LastWriteTime);
+  io.u64(v.ChangeTime);
+  io.u32(v.FileAttributes);
+  io.reserved(4);
+};
 
-void put_basic(ByteWriter& w, const FileBasicInformation& v) {
-  w.u64(v.CreationTime);
-  w.u64(v.LastAccessTime);
-  w.u64(v.LastWriteTime);
-  w.u64(v.ChangeTime);
-  w.u32(v.FileAttributes);
-  w.u32(0);  // Reserved
-}
-void get_basic(ByteReader& r, FileBasicInformation& v) {
-  v.CreationTime = r.u64();
-  v.LastAccessTime = r.u64();
-  v.LastWriteTime = r.u64();
-  v.ChangeTime = r.u64();
-  v.FileAttributes = r.u32();
-  r.skip(4);
-}
-void put_standard(ByteWriter& w, const FileStandardInformation& v) {
-  w.u64(v.AllocationSize);
-  w.u64(v.EndOfFile);
-  w.u32(v.NumberOfLinks);
-  w.u8(v.DeletePending);
-  w.u8(v.Directory);
-  w.u16(0);  // Reserved
-}
-void get_standard(ByteReader& r, FileStandardInformation& v) {
-  v.AllocationSize = r.u64();
-  v.EndOfFile = r.u64();
-  v.NumberOfLinks = r.u32();
-  v.DeletePending = r.u8();
-  v.Directory = r.u8();
-  r.skip(2);
-}
+// MS-FSCC 2.4.41 (24 bytes).
+constexpr auto kStandardFields = [](auto& io, auto& v) {
+  io.u64(v.AllocationSize);
+  io.u64(v.EndOfFile);
+  io.u32(v.NumberOfLinks);
+  io.u8(v.DeletePending);
+  io.u8(v.Directory);
+  io.reserved(2);
+};
 
-// One fixed-size field of `n` bytes.
-template <class T, class F>
-Result<void> decode_fixed(ByteView buf, size_t n, std::string_view what, T& out, F&& read) {
-  if (buf.size() < n) return too_short(what);
-  ByteReader r(buf);
-  read(r, out);
-  return ok_result();
-}
+// MS-FSCC 2.4.29 (56 bytes).
+constexpr auto kNetworkOpenFields = [](auto& io, auto& v) {
+  io.u64(v.CreationTime);
+  io.u64(v.LastAccessTime);
+  io.u64(v.LastWriteTime);
+  io.u64(v.ChangeTime);
+  io.u64(v.AllocationSize);
+  io.u64(v.EndOfFile);
+  io.u32(v.FileAttributes);
+  io.reserved(4);
+};
+
+// MS-FSCC 2.4.2: the classes FileAllInformation holds, up to
+// FileNameInformation's FileNameLength.
+constexpr auto kAllFields = [](auto& io, auto& v) {
+  kBasicFields(io, v.BasicInformation);
+  kStandardFields(io, v.StandardInformation);
+  io.u64(v.InternalInformation.IndexNumber);
+  io.u32(v.EaSize);
+  io.u32(v.AccessFlags);
+  io.u64(v.PositionInformation.CurrentByteOffset);
+  io.u32(v.ModeInformation.Mode);
+  io.u32(v.AlignmentRequirement);
+};
 
 }  // namespace
 
@@ -79,105 +74,91 @@ Result<void> walk_entry_chain(ByteView buf, size_t min_entry, std::string_view w
   return ok_result();
 }
 
+// MS-FSCC 2.4
+void end_chain_entry(ByteWriter& w, size_t start, bool last) {
+  if (last) return;
+  w.pad_to(8);
+  w.patch_u32(start, static_cast<uint32_t>(w.pos() - start));
+}
+
 // MS-FSCC 2.4.7
 Result<Bytes> encode_info(const FileBasicInformation& v) {
-  Bytes b = fixed(40);
-  ByteWriter w(b);
-  put_basic(w, v);
-  return b;
+  return write_fields(v, 40, kBasicFields);
 }
 Result<void> decode_info(ByteView buf, FileBasicInformation& out) {
-  return decode_fixed(buf, 40, "FileBasicInformation", out, get_basic);
+  return decode_fixed_info(buf, 40, "FileBasicInformation", out, kBasicFields);
 }
 
 // MS-FSCC 2.4.41
 Result<Bytes> encode_info(const FileStandardInformation& v) {
-  Bytes b = fixed(24);
-  ByteWriter w(b);
-  put_standard(w, v);
-  return b;
+  return write_fields(v, 24, kStandardFields);
 }
 Result<void> decode_info(ByteView buf, FileStandardInformation& out) {
   // Some servers send 22 bytes (no trailing Reserved).
-  if (buf.size() < 22) return too_short("FileStandardInformation");
+  if (buf.size() < 22) return fscc_too_short("FileStandardInformation");
   Bytes padded(buf.begin(), buf.end());
   padded.resize(std::max<size_t>(padded.size(), 24));
-  ByteReader r(padded);
-  get_standard(r, out);
+  read_fields(padded, out, kStandardFields);
   return ok_result();
 }
 
-// MS-FSCC 2.4.20
+// MS-FSCC 2.4.20: IndexNumber.
+constexpr auto kInternalFields = [](auto& io, auto& v) { io.u64(v.IndexNumber); };
 Result<Bytes> encode_info(const FileInternalInformation& v) {
-  Bytes b = fixed(8);
-  ByteWriter(b).u64(v.IndexNumber);
-  return b;
+  return write_fields(v, 8, kInternalFields);
 }
 Result<void> decode_info(ByteView buf, FileInternalInformation& out) {
-  return decode_fixed(buf, 8, "FileInternalInformation", out,
-                      [](ByteReader& r, FileInternalInformation& v) { v.IndexNumber = r.u64(); });
+  return decode_fixed_info(buf, 8, "FileInternalInformation", out, kInternalFields);
 }
 
-// MS-FSCC 2.4.33
+// MS-FSCC 2.4.33: CurrentByteOffset.
+constexpr auto kPositionFields = [](auto& io, auto& v) { io.u64(v.CurrentByteOffset); };
 Result<Bytes> encode_info(const FilePositionInformation& v) {
-  Bytes b = fixed(8);
-  ByteWriter(b).u64(v.CurrentByteOffset);
-  return b;
+  return write_fields(v, 8, kPositionFields);
 }
 Result<void> decode_info(ByteView buf, FilePositionInformation& out) {
-  return decode_fixed(buf, 8, "FilePositionInformation", out,
-                      [](ByteReader& r, FilePositionInformation& v) { v.CurrentByteOffset = r.u64(); });
+  return decode_fixed_info(buf, 8, "FilePositionInformation", out, kPositionFields);
 }
 
-// MS-FSCC 2.4.26
-Result<Bytes> encode_info(const FileModeInformation& v) {
-  Bytes b = fixed(4);
-  ByteWriter(b).u32(v.Mode);
-  return b;
-}
+// MS-FSCC 2.4.26: Mode.
+constexpr auto kModeFields = [](auto& io, auto& v) { io.u32(v.Mode); };
+Result<Bytes> encode_info(const FileModeInformation& v) { return write_fields(v, 4, kModeFields); }
 Result<void> decode_info(ByteView buf, FileModeInformation& out) {
-  return decode_fixed(buf, 4, "FileModeInformation", out,
-                      [](ByteReader& r, FileModeInformation& v) { v.Mode = r.u32(); });
+  return decode_fixed_info(buf, 4, "FileModeInformation", out, kModeFields);
 }
 
-// MS-FSCC 2.4.13
+// MS-FSCC 2.4.13: EndOfFile.
+constexpr auto kEndOfFileFields = [](auto& io, auto& v) { io.u64(v.EndOfFile); };
 Result<Bytes> encode_info(const FileEndOfFileInformation& v) {
-  Bytes b = fixed(8);
-  ByteWriter(b).u64(v.EndOfFile);
-  return b;
+  return write_fields(v, 8, kEndOfFileFields);
 }
 Result<void> decode_info(ByteView buf, FileEndOfFileInformation& out) {
-  return decode_fixed(buf, 8, "FileEndOfFileInformation", out,
-                      [](ByteReader& r, FileEndOfFileInformation& v) { v.EndOfFile = r.u64(); });
+  return decode_fixed_info(buf, 8, "FileEndOfFileInformation", out, kEndOfFileFields);
 }
 
-// MS-FSCC 2.4.4
+// MS-FSCC 2.4.4: AllocationSize.
+constexpr auto kAllocationFields = [](auto& io, auto& v) { io.u64(v.AllocationSize); };
 Result<Bytes> encode_info(const FileAllocationInformation& v) {
-  Bytes b = fixed(8);
-  ByteWriter(b).u64(v.AllocationSize);
-  return b;
+  return write_fields(v, 8, kAllocationFields);
 }
 Result<void> decode_info(ByteView buf, FileAllocationInformation& out) {
-  return decode_fixed(buf, 8, "FileAllocationInformation", out,
-                      [](ByteReader& r, FileAllocationInformation& v) { v.AllocationSize = r.u64(); });
+  return decode_fixed_info(buf, 8, "FileAllocationInformation", out, kAllocationFields);
 }
 
-// MS-FSCC 2.4.11
+// MS-FSCC 2.4.11: DeletePending.
+constexpr auto kDispositionFields = [](auto& io, auto& v) { io.u8(v.DeletePending); };
 Result<Bytes> encode_info(const FileDispositionInformation& v) {
-  return Bytes{std::byte{v.DeletePending}};
+  return write_fields(v, 1, kDispositionFields);
 }
 Result<void> decode_info(ByteView buf, FileDispositionInformation& out) {
-  return decode_fixed(buf, 1, "FileDispositionInformation", out,
-                      [](ByteReader& r, FileDispositionInformation& v) { v.DeletePending = r.u8(); });
+  return decode_fixed_info(buf, 1, "FileDispositionInformation", out, kDispositionFields);
 }
 
 // MS-FSCC 2.4.37.2
 Result<Bytes> encode_info(const FileRenameInformation& v) {
-  Bytes name;
-  if (!v.FileName.empty()) {
-    SMBKIT_TRY(name, utf8_to_utf16le(v.FileName));
-  }
-  Bytes b = fixed(24 + name.size());
+  SMBKIT_TRY(Bytes name, utf8_to_utf16le(v.FileName));
+  Bytes b;
+  b.reserve(24 + name.size());
   ByteWriter w(b);
   w.u8(v.ReplaceIfExists);
   w.zeros(7);  // Reserved
@@ -194,7 +175,7 @@ Result<void> decode_info(ByteView buf, FileRenameInformation& out) {
   r.skip(7);
   out.RootDirectory = r.u64();
   uint32_t len = r.u32();
-  if (!r.ok()) return too_short("FileRenameInformation");
+  if (!r.ok()) return fscc_too_short("FileRenameInformation");
   if (len > r.remaining()) return protocol_error("FileRenameInformation: FileNameLength out of range");
   SMBKIT_TRY(out.FileName, decode_utf16_name(r.bytes(len), "FileRenameInformation"));
   return ok_result();
@@ -202,64 +183,31 @@ Result<void> decode_info(ByteView buf, FileRenameInformation& out) {
 
 // MS-FSCC 2.4.29
 Result<Bytes> encode_info(const FileNetworkOpenInformation& v) {
-  Bytes b = fixed(56);
-  ByteWriter w(b);
-  w.u64(v.CreationTime);
-  w.u64(v.LastAccessTime);
-  w.u64(v.LastWriteTime);
-  w.u64(v.ChangeTime);
-  w.u64(v.AllocationSize);
-  w.u64(v.EndOfFile);
-  w.u32(v.FileAttributes);
-  w.u32(0);  // Reserved
-  return b;
+  return write_fields(v, 56, kNetworkOpenFields);
 }
 Result<void> decode_info(ByteView buf, FileNetworkOpenInformation& out) {
-  return decode_fixed(buf, 56, "FileNetworkOpenInformation", out,
-                      [](ByteReader& r, FileNetworkOpenInformation& v) {
-                        v.CreationTime = r.u64();
-                        v.LastAccessTime = r.u64();
-                        v.LastWriteTime = r.u64();
-                        v.ChangeTime = r.u64();
-                        v.AllocationSize = r.u64();
-                        v.EndOfFile = r.u64();
-                        v.FileAttributes = r.u32();
-                      });
+  return decode_fixed_info(buf, 56, "FileNetworkOpenInformation", out, kNetworkOpenFields);
 }
 
 // MS-FSCC 2.4.2
 Result<Bytes> encode_info(const FileAllInformation& v) {
-  Bytes name;
-  if (!v.FileName.empty()) {
-    SMBKIT_TRY(name, utf8_to_utf16le(v.FileName));
-  }
-  Bytes b = fixed(kFileAllInformationFixedSize + name.size());
+  SMBKIT_TRY(Bytes name, utf8_to_utf16le(v.FileName));
+  Bytes b;
+  b.reserve(kFileAllInformationFixedSize + name.size());
   ByteWriter w(b);
-  put_basic(w, v.BasicInformation);
-  put_standard(w, v.StandardInformation);
-  w.u64(v.InternalInformation.IndexNumber);
-  w.u32(v.EaSize);
-  w.u32(v.AccessFlags);
-  w.u64(v.PositionInformation.CurrentByteOffset);
-  w.u32(v.ModeInformation.Mode);
-  w.u32(v.AlignmentRequirement);
+  FieldWriter io(w);
+  kAllFields(io, v);
   w.u32(static_cast<uint32_t>(name.size()));  // FileNameLength
   w.bytes(name);
   return b;
 }
 Result<void> decode_info(ByteView buf, FileAllInformation& out) {
-  if (buf.size() < kFileAllInformationFixedSize) return too_short("FileAllInformation");
+  if (buf.size() < kFileAllInformationFixedSize) return fscc_too_short("FileAllInformation");
   ByteReader r(buf);
-  get_basic(r, out.BasicInformation);
-  get_standard(r, out.StandardInformation);
-  out.InternalInformation.IndexNumber = r.u64();
-  out.EaSize = r.u32();
-  out.AccessFlags = r.u32();
-  out.PositionInformation.CurrentByteOffset = r.u64();
-  out.ModeInformation.Mode = r.u32();
-  out.AlignmentRequirement = r.u32();
+  FieldReader io(r);
+  kAllFields(io, out);
   uint32_t len = r.u32();
-  if (!r.ok()) return too_short("FileAllInformation");
+  if (!r.ok()) return fscc_too_short("FileAllInformation");
   out.FileNameTruncated = len > r.remaining();
   size_t have = out.FileNameTruncated ? (r.remaining() & ~size_t{1}) : len;
   SMBKIT_TRY(out.FileName, decode_utf16_name(r.bytes(have), "FileAllInformation"));
@@ -279,10 +227,7 @@ Result<Bytes> encode_info(const FileStreamInformation& v) {
     w.u64(e.StreamSize);
     w.u64(e.StreamAllocationSize);
     w.bytes(name);
-    if (i + 1 < v.Entries.size()) {
-      w.pad_to(8);
-      w.patch_u32(start, static_cast<uint32_t>(w.pos() - start));
-    }
+    end_chain_entry(w, start, i + 1 == v.Entries.size());
   }
   return b;
 }

@@ -216,6 +216,10 @@ Result<void> decode_info(ByteView buf, FileStreamInformation& out);
 // buffer has no entries.
 Result<void> walk_entry_chain(ByteView buf, size_t min_entry, std::string_view what,
                               const std::function<Result<void>(ByteView entry)>& fn);
+// The encoder's side: ends the entry that began at `start` in w. All but the
+// last are padded to 8 bytes and get their NextEntryOffset (the first four
+// bytes, written as 0) patched to point at the next; the last keeps 0.
+void end_chain_entry(ByteWriter& w, size_t start, bool last);
 
 template <class T>
 Result<T> decode_info_as(ByteView buf) {

@@ -1,5 +1,7 @@
 #include "proto/ioctl.h"
 
+#include "proto/codec_util.h"
+
 namespace smbkit::proto {
 namespace {
 
@@ -7,31 +9,6 @@ constexpr uint16_t kRequestStructureSize = 57;
 constexpr size_t kRequestFixed = 56;
 constexpr uint16_t kResponseStructureSize = 49;
 constexpr size_t kResponseFixed = 48;
-
-void put_file_id(const FileId& id, ByteWriter& w) {
-  w.u64(id.Persistent);
-  w.u64(id.Volatile);
-}
-
-FileId get_file_id(ByteReader& r) {
-  FileId id;
-  id.Persistent = r.u64();
-  id.Volatile = r.u64();
-  return id;
-}
-
-// The buffer named by (offset, count): after the fixed part and inside
-// msg. An empty buffer's offset is not used and not checked (MS-SMB2
-// 3.2.5.14: "If the OutputCount field ... is 0, the OutputOffset field
-// SHOULD be ignored").
-Result<Bytes> take_buffer(ByteView msg, uint32_t offset, uint32_t count, size_t fixed,
-                          const char* what) {
-  if (count == 0) return Bytes{};
-  if (offset < kHeaderSize + fixed || !range_ok(offset, count, msg.size()))
-    return protocol_error(std::string(what) + " out of range");
-  auto b = msg.subspan(offset, count);
-  return Bytes(b.begin(), b.end());
-}
 
 // Offsets of Input and Output for a body whose variable part starts at
 // `buffer`: Output follows Input, 8-aligned; an empty one points at where
@@ -64,7 +41,7 @@ Result<void> encode_ioctl_request(const IoctlRequest& req, ByteWriter& w) {
   w.u16(kRequestStructureSize);
   w.u16(0);  // Reserved
   w.u32(req.CtlCode);
-  put_file_id(req.FileId, w);
+  encode_file_id(req.FileId, w);
   w.u32(l.input_offset);
   w.u32(static_cast<uint32_t>(req.Input.size()));
   w.u32(req.MaxInputResponse);
@@ -87,7 +64,7 @@ Result<IoctlRequest> decode_ioctl_request(ByteView msg) {
   uint16_t structure_size = r.u16();
   r.skip(2);  // Reserved
   req.CtlCode = r.u32();
-  req.FileId = get_file_id(r);
+  req.FileId = decode_file_id(r);
   uint32_t input_offset = r.u32();
   uint32_t input_count = r.u32();
   req.MaxInputResponse = r.u32();
@@ -96,13 +73,13 @@ Result<IoctlRequest> decode_ioctl_request(ByteView msg) {
   req.MaxOutputResponse = r.u32();
   req.Flags = r.u32();
   r.skip(4);  // Reserved2
-  if (!r.ok()) return protocol_error("IOCTL request truncated");
-  if (structure_size != kRequestStructureSize)
-    return protocol_error("IOCTL request StructureSize is not 57");
-  SMBKIT_TRY(req.Input, take_buffer(msg, input_offset, input_count, kRequestFixed,
-                                    "IOCTL request input"));
-  SMBKIT_TRY(req.Output, take_buffer(msg, output_offset, output_count, kRequestFixed,
-                                     "IOCTL request output"));
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kRequestStructureSize, "IOCTL request"));
+  // An empty buffer's offset is ignored (MS-SMB2 3.2.5.14: "If the
+  // OutputCount field ... is 0, the OutputOffset field SHOULD be ignored").
+  SMBKIT_TRY(req.Input, copy_body_buffer(msg, input_offset, input_count, kRequestFixed,
+                                         "IOCTL request", "input"));
+  SMBKIT_TRY(req.Output, copy_body_buffer(msg, output_offset, output_count, kRequestFixed,
+                                          "IOCTL request", "output"));
   return req;
 }
 
@@ -113,7 +90,7 @@ Result<void> encode_ioctl_response(const IoctlResponse& rsp, ByteWriter& w) {
   w.u16(kResponseStructureSize);
   w.u16(0);  // Reserved
   w.u32(rsp.CtlCode);
-  put_file_id(rsp.FileId, w);
+  encode_file_id(rsp.FileId, w);
   w.u32(l.input_offset);
   w.u32(static_cast<uint32_t>(rsp.Input.size()));
   w.u32(l.output_offset);
@@ -134,20 +111,18 @@ Result<IoctlResponse> decode_ioctl_response(ByteView msg) {
   uint16_t structure_size = r.u16();
   r.skip(2);  // Reserved
   rsp.CtlCode = r.u32();
-  rsp.FileId = get_file_id(r);
+  rsp.FileId = decode_file_id(r);
   uint32_t input_offset = r.u32();
   uint32_t input_count = r.u32();
   uint32_t output_offset = r.u32();
   uint32_t output_count = r.u32();
   rsp.Flags = r.u32();
   r.skip(4);  // Reserved2
-  if (!r.ok()) return protocol_error("IOCTL response truncated");
-  if (structure_size != kResponseStructureSize)
-    return protocol_error("IOCTL response StructureSize is not 49");
-  SMBKIT_TRY(rsp.Input, take_buffer(msg, input_offset, input_count, kResponseFixed,
-                                    "IOCTL response input"));
-  SMBKIT_TRY(rsp.Output, take_buffer(msg, output_offset, output_count, kResponseFixed,
-                                     "IOCTL response output"));
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kResponseStructureSize, "IOCTL response"));
+  SMBKIT_TRY(rsp.Input, copy_body_buffer(msg, input_offset, input_count, kResponseFixed,
+                                         "IOCTL response", "input"));
+  SMBKIT_TRY(rsp.Output, copy_body_buffer(msg, output_offset, output_count, kResponseFixed,
+                                          "IOCTL response", "output"));
   return rsp;
 }
 

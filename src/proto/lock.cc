@@ -1,7 +1,7 @@
 #include "proto/lock.h"
 
+#include "proto/codec_util.h"
 #include "proto/constants.h"
-#include "proto/create.h"
 
 namespace smbkit::proto {
 
@@ -26,8 +26,7 @@ Result<void> encode_lock_request(const LockRequest& req, ByteWriter& w) {
 
 // MS-SMB2 2.2.26
 Result<LockRequest> decode_lock_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 48, 48, "LOCK request"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 48, 48, "LOCK request"));
   LockRequest req;
   uint16_t count = r.u16();
   uint32_t seq = r.u32();
@@ -50,9 +49,7 @@ Result<LockRequest> decode_lock_request(ByteView msg) {
 
 // MS-SMB2 2.2.27
 Result<void> encode_lock_response(const LockResponse&, ByteWriter& w) {
-  w.u16(4);  // StructureSize
-  w.u16(0);  // Reserved
-  return ok_result();
+  return encode_empty_body(w);  // StructureSize, Reserved
 }
 
 // MS-SMB2 2.2.27

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/utf16.h"
+#include "proto/codec_util.h"
 
 namespace smbkit::proto {
 namespace {
@@ -232,22 +233,19 @@ Result<std::vector<NegotiateContext>> decode_negotiate_context_list(ByteView msg
   if (count == 0) return list;
   if (offset % 8) return protocol_error("NegotiateContextOffset is not 8-byte aligned");
   if (offset < min_offset) return protocol_error("NegotiateContextOffset points into the fixed part");
-  uint64_t pos = offset;
-  for (uint16_t i = 0; i < count; i++) {
-    pos = (pos + 7) & ~uint64_t{7};
-    if (!range_ok(pos, kContextHeaderSize, msg.size()))
-      return protocol_error("negotiate context list overruns the message");
-    ByteReader r(msg, static_cast<size_t>(pos));
+  // ContextType, DataLength, Reserved, Data.
+  auto read_context = [&](ByteReader& r) {
     NegotiateContext c;
     c.ContextType = r.u16();
     uint16_t len = r.u16();
     r.skip(4);  // Reserved
     auto data = r.bytes(len);
-    if (!r.ok()) return protocol_error("negotiate context data overruns the message");
     c.Data.assign(data.begin(), data.end());
     list.push_back(std::move(c));
-    pos += kContextHeaderSize + len;
-  }
+    return len;
+  };
+  SMBKIT_CHECK(walk_aligned_list(msg, offset, count, kContextHeaderSize, "negotiate context",
+                                 "the message", read_context));
   return list;
 }
 
@@ -297,9 +295,7 @@ Result<NegotiateRequest> decode_negotiate_request(ByteView msg) {
   uint32_t context_offset = r.u32();
   uint16_t context_count = r.u16();
   r.skip(2);  // Reserved2
-  if (!r.ok()) return protocol_error("NEGOTIATE request truncated");
-  if (structure_size != kRequestStructureSize)
-    return protocol_error("NEGOTIATE request StructureSize is not 36");
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kRequestStructureSize, "NEGOTIATE request"));
   if (dialect_count == 0) return protocol_error("NEGOTIATE request has no dialects");
   req.Dialects = get_u16_list(r, dialect_count);
   if (!r.ok()) return protocol_error("NEGOTIATE request dialects overrun the message");
@@ -367,16 +363,9 @@ Result<NegotiateResponse> decode_negotiate_response(ByteView msg) {
   uint16_t sec_offset = r.u16();
   uint16_t sec_length = r.u16();
   uint32_t context_offset = r.u32();
-  if (!r.ok()) return protocol_error("NEGOTIATE response truncated");
-  if (structure_size != kResponseStructureSize)
-    return protocol_error("NEGOTIATE response StructureSize is not 65");
-  // An empty buffer's offset is not used, so it is not checked either.
-  if (sec_length) {
-    if (sec_offset < kHeaderSize + kResponseFixed || !range_ok(sec_offset, sec_length, msg.size()))
-      return protocol_error("NEGOTIATE response security buffer out of range");
-    auto b = msg.subspan(sec_offset, sec_length);
-    rsp.SecurityBuffer.assign(b.begin(), b.end());
-  }
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kResponseStructureSize, "NEGOTIATE response"));
+  SMBKIT_TRY(rsp.SecurityBuffer, copy_body_buffer(msg, sec_offset, sec_length, kResponseFixed,
+                                                  "NEGOTIATE response", "security buffer"));
   if (rsp.DialectRevision == SMB2_DIALECT_0311) {
     SMBKIT_TRY(rsp.NegotiateContexts, decode_negotiate_context_list(msg, context_offset, context_count,
                                                                     kHeaderSize + kResponseFixed));

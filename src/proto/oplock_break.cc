@@ -1,5 +1,7 @@
 #include "proto/oplock_break.h"
 
+#include "proto/codec_util.h"
+
 namespace smbkit::proto {
 namespace {
 
@@ -14,8 +16,7 @@ void encode_oplock(const OplockBreak& m, ByteWriter& w) {
   w.u8(m.OplockLevel);
   w.u8(0);   // Reserved
   w.u32(0);  // Reserved2
-  w.u64(m.FileId.Persistent);
-  w.u64(m.FileId.Volatile);
+  encode_file_id(m.FileId, w);
 }
 
 Result<OplockBreak> decode_oplock(ByteView msg, const char* what) {
@@ -24,11 +25,8 @@ Result<OplockBreak> decode_oplock(ByteView msg, const char* what) {
   uint16_t structure_size = r.u16();
   m.OplockLevel = r.u8();
   r.skip(5);  // Reserved, Reserved2
-  m.FileId.Persistent = r.u64();
-  m.FileId.Volatile = r.u64();
-  if (!r.ok()) return protocol_error(std::string(what) + " truncated");
-  if (structure_size != kOplockStructureSize)
-    return protocol_error(std::string(what) + " StructureSize is not 24");
+  m.FileId = decode_file_id(r);
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kOplockStructureSize, what));
   return m;
 }
 
@@ -52,9 +50,7 @@ Result<LeaseBreak> decode_lease(ByteView msg, const char* what) {
   r.copy(m.LeaseKey.data(), m.LeaseKey.size());
   m.LeaseState = r.u32();
   m.LeaseDuration = r.u64();
-  if (!r.ok()) return protocol_error(std::string(what) + " truncated");
-  if (structure_size != kLeaseStructureSize)
-    return protocol_error(std::string(what) + " StructureSize is not 36");
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kLeaseStructureSize, what));
   return m;
 }
 
@@ -128,9 +124,8 @@ Result<LeaseBreakNotification> decode_lease_break_notification(ByteView msg) {
   m.BreakReason = r.u32();
   m.AccessMaskHint = r.u32();
   m.ShareMaskHint = r.u32();
-  if (!r.ok()) return protocol_error("lease break notification truncated");
-  if (structure_size != kLeaseNotificationStructureSize)
-    return protocol_error("lease break notification StructureSize is not 44");
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kLeaseNotificationStructureSize,
+                                "lease break notification"));
   return m;
 }
 

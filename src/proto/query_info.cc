@@ -1,7 +1,7 @@
 #include "proto/query_info.h"
 
+#include "proto/codec_util.h"
 #include "proto/constants.h"
-#include "proto/create.h"
 
 namespace smbkit::proto {
 
@@ -20,17 +20,13 @@ Result<void> encode_query_info_request(const QueryInfoRequest& req, ByteWriter& 
   w.u32(req.AdditionalInformation);
   w.u32(req.Flags);
   encode_file_id(req.FileId, w);
-  if (req.InputBuffer.empty())
-    w.u8(0);  // the Buffer is at least one byte
-  else
-    w.bytes(req.InputBuffer);
+  encode_buffer_or_pad(req.InputBuffer, w);  // the Buffer is at least one byte
   return ok_result();
 }
 
 // MS-SMB2 2.2.37
 Result<QueryInfoRequest> decode_query_info_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 41, kQueryInfoRequestFixedSize, "QUERY_INFO request"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 41, kQueryInfoRequestFixedSize, "QUERY_INFO request"));
   QueryInfoRequest req;
   req.InfoType = r.u8();
   req.FileInfoClass = r.u8();
@@ -42,39 +38,22 @@ Result<QueryInfoRequest> decode_query_info_request(ByteView msg) {
   req.Flags = r.u32();
   req.FileId = decode_file_id(r);
   if (!r.ok()) return protocol_error("QUERY_INFO request truncated");
-  if (input_length) {
-    if (input_offset < kHeaderSize + kQueryInfoRequestFixedSize ||
-        !range_ok(input_offset, input_length, msg.size()))
-      return protocol_error("QUERY_INFO request InputBufferOffset/Length out of range");
-    auto in = msg.subspan(input_offset, input_length);
-    req.InputBuffer.assign(in.begin(), in.end());
-  }
+  SMBKIT_TRY(req.InputBuffer,
+             copy_body_buffer(msg, input_offset, input_length, kQueryInfoRequestFixedSize,
+                              "QUERY_INFO request", "InputBufferOffset/Length"));
   return req;
 }
 
-// MS-SMB2 2.2.38
+static_assert(kQueryInfoResponseFixedSize == kOutputBufferResponseFixedSize);
+
+// MS-SMB2 2.2.38: StructureSize, OutputBufferOffset, OutputBufferLength, Buffer.
 Result<void> encode_query_info_response(const QueryInfoResponse& resp, ByteWriter& w) {
-  if (resp.OutputBuffer.size() > 0xFFFFFFFFu)
-    return nt_error(STATUS_INVALID_PARAMETER, "QUERY_INFO OutputBuffer too large");
-  const size_t offset = w.pos() + kQueryInfoResponseFixedSize;
-  w.u16(9);  // StructureSize
-  w.u16(resp.OutputBuffer.empty() ? 0 : static_cast<uint16_t>(offset));
-  w.u32(static_cast<uint32_t>(resp.OutputBuffer.size()));
-  w.bytes(resp.OutputBuffer);
-  return ok_result();
+  return encode_output_buffer_response(resp.OutputBuffer, w, "QUERY_INFO OutputBuffer too large");
 }
 
 // MS-SMB2 2.2.38
 Result<ByteView> query_info_output(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 9, kQueryInfoResponseFixedSize, "QUERY_INFO response"));
-  ByteReader r(msg, kHeaderSize + 2);
-  uint16_t offset = r.u16();
-  uint32_t length = r.u32();
-  if (!r.ok()) return protocol_error("QUERY_INFO response truncated");
-  if (length == 0) return ByteView{};
-  if (offset < kHeaderSize + kQueryInfoResponseFixedSize || !range_ok(offset, length, msg.size()))
-    return protocol_error("QUERY_INFO response OutputBufferOffset/Length out of range");
-  return msg.subspan(offset, length);
+  return decode_output_buffer_response(msg, "QUERY_INFO response");
 }
 
 // MS-SMB2 2.2.38

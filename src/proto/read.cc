@@ -1,7 +1,7 @@
 #include "proto/read.h"
 
+#include "proto/codec_util.h"
 #include "proto/constants.h"
-#include "proto/create.h"
 
 namespace smbkit::proto {
 
@@ -21,17 +21,13 @@ Result<void> encode_read_request(const ReadRequest& req, ByteWriter& w) {
   const size_t info_offset = w.pos() + 4;
   w.u16(req.ReadChannelInfo.empty() ? 0 : static_cast<uint16_t>(info_offset));
   w.u16(static_cast<uint16_t>(req.ReadChannelInfo.size()));
-  if (req.ReadChannelInfo.empty())
-    w.u8(0);  // "the Buffer field MUST be at least one byte in length"
-  else
-    w.bytes(req.ReadChannelInfo);
+  encode_buffer_or_pad(req.ReadChannelInfo, w);  // "the Buffer field MUST be at least one byte"
   return ok_result();
 }
 
 // MS-SMB2 2.2.19
 Result<ReadRequest> decode_read_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 49, kReadRequestFixedSize, "READ request"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 49, kReadRequestFixedSize, "READ request"));
   ReadRequest req;
   req.Padding = r.u8();
   req.Flags = r.u8();
@@ -44,13 +40,9 @@ Result<ReadRequest> decode_read_request(ByteView msg) {
   uint16_t info_offset = r.u16();
   uint16_t info_length = r.u16();
   if (!r.ok()) return protocol_error("READ request truncated");
-  if (info_length) {
-    if (info_offset < kHeaderSize + kReadRequestFixedSize ||
-        !range_ok(info_offset, info_length, msg.size()))
-      return protocol_error("READ request ReadChannelInfoOffset/Length out of range");
-    auto info = msg.subspan(info_offset, info_length);
-    req.ReadChannelInfo.assign(info.begin(), info.end());
-  }
+  SMBKIT_TRY(req.ReadChannelInfo,
+             copy_body_buffer(msg, info_offset, info_length, kReadRequestFixedSize, "READ request",
+                              "ReadChannelInfoOffset/Length"));
   return req;
 }
 
@@ -82,8 +74,7 @@ ReadResponseInfo read_fixed(ByteReader& r) {
 
 // MS-SMB2 2.2.20
 Result<ReadResponseInfo> decode_read_response_fixed(ByteView first_bytes) {
-  SMBKIT_CHECK(check_body(first_bytes, 17, kReadResponseFixedSize, "READ response"));
-  ByteReader r(first_bytes, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(first_bytes, 17, kReadResponseFixedSize, "READ response"));
   ReadResponseInfo info = read_fixed(r);
   if (!r.ok()) return protocol_error("READ response truncated");
   if (info.DataLength && info.DataOffset < kReadResponseMinDataOffset)

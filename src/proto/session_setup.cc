@@ -1,5 +1,7 @@
 #include "proto/session_setup.h"
 
+#include "proto/codec_util.h"
+
 namespace smbkit::proto {
 namespace {
 
@@ -7,17 +9,6 @@ constexpr uint16_t kRequestStructureSize = 25;
 constexpr size_t kRequestFixed = 24;
 constexpr uint16_t kResponseStructureSize = 9;
 constexpr size_t kResponseFixed = 8;
-
-// The security buffer named by (offset, length), which must lie after the
-// fixed part and inside msg. An empty buffer's offset is not checked.
-Result<Bytes> security_buffer(ByteView msg, uint16_t offset, uint16_t length, size_t fixed,
-                              const char* what) {
-  if (length == 0) return Bytes{};
-  if (offset < kHeaderSize + fixed || !range_ok(offset, length, msg.size()))
-    return protocol_error(std::string(what) + " security buffer out of range");
-  auto b = msg.subspan(offset, length);
-  return Bytes(b.begin(), b.end());
-}
 
 }  // namespace
 
@@ -35,8 +26,7 @@ Result<void> encode_session_setup_request(const SessionSetupRequest& req, ByteWr
   w.u16(static_cast<uint16_t>(buffer_offset));
   w.u16(static_cast<uint16_t>(req.SecurityBuffer.size()));
   w.u64(req.PreviousSessionId);
-  w.bytes(req.SecurityBuffer);
-  if (req.SecurityBuffer.empty()) w.u8(0);  // StructureSize counts one Buffer byte
+  encode_buffer_or_pad(req.SecurityBuffer, w);  // StructureSize counts one Buffer byte
   return ok_result();
 }
 
@@ -52,11 +42,9 @@ Result<SessionSetupRequest> decode_session_setup_request(ByteView msg) {
   uint16_t offset = r.u16();
   uint16_t length = r.u16();
   req.PreviousSessionId = r.u64();
-  if (!r.ok()) return protocol_error("SESSION_SETUP request truncated");
-  if (structure_size != kRequestStructureSize)
-    return protocol_error("SESSION_SETUP request StructureSize is not 25");
-  SMBKIT_TRY(req.SecurityBuffer,
-             security_buffer(msg, offset, length, kRequestFixed, "SESSION_SETUP request"));
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kRequestStructureSize, "SESSION_SETUP request"));
+  SMBKIT_TRY(req.SecurityBuffer, copy_body_buffer(msg, offset, length, kRequestFixed,
+                                                  "SESSION_SETUP request", "security buffer"));
   return req;
 }
 
@@ -70,8 +58,7 @@ Result<void> encode_session_setup_response(const SessionSetupResponse& rsp, Byte
   w.u16(rsp.SessionFlags);
   w.u16(static_cast<uint16_t>(buffer_offset));
   w.u16(static_cast<uint16_t>(rsp.SecurityBuffer.size()));
-  w.bytes(rsp.SecurityBuffer);
-  if (rsp.SecurityBuffer.empty()) w.u8(0);
+  encode_buffer_or_pad(rsp.SecurityBuffer, w);
   return ok_result();
 }
 
@@ -83,11 +70,10 @@ Result<SessionSetupResponse> decode_session_setup_response(ByteView msg) {
   rsp.SessionFlags = r.u16();
   uint16_t offset = r.u16();
   uint16_t length = r.u16();
-  if (!r.ok()) return protocol_error("SESSION_SETUP response truncated");
-  if (structure_size != kResponseStructureSize)
-    return protocol_error("SESSION_SETUP response StructureSize is not 9");
-  SMBKIT_TRY(rsp.SecurityBuffer,
-             security_buffer(msg, offset, length, kResponseFixed, "SESSION_SETUP response"));
+  SMBKIT_CHECK(
+      check_fixed_part(r, structure_size, kResponseStructureSize, "SESSION_SETUP response"));
+  SMBKIT_TRY(rsp.SecurityBuffer, copy_body_buffer(msg, offset, length, kResponseFixed,
+                                                  "SESSION_SETUP response", "security buffer"));
   return rsp;
 }
 

@@ -1,7 +1,7 @@
 #include "proto/set_info.h"
 
+#include "proto/codec_util.h"
 #include "proto/constants.h"
-#include "proto/create.h"
 
 namespace smbkit::proto {
 
@@ -18,17 +18,13 @@ Result<void> encode_set_info_request(const SetInfoRequest& req, ByteWriter& w) {
   w.u16(0);                                         // Reserved
   w.u32(req.AdditionalInformation);
   encode_file_id(req.FileId, w);
-  if (req.Buffer.empty())
-    w.u8(0);
-  else
-    w.bytes(req.Buffer);
+  encode_buffer_or_pad(req.Buffer, w);
   return ok_result();
 }
 
 // MS-SMB2 2.2.39
 Result<SetInfoRequest> decode_set_info_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 33, kSetInfoRequestFixedSize, "SET_INFO request"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 33, kSetInfoRequestFixedSize, "SET_INFO request"));
   SetInfoRequest req;
   req.InfoType = r.u8();
   req.FileInfoClass = r.u8();
@@ -38,12 +34,8 @@ Result<SetInfoRequest> decode_set_info_request(ByteView msg) {
   req.AdditionalInformation = r.u32();
   req.FileId = decode_file_id(r);
   if (!r.ok()) return protocol_error("SET_INFO request truncated");
-  if (length) {
-    if (offset < kHeaderSize + kSetInfoRequestFixedSize || !range_ok(offset, length, msg.size()))
-      return protocol_error("SET_INFO request BufferOffset/BufferLength out of range");
-    auto b = msg.subspan(offset, length);
-    req.Buffer.assign(b.begin(), b.end());
-  }
+  SMBKIT_TRY(req.Buffer, copy_body_buffer(msg, offset, length, kSetInfoRequestFixedSize,
+                                          "SET_INFO request", "BufferOffset/BufferLength"));
   return req;
 }
 

@@ -1,6 +1,7 @@
 #include "proto/tree_connect.h"
 
 #include "base/utf16.h"
+#include "proto/codec_util.h"
 
 namespace smbkit::proto {
 namespace {
@@ -24,8 +25,7 @@ Result<void> encode_tree_connect_request(const TreeConnectRequest& req, ByteWrit
   w.u16(req.Flags);
   w.u16(static_cast<uint16_t>(path_offset));
   w.u16(static_cast<uint16_t>(path.size()));
-  w.bytes(path);
-  if (path.empty()) w.u8(0);  // StructureSize counts one Buffer byte
+  encode_buffer_or_pad(path, w);  // StructureSize counts one Buffer byte
   return ok_result();
 }
 
@@ -37,20 +37,18 @@ Result<TreeConnectRequest> decode_tree_connect_request(ByteView msg) {
   req.Flags = r.u16();
   uint16_t path_offset = r.u16();
   uint16_t path_length = r.u16();
-  if (!r.ok()) return protocol_error("TREE_CONNECT request truncated");
-  if (structure_size != kRequestStructureSize)
-    return protocol_error("TREE_CONNECT request StructureSize is not 9");
-  size_t min_offset = kHeaderSize + kRequestFixed;
+  SMBKIT_CHECK(check_fixed_part(r, structure_size, kRequestStructureSize, "TREE_CONNECT request"));
+  size_t fixed = kRequestFixed;
   if (req.Flags & SMB2_TREE_CONNECT_FLAG_EXTENSION_PRESENT) {
-    min_offset += kExtensionFixed;
+    fixed += kExtensionFixed;
     if (!range_ok(kHeaderSize + kRequestFixed, kExtensionFixed, msg.size()))
       return protocol_error("TREE_CONNECT request extension truncated");
   }
   if (path_length == 0) return req;
   if (path_length % 2) return protocol_error("TREE_CONNECT request path has odd length");
-  if (path_offset < min_offset || !range_ok(path_offset, path_length, msg.size()))
-    return protocol_error("TREE_CONNECT request path out of range");
-  auto path = utf16le_to_utf8(msg.subspan(path_offset, path_length));
+  SMBKIT_TRY(ByteView utf16,
+             body_buffer(msg, path_offset, path_length, fixed, "TREE_CONNECT request", "path"));
+  auto path = utf16le_to_utf8(utf16);
   if (!path.ok()) return protocol_error("TREE_CONNECT request path is not valid UTF-16");
   req.Path = std::move(path.value());
   return req;
@@ -78,9 +76,8 @@ Result<TreeConnectResponse> decode_tree_connect_response(ByteView msg) {
   rsp.ShareFlags = r.u32();
   rsp.Capabilities = r.u32();
   rsp.MaximalAccess = r.u32();
-  if (!r.ok()) return protocol_error("TREE_CONNECT response truncated");
-  if (structure_size != kResponseStructureSize)
-    return protocol_error("TREE_CONNECT response StructureSize is not 16");
+  SMBKIT_CHECK(
+      check_fixed_part(r, structure_size, kResponseStructureSize, "TREE_CONNECT response"));
   return rsp;
 }
 

@@ -1,7 +1,7 @@
 #include "proto/write.h"
 
+#include "proto/codec_util.h"
 #include "proto/constants.h"
-#include "proto/create.h"
 
 namespace smbkit::proto {
 
@@ -30,8 +30,7 @@ Result<void> encode_write_request(const WriteRequest& req, ByteWriter& w) {
 
 // MS-SMB2 2.2.21
 Result<WriteRequest> decode_write_request(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 49, kWriteRequestFixedSize, "WRITE request"));
-  ByteReader r(msg, kHeaderSize + 2);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 49, kWriteRequestFixedSize, "WRITE request"));
   WriteRequest req;
   req.DataOffset = r.u16();
   req.Length = r.u32();
@@ -43,18 +42,11 @@ Result<WriteRequest> decode_write_request(ByteView msg) {
   uint16_t info_length = r.u16();
   req.Flags = r.u32();
   if (!r.ok()) return protocol_error("WRITE request truncated");
-  const size_t body_end = kHeaderSize + kWriteRequestFixedSize;
-  if (req.Length) {
-    if (req.DataOffset < body_end || !range_ok(req.DataOffset, req.Length, msg.size()))
-      return protocol_error("WRITE request DataOffset/Length out of range");
-    req.Data = msg.subspan(req.DataOffset, req.Length);
-  }
-  if (info_length) {
-    if (info_offset < body_end || !range_ok(info_offset, info_length, msg.size()))
-      return protocol_error("WRITE request WriteChannelInfoOffset/Length out of range");
-    auto info = msg.subspan(info_offset, info_length);
-    req.WriteChannelInfo.assign(info.begin(), info.end());
-  }
+  SMBKIT_TRY(req.Data, body_buffer(msg, req.DataOffset, req.Length, kWriteRequestFixedSize,
+                                   "WRITE request", "DataOffset/Length"));
+  SMBKIT_TRY(req.WriteChannelInfo,
+             copy_body_buffer(msg, info_offset, info_length, kWriteRequestFixedSize,
+                              "WRITE request", "WriteChannelInfoOffset/Length"));
   return req;
 }
 
@@ -71,8 +63,8 @@ Result<void> encode_write_response(const WriteResponse& resp, ByteWriter& w) {
 
 // MS-SMB2 2.2.22
 Result<WriteResponse> decode_write_response(ByteView msg) {
-  SMBKIT_CHECK(check_body(msg, 17, kWriteResponseFixedSize, "WRITE response"));
-  ByteReader r(msg, kHeaderSize + 4);
+  SMBKIT_TRY(ByteReader r, body_reader(msg, 17, kWriteResponseFixedSize, "WRITE response"));
+  r.skip(2);  // Reserved
   WriteResponse resp;
   resp.Count = r.u32();
   resp.Remaining = r.u32();

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "auth_test_util.h"
 #include "proto/constants.h"
 
 namespace smbkit::auth {
@@ -18,10 +19,6 @@ namespace {
 using namespace smbkit::proto;
 
 std::string hex(ByteView b) { return to_hex(b); }
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 #define EXPECT_HEX(got, want) EXPECT_EQ(hex(got), lower(want))
 
 // [ANATOMY] SMB 3.1.1 master session: PreauthSession.PreauthIntegrityHashValue

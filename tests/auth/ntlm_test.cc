@@ -58,6 +58,20 @@ const char* kSpecTemp = R"(
 const char* kSpecTargetInfo =
     "02000c0044006f006d00610069006e0001000c0053006500720076006500720000000000";
 
+// The 4.2.4.3 CHALLENGE_MESSAGE with `flag` cleared from its NegotiateFlags.
+Bytes spec_challenge_without(uint32_t flag) {
+  Bytes chal = from_hex(kSpecChallenge);
+  store_le32(chal.data() + 20, 0xe28a8233 & ~flag);
+  return chal;
+}
+
+// c's AUTHENTICATE_MESSAGE for `challenge` at time 0, with the example's
+// client challenge and random session key (4.2.1).
+Result<Bytes> authenticate_as_example(NtlmClient& c, ByteView challenge) {
+  return c.authenticate_message(challenge, 0, from_hex(kClientChallenge),
+                                from_hex(kRandomSessionKey));
+}
+
 TEST(NtlmSpec, Ntowfv2_4_2_4_1_1) {
   auto k = ntowf_v2("Password", "User", "Domain");
   ASSERT_TRUE(k.ok()) << k.error().message();
@@ -89,8 +103,7 @@ TEST(NtlmSpec, FullAuthenticateMessage_4_2_4_3) {
   NtlmClient c({"User", "Password", "Domain", "COMPUTER"}, o);
   Bytes neg = c.negotiate_message();
   EXPECT_EQ(load_le32(neg.data() + 12), 0xe2888235u);  // our flags = the example client's
-  auto auth = c.authenticate_message(from_hex(kSpecChallenge), 0, from_hex(kClientChallenge),
-                                     from_hex(kRandomSessionKey));
+  auto auth = authenticate_as_example(c, from_hex(kSpecChallenge));
   ASSERT_TRUE(auth.ok()) << auth.error().message();
   EXPECT_EQ(hex(*auth), hex(from_hex(kSpecAuthenticate)));
   EXPECT_FALSE(c.mic_sent());  // the example server sends no MsvAvTimestamp
@@ -213,11 +226,10 @@ TEST(NtlmClient, MicWithServerTimestamp) {
 }
 
 TEST(NtlmClient, NoKeyExchangeUsesSessionBaseKey) {
-  Bytes chal = from_hex(kSpecChallenge);
-  store_le32(chal.data() + 20, 0xe28a8233 & ~NTLMSSP_NEGOTIATE_KEY_EXCH);
+  Bytes chal = spec_challenge_without(NTLMSSP_NEGOTIATE_KEY_EXCH);
   NtlmClient c({"User", "Password", "Domain", "COMPUTER"});
   c.negotiate_message();
-  auto auth = c.authenticate_message(chal, 0, from_hex(kClientChallenge), from_hex(kRandomSessionKey));
+  auto auth = authenticate_as_example(c, chal);
   ASSERT_TRUE(auth.ok());
   EXPECT_EQ(hex(c.session_key()), "8de40ccadbc14a82f15cb0ad0de95ca3");
   EXPECT_TRUE(decode_authenticate_message(*auth)->EncryptedRandomSessionKey.empty());
@@ -226,8 +238,7 @@ TEST(NtlmClient, NoKeyExchangeUsesSessionBaseKey) {
 TEST(NtlmClient, Anonymous) {
   NtlmClient c({"", "", "", ""});
   c.negotiate_message();
-  auto auth = c.authenticate_message(from_hex(kSpecChallenge), 0, from_hex(kClientChallenge),
-                                     from_hex(kRandomSessionKey));
+  auto auth = authenticate_as_example(c, from_hex(kSpecChallenge));
   ASSERT_TRUE(auth.ok());
   auto m = decode_authenticate_message(*auth).value();
   EXPECT_TRUE(m.LmChallengeResponse.empty());
@@ -250,34 +261,29 @@ TEST(NtlmClient, UserNameIsUpperCasedDomainIsNot) {
 
 TEST(NtlmClient, CallerErrorsAndSecrets) {
   NtlmClient c({"User", "hunter2-secret", "Domain", ""});
-  auto r = c.authenticate_message(from_hex(kSpecChallenge), 0, from_hex(kClientChallenge),
-                                  from_hex(kRandomSessionKey));
+  auto r = authenticate_as_example(c, from_hex(kSpecChallenge));
   EXPECT_TRUE(r.error().is(STATUS_INVALID_PARAMETER));  // no negotiate_message() yet
   c.negotiate_message();
   r = c.authenticate_message(from_hex(kSpecChallenge), 0, from_hex("aa"), from_hex(kRandomSessionKey));
   EXPECT_TRUE(r.error().is(STATUS_INVALID_PARAMETER));
-  EXPECT_TRUE(c.authenticate_message(from_hex(kSpecChallenge), 0, from_hex(kClientChallenge),
-                                     from_hex(kRandomSessionKey)).ok());
-  r = c.authenticate_message(from_hex(kSpecChallenge), 0, from_hex(kClientChallenge),
-                             from_hex(kRandomSessionKey));
+  EXPECT_TRUE(authenticate_as_example(c, from_hex(kSpecChallenge)).ok());
+  r = authenticate_as_example(c, from_hex(kSpecChallenge));
   EXPECT_TRUE(r.error().is(STATUS_INVALID_PARAMETER));  // single use
   EXPECT_EQ(r.error().message().find("hunter2"), std::string::npos);
 
   NtlmClient bad({"User", "bad\xff\xfeutf8", "Domain", ""});
   bad.negotiate_message();
-  r = bad.authenticate_message(from_hex(kSpecChallenge), 0, from_hex(kClientChallenge),
-                               from_hex(kRandomSessionKey));
+  r = authenticate_as_example(bad, from_hex(kSpecChallenge));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message().find("bad"), std::string::npos);
   EXPECT_NE(r.error().message().find("password"), std::string::npos);
 }
 
 TEST(NtlmClient, RejectsServerWithoutUnicode) {
-  Bytes chal = from_hex(kSpecChallenge);
-  store_le32(chal.data() + 20, 0xe28a8233 & ~NTLMSSP_NEGOTIATE_UNICODE);
+  Bytes chal = spec_challenge_without(NTLMSSP_NEGOTIATE_UNICODE);
   NtlmClient c({"User", "Password", "Domain", ""});
   c.negotiate_message();
-  auto r = c.authenticate_message(chal, 0, from_hex(kClientChallenge), from_hex(kRandomSessionKey));
+  auto r = authenticate_as_example(c, chal);
   EXPECT_TRUE(r.error().is(STATUS_NOT_SUPPORTED));
 }
 
@@ -336,8 +342,7 @@ TEST(NtlmMalformed, HostileChallengeIntoClient) {
   for (size_t n = 0; n <= chal.size(); n++) {
     NtlmClient c({"User", "Password", "Domain", ""});
     c.negotiate_message();
-    auto r = c.authenticate_message(ByteView(chal).first(n), 0, from_hex(kClientChallenge),
-                                    from_hex(kRandomSessionKey));
+    auto r = authenticate_as_example(c, ByteView(chal).first(n));
     EXPECT_EQ(r.ok(), n == chal.size()) << n;
   }
 }

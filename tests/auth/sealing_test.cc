@@ -11,17 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include "auth_test_util.h"
 #include "proto/constants.h"
 
 namespace smbkit::auth {
 namespace {
 
 using namespace smbkit::proto;
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 struct Vector {
   const char* name;
@@ -234,33 +230,28 @@ TEST(Sealing, MalformedRejected) {
     ASSERT_FALSE(n.ok()) << what;
     EXPECT_TRUE(n.error().is(STATUS_INVALID_NETWORK_RESPONSE)) << what;
   };
+  // `good` changed by `mutate` must be refused the same way.
+  auto expect_malformed_after = [&](auto mutate, const char* what) {
+    Bytes b = good;
+    mutate(b);
+    expect_malformed(b, what);
+  };
+  const auto size = static_cast<uint32_t>(good.size() - 52);  // OriginalMessageSize
   expect_malformed({}, "empty");
   expect_malformed(Bytes(good.begin(), good.begin() + 51), "short header");
   expect_malformed(Bytes(good.begin(), good.begin() + 52), "header only");
-  Bytes b = good;
-  b[0] = std::byte{0xFE};
-  expect_malformed(b, "SMB2 protocol id");
-  b = good;
-  store_le16(b.data() + 42, 0);
-  expect_malformed(b, "flags 0");
-  b = good;
-  store_le16(b.data() + 42, 2);
-  expect_malformed(b, "flags 2");
-  b = good;
-  store_le32(b.data() + 36, static_cast<uint32_t>(good.size() - 52 + 1));
-  expect_malformed(b, "OriginalMessageSize larger than data");
-  b = good;
-  store_le32(b.data() + 36, 0xFFFFFFFF);
-  expect_malformed(b, "OriginalMessageSize huge");
-  b = good;
-  store_le32(b.data() + 36, 0);
-  expect_malformed(b, "OriginalMessageSize zero");
-  b = good;
-  b.push_back(std::byte{0});
-  expect_malformed(b, "trailing byte");
-  b = good;
-  store_le32(b.data() + 36, static_cast<uint32_t>(good.size() - 52 - 1));
-  expect_malformed(b, "OriginalMessageSize smaller than data");
+  expect_malformed_after([](Bytes& b) { b[0] = std::byte{0xFE}; }, "SMB2 protocol id");
+  expect_malformed_after([](Bytes& b) { store_le16(b.data() + 42, 0); }, "flags 0");
+  expect_malformed_after([](Bytes& b) { store_le16(b.data() + 42, 2); }, "flags 2");
+  expect_malformed_after([&](Bytes& b) { store_le32(b.data() + 36, size + 1); },
+                         "OriginalMessageSize larger than data");
+  expect_malformed_after([](Bytes& b) { store_le32(b.data() + 36, 0xFFFFFFFF); },
+                         "OriginalMessageSize huge");
+  expect_malformed_after([](Bytes& b) { store_le32(b.data() + 36, 0); },
+                         "OriginalMessageSize zero");
+  expect_malformed_after([](Bytes& b) { b.push_back(std::byte{0}); }, "trailing byte");
+  expect_malformed_after([&](Bytes& b) { store_le32(b.data() + 36, size - 1); },
+                         "OriginalMessageSize smaller than data");
 }
 
 TEST(Sealing, BadParameters) {

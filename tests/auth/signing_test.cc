@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "auth_test_util.h"
 #include "proto/constants.h"
 #include "proto/header.h"
 
@@ -20,11 +21,6 @@ namespace smbkit::auth {
 namespace {
 
 using namespace smbkit::proto;
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // [ANATOMY] master session, final SESSION_SETUP response (MessageId 3,
 // flags SERVER_TO_REDIR|SIGNED), signed with SigningKey 73FE7A9A...

@@ -2,18 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include "codec_test_util.h"
 #include "proto/create.h"
-#include "proto/header.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
 
 // Samba 4.17's CLOSE response to a request without POSTQUERY_ATTRIB.
 const char* kCapturedResponse =
@@ -25,9 +18,7 @@ const char* kCapturedResponse =
 // MS-SMB2 2.2.15, field by field.
 TEST(Close, RequestByteExact) {
   CloseRequest req{SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB, FileId{0x11, 0x22}};
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_close_request(req, w).ok());
+  Bytes b = encoded(req, encode_close_request);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "1800"                // StructureSize = 24
             "0100"                // Flags = POSTQUERY_ATTRIB
@@ -50,9 +41,7 @@ TEST(Close, ResponseRoundTrip) {
   r.AllocationSize = 4096;
   r.EndofFile = 100;
   r.FileAttributes = FILE_ATTRIBUTE_ARCHIVE;
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_close_response(r, w).ok());
+  Bytes b = encoded(r, encode_close_response);
   ASSERT_EQ(b.size(), 64u + 60u);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64, 8)), "3c00" "0100" "00000000");
   EXPECT_EQ(to_hex(ByteView(b).subspan(64 + 56)), "20000000");  // FileAttributes

@@ -2,21 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-// A sync request header for `command`, as the 64 bytes every body follows.
-Bytes header_bytes(uint16_t command, bool response = false) {
-  Header h;
-  h.Command = command;
-  if (response) h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(h, w);
-  return b;
-}
 
 // Captured with a relay between impacket (SMB 2.1) and Samba 4.17 smbd:
 // CREATE "dir\a.txt" with MxAc and QFid request contexts. Header then body.
@@ -53,10 +42,7 @@ CreateRequest captured_request_struct() {
 
 TEST(Create, RequestMatchesCapture) {
   Bytes captured = from_hex(kCapturedRequest);
-  Bytes b(captured.begin(), captured.begin() + 64);  // same header
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_create_request(captured_request_struct(), w).ok());
-  EXPECT_EQ(to_hex(b), to_hex(captured));
+  expect_reencodes(captured, captured_request_struct(), encode_create_request);
 
   auto d = decode_create_request(captured);
   ASSERT_TRUE(d.ok()) << d.error().message();
@@ -78,9 +64,7 @@ TEST(Create, EmptyNameByteExact) {
   req.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
   req.CreateDisposition = FILE_OPEN_IF;
   req.CreateOptions = FILE_DIRECTORY_FILE;
-  Bytes b = header_bytes(SMB2_CREATE);
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_create_request(req, w).ok());
+  Bytes b = encoded(req, encode_create_request, header_for(SMB2_CREATE, false));
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "3900"               // StructureSize = 57
             "00"                 // SecurityFlags
@@ -111,9 +95,7 @@ TEST(Create, ContextsAlignedAfterName) {
   CreateLease lease;
   lease.V2 = true;
   req.CreateContexts = {to_create_context(lease)};
-  Bytes b = header_bytes(SMB2_CREATE);
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_create_request(req, w).ok());
+  Bytes b = encoded(req, encode_create_request, header_for(SMB2_CREATE, false));
   EXPECT_EQ(load_le32(b.data() + 64 + 48), 0x80u);  // CreateContextsOffset
   auto d = decode_create_request(b);
   ASSERT_TRUE(d.ok());
@@ -146,10 +128,7 @@ TEST(Create, DecodesCapturedResponse) {
   EXPECT_EQ(qfid->VolumeId, 0xfe00u);
 
   // Re-encoding gives Samba's bytes back.
-  Bytes b(msg.begin(), msg.begin() + 64);
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_create_response(*d, w).ok());
-  EXPECT_EQ(to_hex(b), to_hex(msg));
+  expect_reencodes(msg, *d, encode_create_response);
 }
 
 TEST(Create, ResponseRoundTripWithoutContexts) {
@@ -160,9 +139,7 @@ TEST(Create, ResponseRoundTripWithoutContexts) {
   r.LastWriteTime = 5;
   r.EndofFile = 9;
   r.FileId = {11, 12};
-  Bytes b = header_bytes(SMB2_CREATE, true);
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_create_response(r, w).ok());
+  Bytes b = encoded(r, encode_create_response, header_for(SMB2_CREATE, true));
   EXPECT_EQ(b.size(), 64 + kCreateResponseFixedSize);
   auto d = decode_create_response(b);
   ASSERT_TRUE(d.ok());
@@ -174,16 +151,7 @@ TEST(Create, ResponseRoundTripWithoutContexts) {
 }
 
 TEST(Create, RejectsMalformedResponses) {
-  const Bytes good = from_hex(kCapturedResponse);
-  auto bad = [&](auto mutate) {
-    Bytes b = good;
-    mutate(b);
-    auto r = decode_create_response(b);
-    EXPECT_FALSE(r.ok());
-    if (!r.ok()) {
-      EXPECT_EQ(r.error().status, STATUS_INVALID_NETWORK_RESPONSE);
-    }
-  };
+  auto bad = refuses(from_hex(kCapturedResponse), decode_create_response);
   bad([](Bytes& b) { b.resize(64 + 87); });            // truncated fixed part
   bad([](Bytes& b) { b.resize(b.size() - 1); });       // contexts cut short
   bad([](Bytes& b) { b[64] = std::byte{88}; });        // StructureSize
@@ -196,12 +164,7 @@ TEST(Create, RejectsMalformedResponses) {
 }
 
 TEST(Create, RejectsMalformedRequests) {
-  const Bytes good = from_hex(kCapturedRequest);
-  auto bad = [&](auto mutate) {
-    Bytes b = good;
-    mutate(b);
-    EXPECT_FALSE(decode_create_request(b).ok());
-  };
+  auto bad = refuses(from_hex(kCapturedRequest), decode_create_request);
   bad([](Bytes& b) { b.resize(64 + 55); });
   bad([](Bytes& b) { b[64] = std::byte{56}; });
   bad([](Bytes& b) { store_le16(b.data() + 64 + 46, 0x11); });   // odd NameLength

@@ -2,23 +2,14 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
 
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
-
 // MS-SMB2 2.2.17 / 2.2.18, field by field.
 TEST(Flush, ByteExactAndRoundTrip) {
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_flush_request(FlushRequest{FileId{1, 2}}, w).ok());
+  Bytes b = encoded(FlushRequest{FileId{1, 2}}, encode_flush_request);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "1800"                // StructureSize = 24
             "0000"                // Reserved1
@@ -29,9 +20,7 @@ TEST(Flush, ByteExactAndRoundTrip) {
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->FileId, (FileId{1, 2}));
 
-  Bytes r = header_bytes();
-  ByteWriter rw(r);
-  ASSERT_TRUE(encode_flush_response(FlushResponse{}, rw).ok());
+  Bytes r = encoded(FlushResponse{}, encode_flush_response);
   EXPECT_EQ(to_hex(ByteView(r).subspan(64)), "0400" "0000");
   EXPECT_TRUE(decode_flush_response(r).ok());
 }
@@ -47,9 +36,7 @@ TEST(Flush, RejectsMalformed) {
   EXPECT_TRUE(decode_flush_response(r).ok());
   r[64] = std::byte{5};
   EXPECT_FALSE(decode_flush_response(r).ok());
-  Bytes q = header_bytes();
-  ByteWriter w(q);
-  ASSERT_TRUE(encode_flush_request(FlushRequest{}, w).ok());
+  Bytes q = encoded(FlushRequest{}, encode_flush_request);
   q.pop_back();
   EXPECT_FALSE(decode_flush_request(q).ok());
 }

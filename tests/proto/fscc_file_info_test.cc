@@ -2,18 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "codec_test_util.h"
+
 namespace smbkit::proto {
 namespace {
-
-template <class T>
-void round_trip(const T& v, size_t expected_size) {
-  auto b = encode_info(v);
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->size(), expected_size);
-  auto d = decode_info_as<T>(*b);
-  ASSERT_TRUE(d.ok()) << d.error().message();
-  EXPECT_EQ(*d, v);
-}
 
 TEST(FsccFileInfo, ClassNumbers) {
   EXPECT_EQ(FileBasicInformation::kInfoClass, 4);
@@ -41,7 +33,7 @@ TEST(FsccFileInfo, BasicByteExact) {
             "ffffffffffffffff"    // ChangeTime = -1
             "20000000"            // FileAttributes = ARCHIVE
             "00000000");          // Reserved
-  round_trip(v, 40);
+  expect_info_round_trip(v, 40);
 }
 
 // MS-FSCC 2.4.41, field by field; 22-byte buffers (no Reserved) decode too.
@@ -55,18 +47,18 @@ TEST(FsccFileInfo, StandardByteExact) {
             "01"                  // DeletePending
             "00"                  // Directory
             "0000");              // Reserved
-  round_trip(v, 24);
+  expect_info_round_trip(v, 24);
   EXPECT_EQ(*decode_info_as<FileStandardInformation>(ByteView(b).first(22)), v);
   EXPECT_FALSE(decode_info_as<FileStandardInformation>(ByteView(b).first(21)).ok());
 }
 
 TEST(FsccFileInfo, SmallFixedClasses) {
-  round_trip(FileInternalInformation{0x1122334455667788ull}, 8);
-  round_trip(FilePositionInformation{42}, 8);
-  round_trip(FileModeInformation{0x20}, 4);
-  round_trip(FileEndOfFileInformation{1ull << 40}, 8);
-  round_trip(FileAllocationInformation{1 << 20}, 8);
-  round_trip(FileDispositionInformation{1}, 1);
+  expect_info_round_trip(FileInternalInformation{0x1122334455667788ull}, 8);
+  expect_info_round_trip(FilePositionInformation{42}, 8);
+  expect_info_round_trip(FileModeInformation{0x20}, 4);
+  expect_info_round_trip(FileEndOfFileInformation{1ull << 40}, 8);
+  expect_info_round_trip(FileAllocationInformation{1 << 20}, 8);
+  expect_info_round_trip(FileDispositionInformation{1}, 1);
   EXPECT_EQ(to_hex(*encode_info(FileEndOfFileInformation{0x1000})), "0010000000000000");
   EXPECT_EQ(to_hex(*encode_info(FileDispositionInformation{1})), "01");
   EXPECT_FALSE(decode_info_as<FileInternalInformation>(Bytes(7)).ok());
@@ -86,7 +78,7 @@ TEST(FsccFileInfo, NetworkOpenByteExact) {
             "0a00000000000000"    // EndOfFile
             "80000000"            // FileAttributes = NORMAL
             "00000000");          // Reserved
-  round_trip(v, 56);
+  expect_info_round_trip(v, 56);
   EXPECT_FALSE(decode_info_as<FileNetworkOpenInformation>(Bytes(55)).ok());
 }
 

@@ -2,17 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include "codec_test_util.h"
+
 namespace smbkit::proto {
 namespace {
 
+// expect_info_round_trip(), and one byte less must not decode: every class
+// here ends in a field or a name the decoder needs.
 template <class T>
 void round_trip(const T& v, size_t expected_size) {
+  expect_info_round_trip(v, expected_size);
   auto b = encode_info(v);
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->size(), expected_size);
-  auto d = decode_info_as<T>(*b);
-  ASSERT_TRUE(d.ok()) << d.error().message();
-  EXPECT_EQ(*d, v);
   EXPECT_FALSE(decode_info_as<T>(ByteView(*b).first(b->size() - 1)).ok());
 }
 

@@ -2,34 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_for(uint16_t command, bool response) {
-  Header h;
-  h.Command = command;
-  if (response) h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(h, w);
-  return b;
-}
-
-Bytes msg(bool response, std::string_view body_hex) {
-  Bytes b = header_for(SMB2_IOCTL, response);
-  Bytes body = from_hex(body_hex);
-  b.insert(b.end(), body.begin(), body.end());
-  return b;
-}
-
-Bytes patched(const Bytes& good, size_t at, std::string_view hex) {
-  Bytes b = good;
-  Bytes p = from_hex(hex);
-  std::copy(p.begin(), p.end(), b.begin() + at);
-  return b;
-}
 
 // Real smbclient (max protocol SMB3_00) -> Samba 4.17, captured on loopback.
 constexpr std::string_view kSambaValidateRequest =
@@ -90,10 +66,7 @@ TEST(Ioctl, SambaValidateNegotiateRoundTripsByteExact) {
   auto vin_bytes = encode_validate_negotiate_info_request(*vin);
   ASSERT_TRUE(vin_bytes.ok());
   EXPECT_EQ(*vin_bytes, req->Input);
-  Bytes out(wire.begin(), wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_ioctl_request(*req, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(wire));
+  expect_reencodes(wire, *req, encode_ioctl_request);
 
   wire = from_hex(kSambaValidateResponse);
   auto rsp = decode_ioctl_response(wire);
@@ -108,10 +81,7 @@ TEST(Ioctl, SambaValidateNegotiateRoundTripsByteExact) {
   auto vout_bytes = encode_validate_negotiate_info_response(*vout);
   ASSERT_TRUE(vout_bytes.ok());
   EXPECT_EQ(*vout_bytes, rsp->Output);
-  Bytes out2(wire.begin(), wire.begin() + 64);
-  ByteWriter w2(out2);
-  ASSERT_TRUE(encode_ioctl_response(*rsp, w2).ok());
-  EXPECT_EQ(to_hex(out2), to_hex(wire));
+  expect_reencodes(wire, *rsp, encode_ioctl_response);
 }
 
 TEST(Ioctl, SambaDfsReferralRequestByteExact) {
@@ -121,10 +91,7 @@ TEST(Ioctl, SambaDfsReferralRequestByteExact) {
   EXPECT_EQ(req->CtlCode, FSCTL_DFS_GET_REFERRALS);
   EXPECT_EQ(req->Input.size(), 36u);
   EXPECT_EQ(req->MaxOutputResponse, 0xffffu);
-  Bytes out(wire.begin(), wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_ioctl_request(*req, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(wire));
+  expect_reencodes(wire, *req, encode_ioctl_request);
 }
 
 TEST(Ioctl, HandBuiltRequestWithInputAndOutput) {
@@ -136,10 +103,7 @@ TEST(Ioctl, HandBuiltRequestWithInputAndOutput) {
   req.MaxInputResponse = 0;
   req.MaxOutputResponse = 0x1000;
   req.Flags = SMB2_0_IOCTL_IS_FSCTL;
-  Bytes out = header_for(SMB2_IOCTL, false);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_ioctl_request(req, w).ok());
-  Bytes want = msg(false,
+  Bytes want = msg(SMB2_IOCTL, false,
                    "3900"                              // StructureSize 57
                    "0000"                              // Reserved
                    "17c01100"                          // CtlCode FSCTL_PIPE_TRANSCEIVE
@@ -154,10 +118,7 @@ TEST(Ioctl, HandBuiltRequestWithInputAndOutput) {
                    "0102030405"                        // @120 Input
                    "000000"                            // pad to 128
                    "aabb");                            // @128 Output
-  EXPECT_EQ(to_hex(out), to_hex(want));
-  auto back = decode_ioctl_request(out);
-  ASSERT_TRUE(back.ok()) << back.error().message();
-  EXPECT_EQ(*back, req);
+  expect_encodes_as(req, want, encode_ioctl_request, decode_ioctl_request);
 }
 
 TEST(Ioctl, HandBuiltEmptyRequestAndResponse) {
@@ -166,9 +127,7 @@ TEST(Ioctl, HandBuiltEmptyRequestAndResponse) {
   req.FileId = kNoFileId;
   req.MaxOutputResponse = 0x10000;
   req.Flags = SMB2_0_IOCTL_IS_FSCTL;
-  Bytes out = header_for(SMB2_IOCTL, false);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_ioctl_request(req, w).ok());
+  Bytes out = encoded(req, encode_ioctl_request, header_for(SMB2_IOCTL, false));
   EXPECT_EQ(out.size(), 64u + 57);  // the one Buffer byte StructureSize counts
   auto back = decode_ioctl_request(out);
   ASSERT_TRUE(back.ok());
@@ -179,10 +138,7 @@ TEST(Ioctl, HandBuiltEmptyRequestAndResponse) {
   rsp.FileId = FileId{1, 2};
   rsp.Input = from_hex("ee");
   rsp.Output = from_hex("0011223344556677");
-  Bytes out2 = header_for(SMB2_IOCTL, true);
-  ByteWriter w2(out2);
-  ASSERT_TRUE(encode_ioctl_response(rsp, w2).ok());
-  Bytes want = msg(true,
+  Bytes want = msg(SMB2_IOCTL, true,
                    "3100"                 // StructureSize 49
                    "0000"                 // Reserved
                    "78001400"             // CtlCode FSCTL_SRV_REQUEST_RESUME_KEY
@@ -195,10 +151,7 @@ TEST(Ioctl, HandBuiltEmptyRequestAndResponse) {
                    "ee"                   // @112 Input
                    "00000000000000"       // pad to 120
                    "0011223344556677");   // @120 Output
-  EXPECT_EQ(to_hex(out2), to_hex(want));
-  auto back2 = decode_ioctl_response(out2);
-  ASSERT_TRUE(back2.ok());
-  EXPECT_EQ(*back2, rsp);
+  expect_encodes_as(rsp, want, encode_ioctl_response, decode_ioctl_response);
 }
 
 TEST(Ioctl, ValidateNegotiateInfoByteExact) {
@@ -217,8 +170,7 @@ TEST(Ioctl, ValidateNegotiateInfoByteExact) {
             "0003" "0203");                     // Dialects
   EXPECT_EQ(*decode_validate_negotiate_info_request(*b), v);
   // Malformed: truncated anywhere, or a DialectCount past the end.
-  for (size_t n = 0; n < b->size(); n++)
-    EXPECT_FALSE(decode_validate_negotiate_info_request(ByteView(*b).first(n)).ok()) << n;
+  expect_truncations_fail(*b, decode_validate_negotiate_info_request);
   EXPECT_FALSE(decode_validate_negotiate_info_request(patched(*b, 22, "0300")).ok());
 
   ValidateNegotiateInfoResponse o{SMB2_GLOBAL_CAP_LEASING, {}, 1, SMB2_DIALECT_0302};
@@ -226,14 +178,12 @@ TEST(Ioctl, ValidateNegotiateInfoByteExact) {
   ASSERT_TRUE(ob.ok());
   EXPECT_EQ(ob->size(), 24u);
   EXPECT_EQ(*decode_validate_negotiate_info_response(*ob), o);
-  for (size_t n = 0; n < ob->size(); n++)
-    EXPECT_FALSE(decode_validate_negotiate_info_response(ByteView(*ob).first(n)).ok()) << n;
+  expect_truncations_fail(*ob, decode_validate_negotiate_info_response);
 }
 
 TEST(Ioctl, MalformedRequests) {
   Bytes good = from_hex(kSambaValidateRequest);
-  for (size_t n = 0; n < good.size(); n++)
-    EXPECT_FALSE(decode_ioctl_request(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  expect_truncations_fail(good, decode_ioctl_request);
   EXPECT_FALSE(decode_ioctl_request(patched(good, 64, "3800")).ok());      // StructureSize
   EXPECT_FALSE(decode_ioctl_request(patched(good, 88, "77000000")).ok());  // InputOffset < 120
   EXPECT_FALSE(decode_ioctl_request(patched(good, 88, "79000000")).ok());  // past the end
@@ -247,8 +197,7 @@ TEST(Ioctl, MalformedRequests) {
 
 TEST(Ioctl, MalformedResponses) {
   Bytes good = from_hex(kSambaValidateResponse);
-  for (size_t n = 0; n < good.size(); n++)
-    EXPECT_FALSE(decode_ioctl_response(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  expect_truncations_fail(good, decode_ioctl_response);
   auto r = decode_ioctl_response(patched(good, 64, "0900"));  // an ERROR body
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().status, STATUS_INVALID_NETWORK_RESPONSE);

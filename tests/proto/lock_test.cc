@@ -2,17 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
 
 // MS-SMB2 2.2.26 / 2.2.26.1, field by field.
 TEST(Lock, RequestByteExact) {
@@ -22,9 +15,7 @@ TEST(Lock, RequestByteExact) {
   req.FileId = {7, 8};
   req.Locks = {{0x1000, 0x200, SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY},
                {0, 1, SMB2_LOCKFLAG_UNLOCK}};
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_lock_request(req, w).ok());
+  Bytes b = encoded(req, encode_lock_request);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "3000"                // StructureSize = 48
             "0200"                // LockCount = 2
@@ -48,9 +39,7 @@ TEST(Lock, RequestByteExact) {
 }
 
 TEST(Lock, Response) {
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_lock_response(LockResponse{}, w).ok());
+  Bytes b = encoded(LockResponse{}, encode_lock_response);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)), "0400" "0000");
   EXPECT_TRUE(decode_lock_response(b).ok());
   b[64] = std::byte{2};
@@ -60,9 +49,7 @@ TEST(Lock, Response) {
 TEST(Lock, RejectsMalformed) {
   LockRequest req;
   req.Locks = {{0, 1, SMB2_LOCKFLAG_SHARED_LOCK}, {5, 1, SMB2_LOCKFLAG_SHARED_LOCK}};
-  Bytes good = header_bytes();
-  ByteWriter w(good);
-  ASSERT_TRUE(encode_lock_request(req, w).ok());
+  Bytes good = encoded(req, encode_lock_request);
   Bytes b = good;
   b.resize(b.size() - 1);  // second element cut short
   EXPECT_FALSE(decode_lock_request(b).ok());

@@ -2,28 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_for(uint16_t command, bool response) {
-  Header h;
-  h.Command = command;
-  if (response) h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(h, w);
-  return b;
-}
-
-// Header + body from hex.
-Bytes msg(uint16_t command, bool response, std::string_view body_hex) {
-  Bytes b = header_for(command, response);
-  Bytes body = from_hex(body_hex);
-  b.insert(b.end(), body.begin(), body.end());
-  return b;
-}
 
 std::array<std::byte, 16> guid_from_hex(std::string_view h) {
   Bytes b = from_hex(h);
@@ -123,10 +105,7 @@ TEST(Negotiate, SambaRequestDecodesAndReencodesByteExact) {
   ASSERT_TRUE(comp.ok());
   EXPECT_FALSE(comp->has_value());
 
-  Bytes out(wire.begin(), wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_negotiate_request(*req, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(wire));
+  expect_reencodes(wire, *req, encode_negotiate_request);
 }
 
 TEST(Negotiate, SambaResponseDecodesAndReencodesByteExact) {
@@ -155,10 +134,7 @@ TEST(Negotiate, SambaResponseDecodesAndReencodesByteExact) {
   ASSERT_TRUE(sig.ok() && sig->has_value());
   EXPECT_EQ((*sig)->SigningAlgorithms, std::vector<uint16_t>{AES_GMAC});
 
-  Bytes out(wire.begin(), wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_negotiate_response(*rsp, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(wire));
+  expect_reencodes(wire, *rsp, encode_negotiate_response);
 }
 
 TEST(Negotiate, SambaResponse300HasNoContexts) {
@@ -169,10 +145,7 @@ TEST(Negotiate, SambaResponse300HasNoContexts) {
   EXPECT_EQ(rsp->Capabilities, 0x4fu);  // + ENCRYPTION
   EXPECT_TRUE(rsp->NegotiateContexts.empty());
   EXPECT_EQ(rsp->SecurityBuffer.size(), 74u);
-  Bytes out(wire.begin(), wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_negotiate_response(*rsp, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(wire));
+  expect_reencodes(wire, *rsp, encode_negotiate_response);
 }
 
 TEST(Negotiate, HandBuiltRequestByteExact) {
@@ -185,9 +158,6 @@ TEST(Negotiate, HandBuiltRequestByteExact) {
   auto enc = make_negotiate_context(EncryptionCapabilities{{AES_128_GCM, AES_128_CCM}});
   ASSERT_TRUE(pre.ok() && enc.ok());
   req.NegotiateContexts = {*pre, *enc, NegotiateContext{0x1234, from_hex("010203")}};
-  Bytes out = header_for(SMB2_NEGOTIATE, false);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_negotiate_request(req, w).ok());
   Bytes want = msg(SMB2_NEGOTIATE, false,
                    "2400"                              // StructureSize 36
                    "0200"                              // DialectCount 2
@@ -205,10 +175,7 @@ TEST(Negotiate, HandBuiltRequestByteExact) {
                    "0200" "0200" "0100"                //   2 ciphers: AES-128-GCM, AES-128-CCM
                    "0000"                              // Padding 134 -> 136
                    "3412" "0300" "00000000" "010203"); // @136 unknown type 0x1234, raw data
-  EXPECT_EQ(to_hex(out), to_hex(want));
-  auto back = decode_negotiate_request(out);
-  ASSERT_TRUE(back.ok()) << back.error().message();
-  EXPECT_EQ(*back, req);
+  expect_encodes_as(req, want, encode_negotiate_request, decode_negotiate_request);
 }
 
 TEST(Negotiate, HandBuiltResponseByteExact) {
@@ -223,9 +190,6 @@ TEST(Negotiate, HandBuiltResponseByteExact) {
   auto enc = make_negotiate_context(EncryptionCapabilities{{AES_256_GCM}});
   ASSERT_TRUE(enc.ok());
   rsp.NegotiateContexts = {*enc};
-  Bytes out = header_for(SMB2_NEGOTIATE, true);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_negotiate_response(rsp, w).ok());
   Bytes want = msg(SMB2_NEGOTIATE, true,
                    "4100"                              // StructureSize 65
                    "0300"                              // SecurityMode ENABLED|REQUIRED
@@ -242,18 +206,13 @@ TEST(Negotiate, HandBuiltResponseByteExact) {
                    "0000000000"                        // Padding 131 -> 136
                    "0200" "0400" "00000000"            // @136 ENCRYPTION, DataLength 4
                    "0100" "0400");                     //   1 cipher: AES-256-GCM
-  EXPECT_EQ(to_hex(out), to_hex(want));
-  auto back = decode_negotiate_response(out);
-  ASSERT_TRUE(back.ok()) << back.error().message();
-  EXPECT_EQ(*back, rsp);
+  expect_encodes_as(rsp, want, encode_negotiate_response, decode_negotiate_response);
 }
 
 TEST(Negotiate, RequestWithout311HasClientStartTimeAndNoContexts) {
   NegotiateRequest req;
   req.Dialects = {SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300};
-  Bytes out = header_for(SMB2_NEGOTIATE, false);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_negotiate_request(req, w).ok());
+  Bytes out = encoded(req, encode_negotiate_request, header_for(SMB2_NEGOTIATE, false));
   EXPECT_EQ(out.size(), 64u + 36 + 6);
   EXPECT_EQ(to_hex(ByteView(out).subspan(92, 8)), "0000000000000000");  // ClientStartTime
   auto back = decode_negotiate_request(out);
@@ -298,9 +257,7 @@ TEST(Negotiate, EveryTypedContextRoundTrips) {
   EXPECT_EQ(to_hex(req.NegotiateContexts[4].Data), "01000000");
   EXPECT_EQ(to_hex(req.NegotiateContexts[5].Data), "0200" "0000" "00000000" "0100" "0200");
 
-  Bytes out = header_for(SMB2_NEGOTIATE, false);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_negotiate_request(req, w).ok());
+  Bytes out = encoded(req, encode_negotiate_request, header_for(SMB2_NEGOTIATE, false));
   auto back = decode_negotiate_request(out);
   ASSERT_TRUE(back.ok()) << back.error().message();
   ASSERT_EQ(*back, req);
@@ -358,59 +315,42 @@ void expect_bad_response(Bytes b, const char* why) {
 TEST(Negotiate, MalformedResponses) {
   const Bytes good = from_hex(kSambaResponse);
   // Every truncation fails: the last context ends at the end of the message.
-  for (size_t n = 0; n < good.size(); n++)
-    expect_bad_response(Bytes(good.begin(), good.begin() + n), "truncated");
-
-  auto patched = [&](size_t at, std::string_view hex) {
-    Bytes b = good;
-    Bytes p = from_hex(hex);
-    std::copy(p.begin(), p.end(), b.begin() + at);
-    return b;
-  };
-  expect_bad_response(patched(64, "4000"), "StructureSize 64");
-  expect_bad_response(patched(120, "7f00"), "SecurityBufferOffset inside the fixed part");
-  expect_bad_response(patched(120, "1601"), "SecurityBufferOffset past the end");
-  expect_bad_response(patched(122, "ff00"), "SecurityBufferLength past the end");
-  expect_bad_response(patched(124, "d4000000"), "context offset not 8-aligned");
-  expect_bad_response(patched(124, "78000000"), "context offset inside the fixed part");
-  expect_bad_response(patched(124, "18010000"), "context offset past the end");
-  expect_bad_response(patched(124, "ffffffff"), "context offset huge");
-  expect_bad_response(patched(70, "0400"), "one context more than present");
-  expect_bad_response(patched(70, "ffff"), "context count huge");
-  expect_bad_response(patched(210, "ff00"), "DataLength overruns");
-  expect_bad_response(patched(274, "0500"), "last DataLength overruns by one");
+  expect_truncations_fail(good, decode_negotiate_response);
+  expect_bad_response(patched(good, 64, "4000"), "StructureSize 64");
+  expect_bad_response(patched(good, 120, "7f00"), "SecurityBufferOffset inside the fixed part");
+  expect_bad_response(patched(good, 120, "1601"), "SecurityBufferOffset past the end");
+  expect_bad_response(patched(good, 122, "ff00"), "SecurityBufferLength past the end");
+  expect_bad_response(patched(good, 124, "d4000000"), "context offset not 8-aligned");
+  expect_bad_response(patched(good, 124, "78000000"), "context offset inside the fixed part");
+  expect_bad_response(patched(good, 124, "18010000"), "context offset past the end");
+  expect_bad_response(patched(good, 124, "ffffffff"), "context offset huge");
+  expect_bad_response(patched(good, 70, "0400"), "one context more than present");
+  expect_bad_response(patched(good, 70, "ffff"), "context count huge");
+  expect_bad_response(patched(good, 210, "ff00"), "DataLength overruns");
+  expect_bad_response(patched(good, 274, "0500"), "last DataLength overruns by one");
 
   // With a non-3.1.1 dialect the context fields are not interpreted.
-  auto r = decode_negotiate_response(patched(68, "0203"));
+  auto r = decode_negotiate_response(patched(good, 68, "0203"));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->NegotiateContexts.empty());
   // An empty security buffer's offset is ignored.
-  r = decode_negotiate_response(patched(120, "00000000"));
+  r = decode_negotiate_response(patched(good, 120, "00000000"));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->SecurityBuffer.empty());
 }
 
 TEST(Negotiate, MalformedRequests) {
   const Bytes good = from_hex(kSambaRequest);
-  for (size_t n = 0; n < good.size(); n++) {
-    Bytes b(good.begin(), good.begin() + n);
-    EXPECT_FALSE(decode_negotiate_request(b).ok()) << n;
-  }
-  auto patched = [&](size_t at, std::string_view hex) {
-    Bytes b = good;
-    Bytes p = from_hex(hex);
-    std::copy(p.begin(), p.end(), b.begin() + at);
-    return b;
-  };
-  EXPECT_FALSE(decode_negotiate_request(patched(64, "2500")).ok());      // StructureSize
-  EXPECT_FALSE(decode_negotiate_request(patched(66, "0000")).ok());      // no dialects
-  EXPECT_FALSE(decode_negotiate_request(patched(66, "ffff")).ok());      // dialects overrun
-  EXPECT_FALSE(decode_negotiate_request(patched(92, "6c000000")).ok());  // unaligned
-  EXPECT_FALSE(decode_negotiate_request(patched(92, "68000000")).ok());  // over the dialects
-  EXPECT_FALSE(decode_negotiate_request(patched(96, "0500")).ok());     // count overruns
-  EXPECT_FALSE(decode_negotiate_request(patched(202, "1300")).ok());     // NetName overruns
+  expect_truncations_fail(good, decode_negotiate_request);
+  EXPECT_FALSE(decode_negotiate_request(patched(good, 64, "2500")).ok());      // StructureSize
+  EXPECT_FALSE(decode_negotiate_request(patched(good, 66, "0000")).ok());      // no dialects
+  EXPECT_FALSE(decode_negotiate_request(patched(good, 66, "ffff")).ok());      // dialects overrun
+  EXPECT_FALSE(decode_negotiate_request(patched(good, 92, "6c000000")).ok());  // unaligned
+  EXPECT_FALSE(decode_negotiate_request(patched(good, 92, "68000000")).ok());  // over the dialects
+  EXPECT_FALSE(decode_negotiate_request(patched(good, 96, "0500")).ok());     // count overruns
+  EXPECT_FALSE(decode_negotiate_request(patched(good, 202, "1300")).ok());     // NetName overruns
   // Without 3.1.1 among the dialects, the same bytes are ClientStartTime.
-  auto r = decode_negotiate_request(patched(108, "0203"));
+  auto r = decode_negotiate_request(patched(good, 108, "0203"));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->NegotiateContexts.empty());
 }

@@ -2,29 +2,20 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
 
-Bytes header_for(bool response) {
+// An OPLOCK_BREAK header; the server's is a notification (MessageId -1).
+Bytes oplock_header(bool response) {
   Header h;
   h.Command = SMB2_OPLOCK_BREAK;
   if (response) {
     h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
     h.MessageId = kOplockBreakNotificationMessageId;
   }
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(h, w);
-  return b;
-}
-
-Bytes patched(const Bytes& good, size_t at, std::string_view hex) {
-  Bytes b = good;
-  Bytes p = from_hex(hex);
-  std::copy(p.begin(), p.end(), b.begin() + at);
-  return b;
+  return header_bytes(h);
 }
 
 std::array<std::byte, 16> lease_key() {
@@ -94,24 +85,15 @@ TEST(OplockBreak, SambaOplockBreakExchange) {
 
   // The client's acknowledgment is the notification's FileId and level.
   Bytes ack_wire = from_hex(kOplockAck);
-  Bytes out(ack_wire.begin(), ack_wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_oplock_break_acknowledgment(OplockBreakAcknowledgment{n->OplockLevel, n->FileId}, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(ack_wire));
+  expect_reencodes(ack_wire, OplockBreakAcknowledgment{n->OplockLevel, n->FileId},
+                   encode_oplock_break_acknowledgment);
   EXPECT_EQ(*decode_oplock_break_acknowledgment(ack_wire), *n);
 
   auto r = decode_oplock_break_response(from_hex(kSambaOplockResponse));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, *n);
-  Bytes note_out(note.begin(), note.begin() + 64);
-  ByteWriter nw(note_out);
-  ASSERT_TRUE(encode_oplock_break_notification(*n, nw).ok());
-  EXPECT_EQ(to_hex(note_out), to_hex(note));
-  Bytes rsp_out = from_hex(kSambaOplockResponse);
-  rsp_out.resize(64);
-  ByteWriter rw(rsp_out);
-  ASSERT_TRUE(encode_oplock_break_response(*r, rw).ok());
-  EXPECT_EQ(to_hex(rsp_out), to_hex(from_hex(kSambaOplockResponse)));
+  expect_reencodes(note, *n, encode_oplock_break_notification);
+  expect_reencodes(from_hex(kSambaOplockResponse), *r, encode_oplock_break_response);
 }
 
 TEST(OplockBreak, SambaLeaseBreakExchange) {
@@ -124,30 +106,20 @@ TEST(OplockBreak, SambaLeaseBreakExchange) {
   EXPECT_EQ(n->LeaseKey, lease_key());
   EXPECT_EQ(n->CurrentLeaseState, 0x7u);  // READ|HANDLE|WRITE caching
   EXPECT_EQ(n->NewLeaseState, 0x3u);      // READ|HANDLE caching
-  Bytes note_out(note.begin(), note.begin() + 64);
-  ByteWriter nw(note_out);
-  ASSERT_TRUE(encode_lease_break_notification(*n, nw).ok());
-  EXPECT_EQ(to_hex(note_out), to_hex(note));
+  expect_reencodes(note, *n, encode_lease_break_notification);
 
   Bytes ack_wire = from_hex(kLeaseAck);
   ASSERT_EQ(*oplock_break_kind(ack_wire), OplockBreakKind::kLease);
   LeaseBreakAcknowledgment ack;
   ack.LeaseKey = n->LeaseKey;
   ack.LeaseState = n->NewLeaseState;
-  Bytes out(ack_wire.begin(), ack_wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_lease_break_acknowledgment(ack, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(ack_wire));
+  expect_reencodes(ack_wire, ack, encode_lease_break_acknowledgment);
   EXPECT_EQ(*decode_lease_break_acknowledgment(ack_wire), ack);
 
   auto r = decode_lease_break_response(from_hex(kSambaLeaseResponse));
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, ack);
-  Bytes rsp_out = from_hex(kSambaLeaseResponse);
-  rsp_out.resize(64);
-  ByteWriter rw(rsp_out);
-  ASSERT_TRUE(encode_lease_break_response(*r, rw).ok());
-  EXPECT_EQ(to_hex(rsp_out), to_hex(from_hex(kSambaLeaseResponse)));
+  expect_reencodes(from_hex(kSambaLeaseResponse), *r, encode_lease_break_response);
 }
 
 TEST(OplockBreak, HandBuiltLeaseNotificationByteExact) {
@@ -157,7 +129,7 @@ TEST(OplockBreak, HandBuiltLeaseNotificationByteExact) {
   n.LeaseKey = lease_key();
   n.CurrentLeaseState = 0x5;  // READ|WRITE
   n.NewLeaseState = 0x1;      // READ
-  Bytes out = header_for(true);
+  Bytes out = oplock_header(true);
   ByteWriter w(out);
   ASSERT_TRUE(encode_lease_break_notification(n, w).ok());
   EXPECT_EQ(to_hex(ByteView(out).subspan(64)),
@@ -172,7 +144,7 @@ TEST(OplockBreak, HandBuiltLeaseNotificationByteExact) {
 }
 
 TEST(OplockBreak, HandBuiltOplockAckByteExact) {
-  Bytes out = header_for(false);
+  Bytes out = oplock_header(false);
   ByteWriter w(out);
   ASSERT_TRUE(encode_oplock_break_acknowledgment(OplockBreak{0x00, FileId{1, 2}}, w).ok());
   EXPECT_EQ(to_hex(ByteView(out).subspan(64)),

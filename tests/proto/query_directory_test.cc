@@ -2,19 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "codec_test_util.h"
 #include "proto/create.h"
 #include "proto/fscc_dir_info.h"
-#include "proto/header.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
 
 // Captured between impacket (SMB 2.1) and Samba 4.17: QUERY_DIRECTORY
 // FileIdBothDirectoryInformation, pattern "*", on a directory holding
@@ -108,9 +101,7 @@ TEST(QueryDirectory, DecodesCapturedListing) {
 
 TEST(QueryDirectory, ResponseRoundTrip) {
   QueryDirectoryResponse r{from_hex("0102030405060708")};
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_query_directory_response(r, w).ok());
+  Bytes b = encoded(r, encode_query_directory_response);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "0900"        // StructureSize = 9
             "4800"        // OutputBufferOffset = 0x48
@@ -126,9 +117,7 @@ TEST(QueryDirectory, RequestFlagsAndEmptyPattern) {
   req.FileInformationClass = FILE_NAMES_INFORMATION;
   req.Flags = SMB2_RESTART_SCANS | SMB2_RETURN_SINGLE_ENTRY | SMB2_INDEX_SPECIFIED | SMB2_REOPEN;
   req.FileIndex = 9;
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_query_directory_request(req, w).ok());
+  Bytes b = encoded(req, encode_query_directory_request);
   EXPECT_EQ(b.size(), 64u + 33u);
   auto d = decode_query_directory_request(b);
   ASSERT_TRUE(d.ok());
@@ -139,11 +128,11 @@ TEST(QueryDirectory, RequestFlagsAndEmptyPattern) {
 
 TEST(QueryDirectory, RejectsMalformed) {
   const Bytes good = from_hex(kCapturedResponse);
+  auto bad_output = refuses(good, query_directory_output);
+  auto bad_response = refuses(good, decode_query_directory_response);
   auto bad = [&](auto mutate) {
-    Bytes b = good;
-    mutate(b);
-    EXPECT_FALSE(query_directory_output(b).ok());
-    EXPECT_FALSE(decode_query_directory_response(b).ok());
+    bad_output(mutate);
+    bad_response(mutate);
   };
   bad([](Bytes& b) { b.resize(64 + 7); });
   bad([](Bytes& b) { b.resize(b.size() - 1); });

@@ -2,20 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "codec_test_util.h"
 #include "proto/create.h"
 #include "proto/fscc_file_info.h"
 #include "proto/fscc_fs_info.h"
-#include "proto/header.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
 
 // Captured from Samba 4.17 (SMB 2.1): QUERY_INFO responses for
 // FileAllInformation on "dir\a.txt" and, on the share's "dir",
@@ -49,9 +42,7 @@ TEST(QueryInfo, RequestByteExact) {
   req.OutputBufferLength = 0x1000;
   req.AdditionalInformation = OWNER_SECURITY_INFORMATION | DACL_SECURITY_INFORMATION;
   req.FileId = {5, 6};
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_query_info_request(req, w).ok());
+  Bytes b = encoded(req, encode_query_info_request);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "2900"                // StructureSize = 41
             "03"                  // InfoType = SECURITY
@@ -78,9 +69,7 @@ TEST(QueryInfo, RequestWithInputBuffer) {
   req.InfoType = SMB2_0_INFO_QUOTA;
   req.Flags = SL_RESTART_SCAN;
   req.InputBuffer = from_hex("0000000000000000000000000000000001");
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_query_info_request(req, w).ok());
+  Bytes b = encoded(req, encode_query_info_request);
   EXPECT_EQ(load_le16(b.data() + 64 + 8), 0x68);  // InputBufferOffset
   auto d = decode_query_info_request(b);
   ASSERT_TRUE(d.ok());
@@ -153,20 +142,13 @@ TEST(QueryInfo, DecodesCapturedFsInfo) {
 
 TEST(QueryInfo, ResponseRoundTripAndMalformed) {
   QueryInfoResponse r{from_hex("aabbcc")};
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_query_info_response(r, w).ok());
+  Bytes b = encoded(r, encode_query_info_response);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)), "0900" "4800" "03000000" "aabbcc");
   auto d = decode_query_info_response(b);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->OutputBuffer, r.OutputBuffer);
 
-  const Bytes good = from_hex(kFileAll);
-  auto bad = [&](auto mutate) {
-    Bytes m = good;
-    mutate(m);
-    EXPECT_FALSE(decode_query_info_response(m).ok());
-  };
+  auto bad = refuses(from_hex(kFileAll), decode_query_info_response);
   bad([](Bytes& m) { m.resize(64 + 7); });
   bad([](Bytes& m) { m.resize(m.size() - 1); });
   bad([](Bytes& m) { m[64] = std::byte{0x11}; });

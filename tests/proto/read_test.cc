@@ -2,17 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
 
 // Samba 4.17's READ response for 6 bytes ("hello\n") of a.txt.
 const char* kCapturedResponse =
@@ -29,9 +22,7 @@ TEST(Read, RequestByteExact) {
   req.FileId = {1, 2};
   req.MinimumCount = 1;
   req.RemainingBytes = 0x20000;
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_read_request(req, w).ok());
+  Bytes b = encoded(req, encode_read_request);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "3100"                // StructureSize = 49
             "50"                  // Padding = 0x50
@@ -60,9 +51,7 @@ TEST(Read, RequestWithChannelInfo) {
   ReadRequest req;
   req.Channel = SMB2_CHANNEL_RDMA_V1;
   req.ReadChannelInfo = from_hex("00112233445566778899aabbccddeeff");
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_read_request(req, w).ok());
+  Bytes b = encoded(req, encode_read_request);
   EXPECT_EQ(load_le16(b.data() + 64 + 44), 0x70);  // ReadChannelInfoOffset
   auto d = decode_read_request(b);
   ASSERT_TRUE(d.ok());
@@ -98,9 +87,7 @@ TEST(Read, ResponseRoundTrip) {
   ReadResponse r;
   r.Data = payload;
   r.DataRemaining = 7;
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_read_response(r, w).ok());
+  Bytes b = encoded(r, encode_read_response);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "1100"        // StructureSize = 17
             "50"          // DataOffset
@@ -117,11 +104,7 @@ TEST(Read, ResponseRoundTrip) {
 
 TEST(Read, RejectsMalformedResponses) {
   const Bytes good = from_hex(kCapturedResponse);
-  auto bad = [&](auto mutate) {
-    Bytes b = good;
-    mutate(b);
-    EXPECT_FALSE(decode_read_response(b).ok());
-  };
+  auto bad = refuses(good, decode_read_response);
   bad([](Bytes& b) { b.resize(64 + 15); });
   bad([](Bytes& b) { b.resize(b.size() - 1); });               // data cut short
   bad([](Bytes& b) { b[64] = std::byte{16}; });                // StructureSize

@@ -2,34 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_for(uint16_t command, bool response) {
-  Header h;
-  h.Command = command;
-  if (response) h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(h, w);
-  return b;
-}
-
-Bytes msg(bool response, std::string_view body_hex) {
-  Bytes b = header_for(SMB2_SESSION_SETUP, response);
-  Bytes body = from_hex(body_hex);
-  b.insert(b.end(), body.begin(), body.end());
-  return b;
-}
-
-Bytes patched(const Bytes& good, size_t at, std::string_view hex) {
-  Bytes b = good;
-  Bytes p = from_hex(hex);
-  std::copy(p.begin(), p.end(), b.begin() + at);
-  return b;
-}
 
 // Real smbclient -> Samba 4.17 messages captured on loopback. First
 // request: SPNEGO NegTokenInit carrying an NTLMSSP NEGOTIATE.
@@ -75,10 +51,7 @@ TEST(SessionSetup, SambaRequestRoundTripsByteExact) {
   EXPECT_EQ(req->PreviousSessionId, 0u);
   ASSERT_EQ(req->SecurityBuffer.size(), 74u);
   EXPECT_EQ(to_hex(ByteView(req->SecurityBuffer).subspan(34, 8)), "4e544c4d53535000");  // "NTLMSSP\0"
-  Bytes out(wire.begin(), wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_session_setup_request(*req, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(wire));
+  expect_reencodes(wire, *req, encode_session_setup_request);
 }
 
 TEST(SessionSetup, SambaResponsesRoundTripByteExact) {
@@ -87,10 +60,7 @@ TEST(SessionSetup, SambaResponsesRoundTripByteExact) {
     auto rsp = decode_session_setup_response(wire);
     ASSERT_TRUE(rsp.ok()) << rsp.error().message();
     EXPECT_EQ(rsp->SessionFlags, 0);
-    Bytes out(wire.begin(), wire.begin() + 64);
-    ByteWriter w(out);
-    ASSERT_TRUE(encode_session_setup_response(*rsp, w).ok());
-    EXPECT_EQ(to_hex(out), to_hex(wire));
+    expect_reencodes(wire, *rsp, encode_session_setup_response);
   }
   auto r1 = decode_session_setup_response(from_hex(kSambaResponse1));
   EXPECT_EQ(r1->SecurityBuffer.size(), 132u);
@@ -106,10 +76,7 @@ TEST(SessionSetup, HandBuiltBindingRequestByteExact) {
   req.Channel = 0;
   req.PreviousSessionId = 0x1122334455667788ull;
   req.SecurityBuffer = from_hex("a0a1a2");
-  Bytes out = header_for(SMB2_SESSION_SETUP, false);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_session_setup_request(req, w).ok());
-  Bytes want = msg(false,
+  Bytes want = msg(SMB2_SESSION_SETUP, false,
                    "1900"              // StructureSize 25
                    "01"                // Flags SMB2_SESSION_FLAG_BINDING
                    "03"                // SecurityMode ENABLED|REQUIRED
@@ -119,38 +86,29 @@ TEST(SessionSetup, HandBuiltBindingRequestByteExact) {
                    "0300"              // SecurityBufferLength 3
                    "8877665544332211"  // PreviousSessionId
                    "a0a1a2");          // Buffer
-  EXPECT_EQ(to_hex(out), to_hex(want));
-  auto back = decode_session_setup_request(out);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, req);
+  expect_encodes_as(req, want, encode_session_setup_request, decode_session_setup_request);
 }
 
 TEST(SessionSetup, HandBuiltResponseFlags) {
   SessionSetupResponse rsp;
   rsp.SessionFlags = SMB2_SESSION_FLAG_ENCRYPT_DATA;
-  Bytes out = header_for(SMB2_SESSION_SETUP, true);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_session_setup_response(rsp, w).ok());
-  Bytes want = msg(true,
+  Bytes want = msg(SMB2_SESSION_SETUP, true,
                    "0900"   // StructureSize 9
                    "0400"   // SessionFlags ENCRYPT_DATA
                    "4800"   // SecurityBufferOffset 72
                    "0000"   // SecurityBufferLength 0
                    "00");   // the Buffer byte StructureSize 9 counts
-  EXPECT_EQ(to_hex(out), to_hex(want));
-  auto back = decode_session_setup_response(out);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, rsp);
+  expect_encodes_as(rsp, want, encode_session_setup_response, decode_session_setup_response);
   // Guest / null flags are plain bits.
-  auto g = decode_session_setup_response(msg(true, "0900 0300 0000 0000"));
+  auto g =
+      decode_session_setup_response(msg(SMB2_SESSION_SETUP, true, "0900 0300 0000 0000"));
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->SessionFlags, SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL);
 }
 
 TEST(SessionSetup, MalformedRequests) {
   Bytes good = from_hex(kSambaRequest1);
-  for (size_t n = 0; n < good.size(); n++)
-    EXPECT_FALSE(decode_session_setup_request(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  expect_truncations_fail(good, decode_session_setup_request);
   EXPECT_FALSE(decode_session_setup_request(patched(good, 64, "1800")).ok());  // StructureSize
   EXPECT_FALSE(decode_session_setup_request(patched(good, 76, "5700")).ok());  // into fixed part
   EXPECT_FALSE(decode_session_setup_request(patched(good, 76, "5900")).ok());  // one past
@@ -160,8 +118,7 @@ TEST(SessionSetup, MalformedRequests) {
 
 TEST(SessionSetup, MalformedResponses) {
   Bytes good = from_hex(kSambaResponse1);
-  for (size_t n = 0; n < good.size(); n++)
-    EXPECT_FALSE(decode_session_setup_response(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  expect_truncations_fail(good, decode_session_setup_response);
   auto bad = decode_session_setup_response(patched(good, 64, "0800"));
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().status, STATUS_INVALID_NETWORK_RESPONSE);
@@ -169,7 +126,8 @@ TEST(SessionSetup, MalformedResponses) {
   EXPECT_FALSE(decode_session_setup_response(patched(good, 68, "0000")).ok());  // offset 0
   EXPECT_FALSE(decode_session_setup_response(patched(good, 70, "8500")).ok());  // length past
   // An empty buffer with any offset is fine; a body of exactly 8 bytes too.
-  auto e = decode_session_setup_response(msg(true, "0900 0000 0000 0000"));
+  auto e =
+      decode_session_setup_response(msg(SMB2_SESSION_SETUP, true, "0900 0000 0000 0000"));
   ASSERT_TRUE(e.ok());
   EXPECT_TRUE(e->SecurityBuffer.empty());
 }

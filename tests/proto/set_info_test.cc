@@ -2,18 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include "codec_test_util.h"
 #include "proto/fscc_file_info.h"
-#include "proto/header.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
 
 // MS-SMB2 2.2.39 carrying MS-FSCC FileRenameInformation (type 2), field by
 // field.
@@ -26,9 +19,7 @@ TEST(SetInfo, RenameRequestByteExact) {
   req.FileInfoClass = FileRenameInformation::kInfoClass;
   req.FileId = {9, 10};
   req.Buffer = *encode_info(ren);
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_set_info_request(req, w).ok());
+  Bytes b = encoded(req, encode_set_info_request);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "2100"                // StructureSize = 33
             "01"                  // InfoType = FILE
@@ -59,18 +50,14 @@ TEST(SetInfo, EmptyBufferAndResponse) {
   SetInfoRequest req;
   req.InfoType = SMB2_0_INFO_SECURITY;
   req.AdditionalInformation = DACL_SECURITY_INFORMATION;
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_set_info_request(req, w).ok());
+  Bytes b = encoded(req, encode_set_info_request);
   EXPECT_EQ(b.size(), 64u + 33u);
   auto d = decode_set_info_request(b);
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->Buffer.empty());
   EXPECT_EQ(d->AdditionalInformation, DACL_SECURITY_INFORMATION);
 
-  Bytes r = header_bytes();
-  ByteWriter rw(r);
-  ASSERT_TRUE(encode_set_info_response(SetInfoResponse{}, rw).ok());
+  Bytes r = encoded(SetInfoResponse{}, encode_set_info_response);
   EXPECT_EQ(to_hex(ByteView(r).subspan(64)), "0200");
   EXPECT_TRUE(decode_set_info_response(r).ok());
   r[64] = std::byte{4};
@@ -83,15 +70,9 @@ TEST(SetInfo, RejectsMalformed) {
   SetInfoRequest req;
   req.FileInfoClass = FILE_END_OF_FILE_INFORMATION;
   req.Buffer = *encode_info(FileEndOfFileInformation{4096});
-  Bytes good = header_bytes();
-  ByteWriter w(good);
-  ASSERT_TRUE(encode_set_info_request(req, w).ok());
+  Bytes good = encoded(req, encode_set_info_request);
   ASSERT_TRUE(decode_set_info_request(good).ok());
-  auto bad = [&](auto mutate) {
-    Bytes b = good;
-    mutate(b);
-    EXPECT_FALSE(decode_set_info_request(b).ok());
-  };
+  auto bad = refuses(good, decode_set_info_request);
   bad([](Bytes& b) { b.pop_back(); });
   bad([](Bytes& b) { b.resize(64 + 31); });
   bad([](Bytes& b) { b[64] = std::byte{32}; });

@@ -2,34 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_for(uint16_t command, bool response) {
-  Header h;
-  h.Command = command;
-  if (response) h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(h, w);
-  return b;
-}
-
-Bytes msg(bool response, std::string_view body_hex) {
-  Bytes b = header_for(SMB2_TREE_CONNECT, response);
-  Bytes body = from_hex(body_hex);
-  b.insert(b.end(), body.begin(), body.end());
-  return b;
-}
-
-Bytes patched(const Bytes& good, size_t at, std::string_view hex) {
-  Bytes b = good;
-  Bytes p = from_hex(hex);
-  std::copy(p.begin(), p.end(), b.begin() + at);
-  return b;
-}
 
 // Real smbclient -> Samba 4.17 exchanges captured on loopback.
 constexpr std::string_view kSambaIpcRequest =
@@ -65,10 +41,7 @@ TEST(TreeConnect, SambaExchangesRoundTripByteExact) {
   ASSERT_TRUE(req.ok()) << req.error().message();
   EXPECT_EQ(req->Path, "\\\\127.0.0.1\\IPC$");
   EXPECT_EQ(req->Flags, 0);
-  Bytes out(wire.begin(), wire.begin() + 64);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_tree_connect_request(*req, w).ok());
-  EXPECT_EQ(to_hex(out), to_hex(wire));
+  expect_reencodes(wire, *req, encode_tree_connect_request);
 
   wire = from_hex(kSambaShareRequest);
   req = decode_tree_connect_request(wire);
@@ -81,10 +54,7 @@ TEST(TreeConnect, SambaExchangesRoundTripByteExact) {
   EXPECT_EQ(rsp->ShareType, SMB2_SHARE_TYPE_PIPE);
   EXPECT_EQ(rsp->ShareFlags & SMB2_SHAREFLAG_CACHING_MASK, SMB2_SHAREFLAG_MANUAL_CACHING);
   EXPECT_EQ(rsp->MaximalAccess, 0x001f00a9u);
-  Bytes out2(wire.begin(), wire.begin() + 64);
-  ByteWriter w2(out2);
-  ASSERT_TRUE(encode_tree_connect_response(*rsp, w2).ok());
-  EXPECT_EQ(to_hex(out2), to_hex(wire));
+  expect_reencodes(wire, *rsp, encode_tree_connect_response);
 
   rsp = decode_tree_connect_response(from_hex(kSambaShareResponse));
   ASSERT_TRUE(rsp.ok());
@@ -96,20 +66,14 @@ TEST(TreeConnect, HandBuiltRequestByteExact) {
   TreeConnectRequest req;
   req.Flags = SMB2_TREE_CONNECT_FLAG_CLUSTER_RECONNECT;
   req.Path = "\\\\h\\s";
-  Bytes out = header_for(SMB2_TREE_CONNECT, false);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_tree_connect_request(req, w).ok());
-  Bytes want = msg(false,
+  Bytes want = msg(SMB2_TREE_CONNECT, false,
                    "0900"                  // StructureSize 9
                    "0100"                  // Flags CLUSTER_RECONNECT
                    "4800"                  // PathOffset 72
                    "0a00"                  // PathLength 10
                    "5c005c0068005c007300"  // "\\h\s" UTF-16LE
   );
-  EXPECT_EQ(to_hex(out), to_hex(want));
-  auto back = decode_tree_connect_request(out);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, req);
+  expect_encodes_as(req, want, encode_tree_connect_request, decode_tree_connect_request);
 }
 
 TEST(TreeConnect, HandBuiltResponseByteExact) {
@@ -118,10 +82,7 @@ TEST(TreeConnect, HandBuiltResponseByteExact) {
   rsp.ShareFlags = SMB2_SHAREFLAG_ENCRYPT_DATA | SMB2_SHAREFLAG_NO_CACHING | SMB2_SHAREFLAG_DFS;
   rsp.Capabilities = SMB2_SHARE_CAP_CONTINUOUS_AVAILABILITY;
   rsp.MaximalAccess = 0x001f01ff;
-  Bytes out = header_for(SMB2_TREE_CONNECT, true);
-  ByteWriter w(out);
-  ASSERT_TRUE(encode_tree_connect_response(rsp, w).ok());
-  Bytes want = msg(true,
+  Bytes want = msg(SMB2_TREE_CONNECT, true,
                    "1000"      // StructureSize 16
                    "01"        // ShareType DISK
                    "00"        // Reserved
@@ -129,12 +90,9 @@ TEST(TreeConnect, HandBuiltResponseByteExact) {
                    "10000000"  // Capabilities CONTINUOUS_AVAILABILITY
                    "ff011f00"  // MaximalAccess
   );
-  EXPECT_EQ(to_hex(out), to_hex(want));
-  auto back = decode_tree_connect_response(out);
-  ASSERT_TRUE(back.ok());
-  EXPECT_EQ(*back, rsp);
-  EXPECT_EQ(back->ShareFlags & SMB2_SHAREFLAG_CACHING_MASK, SMB2_SHAREFLAG_NO_CACHING);
-  EXPECT_TRUE(back->ShareFlags & SMB2_SHAREFLAG_ENCRYPT_DATA);
+  expect_encodes_as(rsp, want, encode_tree_connect_response, decode_tree_connect_response);
+  EXPECT_EQ(rsp.ShareFlags & SMB2_SHAREFLAG_CACHING_MASK, SMB2_SHAREFLAG_NO_CACHING);
+  EXPECT_TRUE(rsp.ShareFlags & SMB2_SHAREFLAG_ENCRYPT_DATA);
 }
 
 TEST(TreeConnect, ExtensionPresent) {
@@ -149,7 +107,7 @@ TEST(TreeConnect, ExtensionPresent) {
   EXPECT_EQ(e.error().status, STATUS_NOT_SUPPORTED);
 
   // A request carrying the 2.2.9.1 extension still yields its path.
-  Bytes ext = msg(false,
+  Bytes ext = msg(SMB2_TREE_CONNECT, false,
                   "0900"                      // StructureSize 9
                   "0400"                      // Flags EXTENSION_PRESENT
                   "5800"                      // PathOffset 88 (after the extension)
@@ -164,13 +122,13 @@ TEST(TreeConnect, ExtensionPresent) {
   // ...and a path pointing into the extension is refused.
   EXPECT_FALSE(decode_tree_connect_request(patched(ext, 68, "4800")).ok());
   // An extension cut short is refused.
-  EXPECT_FALSE(decode_tree_connect_request(msg(false, "0900 0400 4800 0000 0000")).ok());
+  EXPECT_FALSE(
+      decode_tree_connect_request(msg(SMB2_TREE_CONNECT, false, "0900 0400 4800 0000 0000")).ok());
 }
 
 TEST(TreeConnect, MalformedRequests) {
   Bytes good = from_hex(kSambaIpcRequest);
-  for (size_t n = 0; n < good.size(); n++)
-    EXPECT_FALSE(decode_tree_connect_request(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  expect_truncations_fail(good, decode_tree_connect_request);
   EXPECT_FALSE(decode_tree_connect_request(patched(good, 64, "0800")).ok());  // StructureSize
   EXPECT_FALSE(decode_tree_connect_request(patched(good, 68, "4600")).ok());  // into fixed part
   EXPECT_FALSE(decode_tree_connect_request(patched(good, 68, "4a00")).ok());  // past the end
@@ -182,8 +140,7 @@ TEST(TreeConnect, MalformedRequests) {
 
 TEST(TreeConnect, MalformedResponses) {
   Bytes good = from_hex(kSambaShareResponse);
-  for (size_t n = 0; n < good.size(); n++)
-    EXPECT_FALSE(decode_tree_connect_response(Bytes(good.begin(), good.begin() + n)).ok()) << n;
+  expect_truncations_fail(good, decode_tree_connect_response);
   auto r = decode_tree_connect_response(patched(good, 64, "0900"));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().status, STATUS_INVALID_NETWORK_RESPONSE);

@@ -2,17 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "proto/header.h"
+#include "codec_test_util.h"
 
 namespace smbkit::proto {
 namespace {
-
-Bytes header_bytes() {
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(Header{}, w);
-  return b;
-}
 
 // MS-SMB2 2.2.21, field by field: the encoder writes the fixed part only.
 TEST(Write, RequestFixedPartByteExact) {
@@ -21,9 +14,7 @@ TEST(Write, RequestFixedPartByteExact) {
   req.Offset = 0x1000;
   req.FileId = {3, 4};
   req.Flags = SMB2_WRITEFLAG_WRITE_THROUGH;
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_write_request(req, w).ok());
+  Bytes b = encoded(req, encode_write_request);
   EXPECT_EQ(b.size(), 64u + kWriteRequestFixedSize);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "3100"                // StructureSize = 49
@@ -53,9 +44,7 @@ TEST(Write, RequestFixedPartByteExact) {
 }
 
 TEST(Write, ZeroLengthGetsOneBufferByte) {
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_write_request(WriteRequest{}, w).ok());
+  Bytes b = encoded(WriteRequest{}, encode_write_request);
   EXPECT_EQ(b.size(), 64u + 49u);
   auto d = decode_write_request(b);
   ASSERT_TRUE(d.ok());
@@ -66,9 +55,7 @@ TEST(Write, ChannelInfoBeforeData) {
   WriteRequest req;
   req.Channel = SMB2_CHANNEL_RDMA_V1_INVALIDATE;
   req.WriteChannelInfo = from_hex("aabbccddeeff0011");
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_write_request(req, w).ok());
+  Bytes b = encoded(req, encode_write_request);
   auto d = decode_write_request(b);
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->WriteChannelInfo, req.WriteChannelInfo);
@@ -76,9 +63,7 @@ TEST(Write, ChannelInfoBeforeData) {
 }
 
 TEST(Write, Response) {
-  Bytes b = header_bytes();
-  ByteWriter w(b);
-  ASSERT_TRUE(encode_write_response(WriteResponse{0x10000, 0}, w).ok());
+  Bytes b = encoded(WriteResponse{0x10000, 0}, encode_write_response);
   EXPECT_EQ(to_hex(ByteView(b).subspan(64)),
             "1100"        // StructureSize = 17
             "0000"        // Reserved
@@ -96,16 +81,10 @@ TEST(Write, Response) {
 TEST(Write, RejectsMalformedRequests) {
   WriteRequest req;
   req.Length = 4;
-  Bytes good = header_bytes();
-  ByteWriter w(good);
-  ASSERT_TRUE(encode_write_request(req, w).ok());
+  Bytes good = encoded(req, encode_write_request);
   good.resize(good.size() + 4);
   ASSERT_TRUE(decode_write_request(good).ok());
-  auto bad = [&](auto mutate) {
-    Bytes b = good;
-    mutate(b);
-    EXPECT_FALSE(decode_write_request(b).ok());
-  };
+  auto bad = refuses(good, decode_write_request);
   bad([](Bytes& b) { b.pop_back(); });                            // data cut short
   bad([](Bytes& b) { store_le32(b.data() + 68, 0xFFFFFFFF); });  // Length
   bad([](Bytes& b) { store_le16(b.data() + 66, 0x60); });        // DataOffset in fixed part
