@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "client/user_input.h"
 #include "proto/constants.h"
 
 namespace smbkit::cli {
@@ -14,35 +15,9 @@ namespace smbkit::cli {
 using namespace proto;
 
 Result<std::vector<uint16_t>> dialects_for(const std::string& v) {
-  if (v == "default" || v.empty())
-    return std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
-                                 SMB2_DIALECT_0302, SMB2_DIALECT_0311};
-  if (v == "2.0" || v == "2.02" || v == "2.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0202};
-  if (v == "2.1") return std::vector<uint16_t>{SMB2_DIALECT_0210};
-  if (v == "3.0" || v == "3.00") return std::vector<uint16_t>{SMB2_DIALECT_0300};
-  if (v == "3.02" || v == "3.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0302};
-  if (v == "3.1.1" || v == "3.11") return std::vector<uint16_t>{SMB2_DIALECT_0311};
-  if (v == "3")  // mount.cifs: 3.0 or later
-    return std::vector<uint16_t>{SMB2_DIALECT_0300, SMB2_DIALECT_0302, SMB2_DIALECT_0311};
-  return nt_error(STATUS_INVALID_PARAMETER,
-                  "--vers " + v + ": expected 2.0, 2.1, 3, 3.0, 3.02, 3.1.1 or default");
-}
-
-static std::string prompt_password(const std::string& who) {
-  std::fprintf(stderr, "Password for %s: ", who.c_str());
-  std::fflush(stderr);
-  termios old{};
-  bool tty = tcgetattr(0, &old) == 0;
-  if (tty) {
-    termios t = old;
-    t.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    tcsetattr(0, TCSAFLUSH, &t);
-  }
-  std::string pw;
-  std::getline(std::cin, pw);
-  if (tty) tcsetattr(0, TCSAFLUSH, &old);
-  std::fputc('\n', stderr);
-  return pw;
+  auto d = client::dialects_for_vers(v);
+  if (!d) return nt_error(STATUS_INVALID_PARAMETER, "--vers " + d.error().context);
+  return d;
 }
 
 Result<client::Credentials> Context::credentials(const client::SmbUrl& u) {
@@ -67,7 +42,7 @@ Result<client::Credentials> Context::credentials(const client::SmbUrl& u) {
     if (!isatty(0))
       return nt_error(STATUS_LOGON_FAILURE,
                       u.str() + ": no password (use --credentials FILE or SMBKIT_PASSWORD)");
-    c.password = prompt_password(c.user + "@" + u.host);
+    c.password = client::prompt_password(c.user + "@" + u.host);
   }
   return c;
 }

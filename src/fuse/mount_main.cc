@@ -1,5 +1,7 @@
 #include "fuse/mount_main.h"
 
+#include "client/user_input.h"
+
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -39,23 +41,6 @@ const char kUsage[] =
     "SMBKIT_PASSWORD. -f stays in the foreground; -v/-vv log (with -f).\n";
 
 void fail_line(const std::string& msg) { std::fprintf(stderr, "smbkit: %s\n", msg.c_str()); }
-
-std::string prompt_password(const std::string& who) {
-  std::fprintf(stderr, "Password for %s: ", who.c_str());
-  std::fflush(stderr);
-  termios old{};
-  bool tty = tcgetattr(0, &old) == 0;
-  if (tty) {
-    termios t = old;
-    t.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    tcsetattr(0, TCSAFLUSH, &t);
-  }
-  std::string pw;
-  std::getline(std::cin, pw);
-  if (tty) tcsetattr(0, TCSAFLUSH, &old);
-  std::fputc('\n', stderr);
-  return pw;
-}
 
 std::string target_url(const MountOptions& o) {
   client::SmbUrl u;
@@ -277,7 +262,7 @@ int run_mount(int argc, char** argv) {
       fail_line(target_url(o) + ": no password (use password=, credentials= or SMBKIT_PASSWORD)");
       return 1;
     }
-    o.password = prompt_password(o.username + "@" + o.host);
+    o.password = client::prompt_password(o.username + "@" + o.host);
     o.password_set = true;
   }
   char real[PATH_MAX];

@@ -1,5 +1,7 @@
 #include "fuse/options.h"
 
+#include "client/user_input.h"
+
 #include <grp.h>
 #include <pwd.h>
 
@@ -104,17 +106,9 @@ bool is_flag(const std::string& name) {
 }  // namespace
 
 Result<std::vector<uint16_t>> dialects_for_vers(const std::string& v) {
-  if (v == "default" || v.empty())
-    return std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
-                                 SMB2_DIALECT_0302, SMB2_DIALECT_0311};
-  if (v == "2.0" || v == "2.02" || v == "2.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0202};
-  if (v == "2.1") return std::vector<uint16_t>{SMB2_DIALECT_0210};
-  if (v == "3.0" || v == "3.00") return std::vector<uint16_t>{SMB2_DIALECT_0300};
-  if (v == "3.02" || v == "3.0.2") return std::vector<uint16_t>{SMB2_DIALECT_0302};
-  if (v == "3.1.1" || v == "3.11") return std::vector<uint16_t>{SMB2_DIALECT_0311};
-  if (v == "3")  // mount.cifs: 3.0 or later
-    return std::vector<uint16_t>{SMB2_DIALECT_0300, SMB2_DIALECT_0302, SMB2_DIALECT_0311};
-  return bad("vers", "'" + v + "': expected 2.0, 2.1, 3, 3.0, 3.02, 3.1.1 or default (SMB1 is not supported)");
+  auto d = client::dialects_for_vers(v);
+  if (!d) return bad("vers", d.error().context);
+  return d;
 }
 
 Result<void> parse_option_string(const std::string& s, MountOptions& o) {
