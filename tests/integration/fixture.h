@@ -79,7 +79,7 @@ inline Bytes random_bytes(size_t n, uint64_t seed) {
 
 inline Bytes to_bytes(const std::string& s) {
   Bytes b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
+  if (!s.empty()) std::memcpy(b.data(), s.data(), s.size());  // data() is null when empty
   return b;
 }
 inline std::string to_string(ByteView b) {
