@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "client/bench_util.h"
 #include "proto/constants.h"
@@ -106,11 +107,15 @@ Result<ModeResult> run_mode(client::Tree& t, const FileId& id, const Job& j, boo
     uint64_t off = 0;
     uint32_t len = 0;
     Clock::time_point sent;
-    std::shared_ptr<Bytes> buf;  // WRITE data; kept alive by the completion too
+    // WRITE data, or where READ data lands (the engine's zero-copy path
+    // when the response is not sealed); the completion keeps it alive too.
+    std::shared_ptr<Bytes> buf;
   };
   std::vector<Slot> slots(static_cast<size_t>(j.qd));
-  if (write)
-    for (auto& s : slots) s.buf = std::make_shared<Bytes>(j.bs);
+  for (auto& s : slots) s.buf = std::make_shared<Bytes>(j.bs);
+  // A read slot is refilled before its data is verified: it takes the
+  // spare buffer and gives its own back after the check.
+  std::shared_ptr<Bytes> spare = write ? nullptr : std::make_shared<Bytes>(j.bs);
   SplitMix64 rng(j.rng_seed);
   const uint64_t nblocks = j.file_size / j.bs;
   uint64_t seq_next = 0, issued = 0;
@@ -138,6 +143,7 @@ Result<ModeResult> run_mode(client::Tree& t, const FileId& id, const Job& j, boo
       seq_next += s.len;
     }
     session::Request r;
+    MutableByteView read_into;
     if (write) {
       MutableByteView data = MutableByteView(*s.buf).first(s.len);
       fill_pattern(s.off, data, kSeed);
@@ -153,6 +159,7 @@ Result<ModeResult> run_mode(client::Tree& t, const FileId& id, const Job& j, boo
       rq.Offset = s.off;
       rq.FileId = id;
       SMBKIT_TRY(r, t.request(SMB2_READ, [&](ByteWriter& w) { return encode_read_request(rq, w); }));
+      read_into = MutableByteView(*s.buf).first(s.len);
     }
     r.charge_bytes = s.len;
     issued += s.len;
@@ -160,7 +167,7 @@ Result<ModeResult> run_mode(client::Tree& t, const FileId& id, const Job& j, boo
     s.sent = Clock::now();
     conn.submit(std::move(r), [inbox, i, keep = s.buf](Result<session::Response> resp) {
       inbox->put(Done{i, Clock::now(), std::move(resp)});
-    });
+    }, read_into);
     return {};
   };
 
@@ -186,37 +193,43 @@ Result<ModeResult> run_mode(client::Tree& t, const FileId& id, const Job& j, boo
       const uint64_t off = s.off;
       const uint32_t len = s.len;
       if (failure) continue;  // draining
-      std::string what = fmt::format("{} of {} bytes at offset {}", mode_name(j.mode), len, off);
+      auto what = [&] { return fmt::format("{} of {} bytes at offset {}", mode_name(j.mode), len, off); };
       if (!d.resp) {
-        failure = with_context(d.resp.take_error(), what);
+        failure = with_context(d.resp.take_error(), what());
         continue;
       }
       if (d.resp->hdr.Status != STATUS_SUCCESS) {
-        failure = nt_error(d.resp->hdr.Status, what);
+        failure = nt_error(d.resp->hdr.Status, what());
         continue;
       }
       ByteView data;
+      std::shared_ptr<Bytes> held;  // the READ buffer being verified
       if (write) {
         auto wr = decode_write_response(d.resp->msg());
         if (!wr) {
-          failure = with_context(wr.take_error(), what);
+          failure = with_context(wr.take_error(), what());
           continue;
         }
         if (wr->Count != len) {
-          failure = nt_error(STATUS_DISK_FULL, fmt::format("{}: short write ({} bytes)", what, wr->Count));
+          failure = nt_error(STATUS_DISK_FULL, fmt::format("{}: short write ({} bytes)", what(), wr->Count));
           continue;
         }
       } else {
-        auto rr = decode_read_response(d.resp->msg());
-        if (!rr) {
-          failure = with_context(rr.take_error(), what);
+        if (!d.resp->direct.empty()) {
+          data = d.resp->direct;  // already in s.buf
+        } else {
+          auto rr = decode_read_response(d.resp->msg());
+          if (!rr) {
+            failure = with_context(rr.take_error(), what());
+            continue;
+          }
+          data = rr->Data;  // lives in d.resp's frame until the batch is cleared
+        }
+        if (data.size() != len) {
+          failure = nt_error(STATUS_END_OF_FILE, fmt::format("{}: short read ({} bytes)", what(), data.size()));
           continue;
         }
-        if (rr->Data.size() != len) {
-          failure = nt_error(STATUS_END_OF_FILE, fmt::format("{}: short read ({} bytes)", what, rr->Data.size()));
-          continue;
-        }
-        data = rr->Data;  // lives in d.resp's buffer until the batch is cleared
+        held = std::exchange(s.buf, std::exchange(spare, nullptr));
       }
       res.lat.record(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d.at - s.sent).count()));
       res.ops++;
@@ -232,13 +245,14 @@ Result<ModeResult> run_mode(client::Tree& t, const FileId& id, const Job& j, boo
           uint8_t got = std::to_integer<uint8_t>(data[*bad - off]);
           failure = nt_error(
               STATUS_DATA_ERROR,
-              fmt::format("{}: data mismatch at file offset {}: expected 0x{:02x}, read 0x{:02x}{}", what, *bad,
+              fmt::format("{}: data mismatch at file offset {}: expected 0x{:02x}, read 0x{:02x}{}", what(), *bad,
                           pattern_byte(*bad, kSeed), got,
                           reused_file ? " (the file was reused with --keep: was it written by smbkit bench?)"
                                       : ""));
           continue;
         }
         res.verified += len;
+        spare = std::move(held);
       }
     }
     batch.clear();
