@@ -2,7 +2,6 @@
 //   smbkit-link --to PORT [--delay-ms D] [--rate-mbit R] [--cut-after BYTES] -- COMMAND...
 // Runs COMMAND with SMBKIT_LINK_PORT set to the relay's port, then exits
 // with its status.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,6 +10,7 @@
 #include <string>
 
 #include "support/link_emulator.h"
+#include "support/samba_server.h"
 
 int main(int argc, char** argv) {
   smbkit::testing::LinkOptions o;
@@ -41,13 +41,5 @@ int main(int argc, char** argv) {
     return 1;
   }
   setenv("SMBKIT_LINK_PORT", std::to_string((*link)->port()).c_str(), 1);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execvp(argv[i], argv + i);
-    std::fprintf(stderr, "smbkit-link: %s: %s\n", argv[i], std::strerror(errno));
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return smbkit::testing::run_inherit("smbkit-link", argv + i);
 }

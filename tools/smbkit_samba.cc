@@ -6,7 +6,6 @@
 // SMBKIT_URL=smb://smbkit@127.0.0.1:PORT, SMBKIT_PASSWORD, SMBKIT_PORT,
 // SMBKIT_SAMBA_DIR and SMBKIT_SAMBA_CONF in its environment, stops smbd and
 // exits with COMMAND's status.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -52,13 +51,5 @@ int main(int argc, char** argv) {
   setenv("SMBKIT_PORT", std::to_string(s.port()).c_str(), 1);
   setenv("SMBKIT_SAMBA_DIR", s.dir().c_str(), 1);
   setenv("SMBKIT_SAMBA_CONF", s.config_path().c_str(), 1);
-  pid_t pid = fork();
-  if (pid == 0) {
-    execvp(argv[i], argv + i);
-    std::fprintf(stderr, "smbkit-samba: %s: %s\n", argv[i], std::strerror(errno));
-    _exit(127);
-  }
-  int st = 0;
-  waitpid(pid, &st, 0);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return smbkit::testing::run_inherit("smbkit-samba", argv + i);
 }

@@ -74,6 +74,10 @@ class SambaServer {
 // Runs argv, returns exit status and combined stdout+stderr (bounded).
 SambaServer::Output run_command(const std::vector<std::string>& argv, int timeout_s = 120);
 
+// Runs argv (inheriting stdio and the environment) and returns its exit
+// status, 128+signal when killed; `who` prefixes the exec error.
+int run_inherit(const char* who, char** argv);
+
 // A free TCP port on 127.0.0.1 (bound then released).
 uint16_t free_port();
 
