@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -213,6 +214,9 @@ Result<void> SambaServer::launch() {
   if (pid < 0) return sys_error(errno, "fork");
   if (pid == 0) {
     setsid();  // own process group, so stop() can take all of smbd's children
+    // If the test or tool that started us dies without stop() (killed by a
+    // timeout, say), take smbd down with it instead of leaving it running.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       dup2(fd, 1);
