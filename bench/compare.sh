@@ -205,7 +205,8 @@ echo "Samba $(smbd --version | sed 's/Version //'); smbclient $(smbclient --vers
      "${rclone_version:-rclone not installed}; files in $TMPDIR; ${elapsed} s of transfers"
 echo "MB/s = 10^6 bytes per second of wall time (connect and logon included); ratio = MB/s / smbclient's MB/s"
 echo "in the same link/mode/op group; RSS = peak resident set of the client process."
-if [ "$have_rclone" = 1 ] && [ "$small_mb" != "$SIZE_MB" ]; then
+if [ "$have_rclone" = 1 ] && [[ " $TOOLS " == *" rclone "* ]] && [ "$small_mb" != "$SIZE_MB" ] &&
+   [ "$LINKS" != 0ms ]; then
   echo "rclone moves ${small_mb} MiB instead of ${SIZE_MB} MiB on the 50 ms links (it is slow there)."
 fi
 if [ "$REPEAT" -gt 1 ]; then
