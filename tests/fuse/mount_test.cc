@@ -1,192 +1,16 @@
 // `smbkit mount` end to end: a real smbd, the real binary mounting the
 // share on a temp dir, and plain POSIX calls against the mount. The share's
 // directory on disk is the server-side truth.
-#include <dirent.h>
-#include <fcntl.h>
-#include <gtest/gtest.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <csignal>
-#include <chrono>
-#include <cstring>
-#include <fstream>
-#include <memory>
-#include <algorithm>
-#include <random>
-#include <set>
-#include <sstream>
-#include <string>
-#include <thread>
-#include <vector>
-
-#include "support/samba_server.h"
-#include "support/temp_dir.h"
+#include "fuse/mount_fixture.h"
 
 namespace {
 
+using namespace smbkit::fuse_testing;
 namespace st = smbkit::testing;
-const std::string kBin = SMBKIT_BIN_DIR "/smbkit";
-
-std::string random_data(size_t n, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::string s(n, '\0');
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t v = g();
-    std::memcpy(&s[i], &v, 8);
-  }
-  for (; i < n; i++) s[i] = static_cast<char>(g());
-  return s;
-}
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return false;
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  out = ss.str();
-  return true;
-}
-std::string slurp(const std::string& path) {
-  std::string s;
-  return read_file(path, s) ? s : std::string("<missing>");
-}
-
-bool write_file(const std::string& path, const std::string& data, int flags = O_WRONLY | O_CREAT | O_TRUNC) {
-  int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      return false;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return ::close(fd) == 0;
-}
-
-// Server-side files must belong to the user smbd acts as.
-void chown_to_smb_user(const std::string& path) {
-  if (struct passwd* pw = getpwnam(st::SambaServer::user())) (void)!::chown(path.c_str(), pw->pw_uid, pw->pw_gid);
-}
-
-::testing::AssertionResult same(const std::string& a, const std::string& b) {
-  if (a == b) return ::testing::AssertionSuccess();
-  size_t n = std::min(a.size(), b.size()), i = 0;
-  while (i < n && a[i] == b[i]) i++;
-  return ::testing::AssertionFailure() << "differ at offset " << i << " (sizes " << a.size() << " and "
-                                       << b.size() << ")";
-}
-
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
-      i += 3;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-bool is_mounted(const std::string& mp) {
-  std::ifstream f("/proc/self/mountinfo");
-  std::string line;
-  while (std::getline(f, line)) {
-    std::istringstream in(line);
-    std::string a, b, c, d, point;
-    in >> a >> b >> c >> d >> point;
-    if (unescape(point) == mp) return true;
-  }
-  return false;
-}
-
-class Mount : public ::testing::Test {
- public:
-  static void SetUpTestSuite() {
-    auto r = st::SambaServer::start();
-    if (r) server_ = std::move(*r);
-    else start_error_ = r.error().message();
-  }
-  static void TearDownTestSuite() { server_.reset(); }
-
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(server_ != nullptr) << "smbd did not start: " << start_error_;
-    ASSERT_EQ(access("/dev/fuse", R_OK | W_OK), 0) << "/dev/fuse is not usable";
-  }
-  void TearDown() override {
-    for (auto& d : dirs_) unmount(d->path());
-    dirs_.clear();
-  }
-
-  static std::string target(const std::string& share = "share") {
-    return "//127.0.0.1:" + std::to_string(server_->port()) + "/" + share;
-  }
-  static std::string share_dir(const std::string& share = "share") { return server_->share_path(share); }
-
-  // Runs smbkit with SMBKIT_PASSWORD (unset when nullptr).
-  static st::SambaServer::Output smbkit(const std::vector<std::string>& args,
-                                        const char* password = st::SambaServer::password(), int timeout_s = 60) {
-    std::vector<std::string> argv = {"env"};
-    if (password) argv.push_back(std::string("SMBKIT_PASSWORD=") + password);
-    else argv.push_back("-u"), argv.push_back("SMBKIT_PASSWORD");
-    argv.push_back(kBin);
-    argv.insert(argv.end(), args.begin(), args.end());
-    return st::run_command(argv, timeout_s);
-  }
-
-  // A fresh mount point (unmounted and removed in TearDown).
-  std::string new_dir() {
-    dirs_.push_back(std::make_unique<st::TempDir>("smbkit-fuse-mp"));
-    return dirs_.back()->path();
-  }
-
-  // Mounts the share (background mode: the command returns once mounted).
-  st::SambaServer::Output mount_at(const std::string& mp, const std::string& opts,
-                                   const std::string& share = "share",
-                                   const char* password = st::SambaServer::password()) {
-    std::string o = "username=" + std::string(st::SambaServer::user());
-    if (!opts.empty()) o += "," + opts;
-    return smbkit({"mount", target(share), mp, "-o", o}, password);
-  }
-
-  // Mounts with opts and returns the mount point; fails the test otherwise.
-  std::string mounted(const std::string& opts = "", const std::string& share = "share") {
-    std::string mp = new_dir();
-    auto o = mount_at(mp, opts, share);
-    EXPECT_EQ(o.status, 0) << o.out;
-    EXPECT_TRUE(is_mounted(mp)) << o.out;
-    return mp;
-  }
-
-  static void unmount(const std::string& mp) {
-    for (int i = 0; i < 50 && is_mounted(mp); i++) {
-      st::run_command({"fusermount3", "-u", mp}, 20);
-      if (!is_mounted(mp)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (is_mounted(mp)) st::run_command({"fusermount3", "-uz", mp}, 20);
-    if (is_mounted(mp)) st::run_command({"umount", "-l", mp}, 20);
-  }
-
-  std::vector<std::unique_ptr<st::TempDir>> dirs_;
-  static inline std::unique_ptr<st::SambaServer> server_;
-  static inline std::string start_error_;
-};
 
 TEST_F(Mount, CreateWriteReadBackAndServerSeesSameBytes) {
   std::string mp = mounted();
-  std::string data = random_data(300000, 1);
+  std::string data = random_bytes(300000, 1);
   ASSERT_TRUE(write_file(mp + "/hello.bin", data)) << strerror(errno);
   std::string back;
   ASSERT_TRUE(read_file(mp + "/hello.bin", back));
@@ -201,7 +25,7 @@ TEST_F(Mount, CreateWriteReadBackAndServerSeesSameBytes) {
 
 TEST_F(Mount, ServerSideFileReadThroughMount) {
   std::string mp = mounted();
-  std::string data = random_data(1 << 20, 2);
+  std::string data = random_bytes(1 << 20, 2);
   ASSERT_TRUE(write_file(share_dir() + "/from-server.bin", data));
   chown_to_smb_user(share_dir() + "/from-server.bin");
   std::string back;
@@ -234,7 +58,7 @@ TEST_F(Mount, OpenMissingIsENOENT) {
 TEST_F(Mount, TruncateShrinkAndExtend) {
   std::string mp = mounted();
   std::string p = mp + "/trunc";
-  ASSERT_TRUE(write_file(p, random_data(10000, 3)));
+  ASSERT_TRUE(write_file(p, random_bytes(10000, 3)));
   ASSERT_EQ(truncate(p.c_str(), 100), 0) << strerror(errno);
   EXPECT_EQ(slurp(share_dir() + "/trunc").size(), 100u);
   int fd = ::open(p.c_str(), O_RDWR);
@@ -360,7 +184,7 @@ TEST_F(Mount, Statfs) {
 TEST_F(Mount, Sequential64MiBWriteAndRead) {
   std::string mp = mounted();
   const size_t n = 64u << 20;
-  std::string data = random_data(n, 64);
+  std::string data = random_bytes(n, 64);
   auto t0 = std::chrono::steady_clock::now();
   {
     int fd = ::open((mp + "/big").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -386,7 +210,7 @@ TEST_F(Mount, ConcurrentWritersAndReaders) {
   std::string mp = mounted();
   const int kThreads = 6;
   std::vector<std::string> data;
-  for (int i = 0; i < kThreads; i++) data.push_back(random_data(6u << 20, 100 + i));
+  for (int i = 0; i < kThreads; i++) data.push_back(random_bytes(6u << 20, 100 + i));
   std::vector<std::thread> ts;
   std::vector<int> ok(kThreads, 0);
   for (int i = 0; i < kThreads; i++)
@@ -500,7 +324,7 @@ TEST_F(Mount, PrefixPathIsTheRoot) {
 
 TEST_F(Mount, SealedShare) {
   std::string mp = mounted("vers=3.1.1,seal", "secure");
-  std::string data = random_data(3 << 20, 9);
+  std::string data = random_bytes(3 << 20, 9);
   ASSERT_TRUE(write_file(mp + "/sealed", data));
   EXPECT_TRUE(same(slurp(mp + "/sealed"), data));
   EXPECT_TRUE(same(slurp(share_dir("secure") + "/sealed"), data));

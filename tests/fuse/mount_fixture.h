@@ -1,0 +1,189 @@
+// Shared fixture for the mount tests: a real smbd started once per suite,
+// the real `smbkit` binary mounting shares on temp dirs, and helpers for
+// files and mount state. Each tests/fuse/*_test.cc includes it.
+#pragma once
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/samba_server.h"
+#include "support/temp_dir.h"
+
+namespace smbkit::fuse_testing {
+
+namespace st = smbkit::testing;
+inline const std::string kBin = SMBKIT_BIN_DIR "/smbkit";
+
+inline std::string random_bytes(size_t n, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::string s(n, '\0');
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v = g();
+    std::memcpy(&s[i], &v, 8);
+  }
+  for (; i < n; i++) s[i] = static_cast<char>(g());
+  return s;
+}
+
+inline bool read_file(const std::string& path, std::string& out) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  out = ss.str();
+  return true;
+}
+inline std::string slurp(const std::string& path) {
+  std::string s;
+  return read_file(path, s) ? s : std::string("<missing>");
+}
+
+inline bool write_file(const std::string& path, const std::string& data, int flags = O_WRONLY | O_CREAT | O_TRUNC) {
+  int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      return false;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return ::close(fd) == 0;
+}
+
+// Server-side files must belong to the user smbd acts as.
+inline void chown_to_smb_user(const std::string& path) {
+  if (struct passwd* pw = getpwnam(st::SambaServer::user())) (void)!::chown(path.c_str(), pw->pw_uid, pw->pw_gid);
+}
+
+inline ::testing::AssertionResult same(const std::string& a, const std::string& b) {
+  if (a == b) return ::testing::AssertionSuccess();
+  size_t n = std::min(a.size(), b.size()), i = 0;
+  while (i < n && a[i] == b[i]) i++;
+  return ::testing::AssertionFailure() << "differ at offset " << i << " (sizes " << a.size() << " and "
+                                       << b.size() << ")";
+}
+
+inline std::string unescape(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+inline bool is_mounted(const std::string& mp) {
+  std::ifstream f("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    std::istringstream in(line);
+    std::string a, b, c, d, point;
+    in >> a >> b >> c >> d >> point;
+    if (unescape(point) == mp) return true;
+  }
+  return false;
+}
+
+class Mount : public ::testing::Test {
+ public:
+  static void SetUpTestSuite() {
+    auto r = st::SambaServer::start();
+    if (r) server_ = std::move(*r);
+    else start_error_ = r.error().message();
+  }
+  static void TearDownTestSuite() { server_.reset(); }
+
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_ != nullptr) << "smbd did not start: " << start_error_;
+    ASSERT_EQ(access("/dev/fuse", R_OK | W_OK), 0) << "/dev/fuse is not usable";
+  }
+  void TearDown() override {
+    for (auto& d : dirs_) unmount(d->path());
+    dirs_.clear();
+  }
+
+  static std::string target(const std::string& share = "share") {
+    return "//127.0.0.1:" + std::to_string(server_->port()) + "/" + share;
+  }
+  static std::string share_dir(const std::string& share = "share") { return server_->share_path(share); }
+
+  // Runs smbkit with SMBKIT_PASSWORD (unset when nullptr).
+  static st::SambaServer::Output smbkit(const std::vector<std::string>& args,
+                                        const char* password = st::SambaServer::password(), int timeout_s = 60) {
+    std::vector<std::string> argv = {"env"};
+    if (password) argv.push_back(std::string("SMBKIT_PASSWORD=") + password);
+    else argv.push_back("-u"), argv.push_back("SMBKIT_PASSWORD");
+    argv.push_back(kBin);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return st::run_command(argv, timeout_s);
+  }
+
+  // A fresh mount point (unmounted and removed in TearDown).
+  std::string new_dir() {
+    dirs_.push_back(std::make_unique<st::TempDir>("smbkit-fuse-mp"));
+    return dirs_.back()->path();
+  }
+
+  // Mounts the share (background mode: the command returns once mounted).
+  st::SambaServer::Output mount_at(const std::string& mp, const std::string& opts,
+                                   const std::string& share = "share",
+                                   const char* password = st::SambaServer::password()) {
+    std::string o = "username=" + std::string(st::SambaServer::user());
+    if (!opts.empty()) o += "," + opts;
+    return smbkit({"mount", target(share), mp, "-o", o}, password);
+  }
+
+  // Mounts with opts and returns the mount point; fails the test otherwise.
+  std::string mounted(const std::string& opts = "", const std::string& share = "share") {
+    std::string mp = new_dir();
+    auto o = mount_at(mp, opts, share);
+    EXPECT_EQ(o.status, 0) << o.out;
+    EXPECT_TRUE(is_mounted(mp)) << o.out;
+    return mp;
+  }
+
+  static void unmount(const std::string& mp) {
+    for (int i = 0; i < 50 && is_mounted(mp); i++) {
+      st::run_command({"fusermount3", "-u", mp}, 20);
+      if (!is_mounted(mp)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (is_mounted(mp)) st::run_command({"fusermount3", "-uz", mp}, 20);
+    if (is_mounted(mp)) st::run_command({"umount", "-l", mp}, 20);
+  }
+
+  std::vector<std::unique_ptr<st::TempDir>> dirs_;
+  static inline std::unique_ptr<st::SambaServer> server_;
+  static inline std::string start_error_;
+};
+
+}  // namespace smbkit::fuse_testing
