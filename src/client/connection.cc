@@ -40,6 +40,7 @@ void Connection::close() {
   tcp_.shutdown();
   if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
   crypto_.reset();  // finishes frames already read, joins the workers
+  send_pool_.reset();  // deferred sends see closing_ and complete their waiters
   fail_all(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
 }
 
@@ -76,9 +77,16 @@ Bytes Connection::session_preauth_value() {
   return Bytes(v.begin(), v.end());
 }
 
+namespace {
+// WRITE payloads at least this large are signed/encrypted on a send worker;
+// smaller messages are cheaper to transform inline.
+constexpr size_t kDeferTransformBytes = 256 * 1024;
+}  // namespace
+
 void Connection::submit(session::Request req, Completion done, MutableByteView read_into) {
-  session::OutFrame frame;
+  auto frame = std::make_shared<session::OutFrame>();
   uint64_t mid;
+  req.defer_transform = req.payload.size() >= kDeferTransformBytes;
   std::unique_lock<std::mutex> send_lock(send_mu_);
   {
     std::unique_lock<std::mutex> lk(mu_);
@@ -104,31 +112,84 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
       done(std::move(e));
       return;
     }
-    auto r = machine_.send(req, frame);
+    auto r = machine_.send(req, *frame);
     if (!r) {
       lk.unlock();
       done(r.take_error());
       return;
     }
     mid = *r;
+    bool deferred = frame->transform.kind != session::FrameTransform::Kind::none;
     stats_.frames_out++;
-    stats_.bytes_out += frame.size();
-    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false};
+    stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
+    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false, deferred, {}};
     if (!read_into.empty()) direct_waiters_++;
-    SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}",
+    SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}",
                command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
-               machine_.credits().available(), req.hdr.TreeId, frame.size());
+               machine_.credits().available(), req.hdr.TreeId, req.msg.size() + req.payload.size(),
+               deferred ? " (transform on a worker)" : "");
+    if (deferred && !send_pool_) send_pool_ = std::make_unique<WorkerPool>(2, 4);
+    if (deferred) {
+      lk.unlock();
+      send_lock.unlock();
+      // The pool's queue is bounded: this blocks (holding no lock) while
+      // both workers are busy, which paces the submitter.
+      send_pool_->submit([this, mid, r = std::make_shared<session::Request>(std::move(req)), frame] {
+        transmit_deferred(mid, r, frame);
+      });
+      return;
+    }
   }
-  iovec iov[2] = {{frame.head.data(), frame.head.size()},
+  write_frame(*frame);
+}
+
+void Connection::write_frame(const session::OutFrame& frame) {
+  iovec iov[2] = {{const_cast<std::byte*>(frame.head.data()), frame.head.size()},
                   {const_cast<std::byte*>(frame.payload.data()), frame.payload.size()}};
-  auto w = tcp_.write_all(iov, frame.payload.empty() ? 1 : 2, Clock::now() + opts_.timeout);
-  send_lock.unlock();
+  Result<void> w;
+  {
+    std::lock_guard<std::mutex> g(write_mu_);
+    w = tcp_.write_all(iov, frame.payload.empty() ? 1 : 2, Clock::now() + opts_.timeout);
+  }
   if (!w) {
     Error e = w.take_error();
     e.context = "sending to " + opts_.host;
     fail_all(e);
     tcp_.shutdown();
   }
+}
+
+void Connection::transmit_deferred(uint64_t mid, std::shared_ptr<session::Request> req,
+                                   std::shared_ptr<session::OutFrame> frame) {
+  bool send = true;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = waiters_.find(mid);
+    send = !dead_ && !closing_ && it != waiters_.end() && !it->second.failed;
+  }
+  Result<void> f;
+  if (send) f = session::finish_frame(*req, *frame);
+  if (send && f) write_frame(*frame);
+  // The caller's buffer is no longer read: the request may complete now.
+  Completion done;
+  std::optional<Error> err;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = waiters_.find(mid);
+    if (it == waiters_.end()) return;
+    it->second.sending = false;
+    if (!f) err = f.take_error();
+    else if (it->second.failed) err = *it->second.failed;
+    else if (dead_) err = *dead_;
+    else if (closing_) err = nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed");
+    if (!err) return;  // sent: the response completes it
+    done = std::move(it->second.done);
+    if (!it->second.read_into.empty()) direct_waiters_--;
+    machine_.abandon(mid);
+    waiters_.erase(it);
+  }
+  credits_cv_.notify_all();
+  done(std::move(*err));
 }
 
 Result<session::Response> Connection::call(session::Request req) {
@@ -152,7 +213,18 @@ void Connection::fail_all(const Error& e) {
     if (!dead_) dead_ = e;
     w.swap(waiters_);
     direct_waiters_ = 0;
-    for (auto& [mid, _] : w) machine_.abandon(mid);
+    for (auto it = w.begin(); it != w.end();) {
+      if (it->second.sending) {
+        // A send worker still reads the caller's buffer; it completes
+        // the request when it is done (transmit_deferred).
+        it->second.failed = e;
+        if (!it->second.read_into.empty()) direct_waiters_++;
+        waiters_.insert(w.extract(it++));
+      } else {
+        machine_.abandon(it->first);
+        ++it;
+      }
+    }
   }
   credits_cv_.notify_all();
   for (auto& [mid, waiter] : w) waiter.done(e);
@@ -163,7 +235,7 @@ void Connection::expire(Clock::time_point now) {
   {
     std::lock_guard<std::mutex> g(mu_);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
-      if (it->second.deadline <= now && !it->second.receiving) {
+      if (it->second.deadline <= now && !it->second.receiving && !it->second.sending) {
         if (!it->second.read_into.empty()) direct_waiters_--;
         machine_.abandon(it->first);
         late.push_back(std::move(it->second));

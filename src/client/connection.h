@@ -116,6 +116,10 @@ class Connection {
     Clock::time_point deadline;
     MutableByteView read_into;
     bool receiving = false;  // data is being read into read_into: do not expire
+    // The request is being signed/encrypted and written on a send worker,
+    // which still reads the caller's buffer: do not complete it yet.
+    bool sending = false;
+    std::optional<Error> failed;  // what to report once sending ends
   };
   // Reads one frame and runs it through the machine (under mu_); a sealed
   // frame goes to the crypto workers instead and leaves rs empty.
@@ -124,7 +128,16 @@ class Connection {
   void dispatch(std::vector<session::Response>& rs);
   // Decrypts a sealed frame on a worker, then dispatches it.
   Result<void> unseal_async(std::shared_ptr<Bytes> buf, size_t len);
+  // Signs/encrypts and writes one deferred request (on a send worker).
+  void transmit_deferred(uint64_t mid, std::shared_ptr<session::Request> req,
+                         std::shared_ptr<session::OutFrame> frame);
+  // Writes a finished frame; a failure kills the connection.
+  void write_frame(const session::OutFrame& frame);
   std::unique_ptr<WorkerPool> crypto_;
+  // Signing/encryption of large WRITEs, off the submitting thread and
+  // outside mu_ (separate from crypto_ so the receiver never waits behind
+  // a send blocked on a full socket).
+  std::unique_ptr<WorkerPool> send_pool_;
   size_t direct_waiters_ = 0;  // waiters with read_into (guarded by mu_)
 
   ConnectionOptions opts_;
@@ -142,7 +155,8 @@ class Connection {
   ConnectionStats stats_;  // guarded by mu_
   bool closing_ = false;
 
-  std::mutex send_mu_;  // frames go out whole and in MessageId order
+  std::mutex send_mu_;   // credit waits and MessageId assignment, in arrival order
+  std::mutex write_mu_;  // frames go out whole (order: send_mu_, then write_mu_)
 };
 
 // Builds a request: a 64-byte header slot followed by the body that

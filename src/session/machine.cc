@@ -18,13 +18,6 @@ const SessionSecurity* Machine::session(uint64_t id) const {
   return it == sessions_.end() ? nullptr : &it->second;
 }
 
-static void put_direct_tcp_header(Bytes& head, size_t len) {
-  head[0] = std::byte{0};
-  head[1] = std::byte((len >> 16) & 0xff);
-  head[2] = std::byte((len >> 8) & 0xff);
-  head[3] = std::byte(len & 0xff);
-}
-
 Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   if (req.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
   uint16_t charge = credits_.charge(req.charge_bytes);
@@ -34,6 +27,8 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   bool encrypt = req.encrypt || (s && s->encrypt_data);
   if (encrypt && (!s || !s->can_encrypt()))
     return nt_error(STATUS_ACCESS_DENIED, "encryption required but no session keys");
+  size_t total = req.msg.size() + req.payload.size() + (encrypt ? 52 : 0);
+  if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
 
   Header& h = req.hdr;
   // MS-SMB2 3.2.4.1.5: CreditCharge is 0 on 2.0.2 (and before NEGOTIATE
@@ -42,6 +37,10 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   h.CreditRequestResponse = credits_.request_for(charge, cfg_.credit_target);
   h.MessageId = credits_.consume(charge);
   h.Flags &= ~SMB2_FLAGS_SERVER_TO_REDIR;
+  bool sign = !encrypt && s && !s->signing_key.empty() && (s->signing_required || req.sign) &&
+              h.Command != SMB2_SESSION_SETUP;
+  // MS-SMB2 3.2.4.1.1: the SIGNED flag is part of the signed header.
+  if (sign) h.Flags |= SMB2_FLAGS_SIGNED;
   {
     Bytes hb;
     hb.reserve(kHeaderSize);
@@ -49,17 +48,8 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
     encode_header(h, w);
     std::copy(hb.begin(), hb.end(), req.msg.begin());
   }
-  bool sign = !encrypt && s && !s->signing_key.empty() && (s->signing_required || req.sign) &&
-              h.Command != SMB2_SESSION_SETUP;
-  if (sign) {
-    ByteView pieces[1] = {req.payload};
-    auto r = req.payload.empty()
-                 ? auth::sign_message(s->sign_alg, s->signing_key, req.msg)
-                 : auth::sign_message(s->sign_alg, s->signing_key, req.msg,
-                                      std::span<const ByteView>(pieces, 1));
-    if (!r) return r.take_error();
-  }
-  // MS-SMB2 3.2.5.2: preauth hash over NEGOTIATE and SESSION_SETUP requests.
+  // MS-SMB2 3.2.5.2: preauth hash over NEGOTIATE and SESSION_SETUP requests
+  // (neither is ever signed or encrypted, so the bytes are final here).
   if (h.Command == SMB2_NEGOTIATE) {
     conn_preauth_.init();
     conn_preauth_.update(req.msg);
@@ -67,45 +57,46 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
     sess_preauth_.update(req.msg);
   }
 
+  out.head.clear();
+  out.payload = {};
+  out.transform = {};
   if (encrypt) {
-    SMBKIT_CHECK(seal(*s, req.msg, req.payload, out));
-  } else {
-    size_t len = req.msg.size() + req.payload.size();
-    if (len > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
-    out.head.resize(kDirectTcpHeader);
-    put_direct_tcp_header(out.head, len);
-    out.head.insert(out.head.end(), req.msg.begin(), req.msg.end());
-    out.payload = req.payload;
+    out.transform = seal_transform(*s);
+  } else if (sign) {
+    out.transform.kind = FrameTransform::Kind::sign;
+    out.transform.algorithm = static_cast<uint16_t>(s->sign_alg);
+    out.transform.key = s->signing_key;
   }
   pending_[h.MessageId] = Pending{h.Command, h.SessionId, 0, encrypt};
+  if (!req.defer_transform || out.transform.kind == FrameTransform::Kind::none) {
+    auto f = finish_frame(req, out);
+    if (!f) {
+      pending_.erase(h.MessageId);
+      return f.take_error();
+    }
+  }
   return h.MessageId;
 }
 
-Result<void> Machine::seal(const SessionSecurity& s, ByteView msg, ByteView payload, OutFrame& out) {
+FrameTransform Machine::seal_transform(const SessionSecurity& s) {
   // MS-SMB2 3.1.4.3: nonces must never repeat under one key; a counter
   // with a random per-connection prefix (11 bytes used for CCM, 12 for GCM).
-  std::byte nonce[16]{};
-  store_le64(nonce, nonce_counter_++);
-  store_le32(nonce + 8, nonce_prefix_);
-  size_t nlen = (s.cipher == AES_128_CCM || s.cipher == AES_256_CCM) ? 11 : 12;
-  ByteView pieces[2] = {msg, payload};
-  size_t total = 52 + msg.size() + payload.size();
-  if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
-  out.head.clear();
-  out.head.reserve(kDirectTcpHeader + total);
-  out.head.resize(kDirectTcpHeader);
-  put_direct_tcp_header(out.head, total);
-  SMBKIT_CHECK(sealer_for(s).encrypt_append(s.session_id, ByteView(nonce, nlen),
-                                            std::span<const ByteView>(pieces, payload.empty() ? 1 : 2),
-                                            out.head));
-  out.payload = {};
-  return {};
+  FrameTransform t;
+  t.kind = FrameTransform::Kind::seal;
+  t.algorithm = s.cipher;
+  t.key = s.encryption_key;
+  t.session_id = s.session_id;
+  store_le64(t.nonce.data(), nonce_counter_++);
+  store_le32(t.nonce.data() + 8, nonce_prefix_);
+  t.nonce_len = (s.cipher == AES_128_CCM || s.cipher == AES_256_CCM) ? 11 : 12;
+  return t;
 }
 
 Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
   auto it = pending_.find(message_id);
   if (it == pending_.end()) return nt_error(STATUS_NOT_FOUND, "no such pending request");
-  Header h;
+  Request req;
+  Header& h = req.hdr;
   h.Command = SMB2_CANCEL;
   h.MessageId = message_id;
   h.SessionId = it->second.session_id;
@@ -113,25 +104,23 @@ Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
     h.Flags |= SMB2_FLAGS_ASYNC_COMMAND;
     h.AsyncId = it->second.async_id;
   }
-  Bytes msg;
-  ByteWriter w(msg);
+  const SessionSecurity* s = session(h.SessionId);
+  out.head.clear();
+  out.payload = {};
+  out.transform = {};
+  if (it->second.encrypted && s) {
+    out.transform = seal_transform(*s);
+  } else if (s && s->signing_required && !s->signing_key.empty()) {
+    h.Flags |= SMB2_FLAGS_SIGNED;
+    out.transform.kind = FrameTransform::Kind::sign;
+    out.transform.algorithm = static_cast<uint16_t>(s->sign_alg);
+    out.transform.key = s->signing_key;
+  }
+  ByteWriter w(req.msg);
   encode_header(h, w);
   w.u16(4);  // MS-SMB2 2.2.30: StructureSize
   w.u16(0);
-  const SessionSecurity* s = session(h.SessionId);
-  if (it->second.encrypted && s) return seal(*s, msg, {}, out);
-  if (s && s->signing_required && !s->signing_key.empty())
-    SMBKIT_CHECK(auth::sign_message(s->sign_alg, s->signing_key, msg));
-  out.head.resize(kDirectTcpHeader);
-  put_direct_tcp_header(out.head, msg.size());
-  out.head.insert(out.head.end(), msg.begin(), msg.end());
-  return {};
-}
-
-auth::Sealer& Machine::sealer_for(const SessionSecurity& s) {
-  auto& p = sealers_[s.session_id];
-  if (!p) p = std::make_unique<auth::Sealer>(s.cipher, s.encryption_key);
-  return *p;
+  return finish_frame(req, out);
 }
 
 auth::Unsealer& Machine::unsealer_for(const SessionSecurity& s) {

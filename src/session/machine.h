@@ -5,6 +5,7 @@
 // no clock, so it can be driven byte for byte by tests and simulators.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -45,6 +46,22 @@ struct Request {
   uint64_t charge_bytes = 0;  // max(bytes sent, bytes expected back)
   bool encrypt = false;       // tree or session requires encryption
   bool sign = false;          // sign even if the session does not require it
+  // Leave signing/encryption to the caller (finish_frame), so that large
+  // WRITEs are transformed on worker threads outside the machine's lock.
+  bool defer_transform = false;
+};
+
+// A signature or encryption still to apply to a sent message (when the
+// request asked for defer_transform). Holds copies of what it needs, so it
+// can run on any thread after the machine moved on.
+struct FrameTransform {
+  enum class Kind : uint8_t { none, sign, seal };
+  Kind kind = Kind::none;
+  uint16_t algorithm = 0;  // auth::SignAlg value for sign, proto::Cipher for seal
+  Bytes key;
+  uint64_t session_id = 0;
+  std::array<std::byte, 16> nonce{};
+  size_t nonce_len = 0;
 };
 
 // What to write to the socket: `head` (Direct TCP length + message or
@@ -52,8 +69,17 @@ struct Request {
 struct OutFrame {
   Bytes head;
   ByteView payload;
+  // Non-none only for a deferred request: head is empty until
+  // finish_frame ran.
+  FrameTransform transform;
   size_t size() const { return head.size() + payload.size(); }
 };
+
+// Applies out.transform to req (signs req.msg in place, or encrypts req.msg
+// and req.payload) and builds out's Direct TCP frame. Thread-safe: cipher
+// contexts are kept per thread. MS-SMB2 3.2.4.1.1 (signing), 3.1.4.3
+// (encryption).
+Result<void> finish_frame(Request& req, OutFrame& out);
 
 struct Response {
   proto::Header hdr;
@@ -94,13 +120,11 @@ class Machine {
   bool can_send(uint64_t charge_bytes) const { return credits_.can_send(charge_for(charge_bytes)); }
 
   void add_session(SessionSecurity s) {
-    sealers_.erase(s.session_id);
     unsealers_.erase(s.session_id);
     sessions_[s.session_id] = std::move(s);
   }
   void remove_session(uint64_t id) {
     sessions_.erase(id);
-    sealers_.erase(id);
     unsealers_.erase(id);
   }
   const SessionSecurity* session(uint64_t id) const;
@@ -111,7 +135,8 @@ class Machine {
   void begin_session_preauth() { sess_preauth_ = conn_preauth_; }
   const auth::PreauthHash& session_preauth() const { return sess_preauth_; }
 
-  // Assigns MessageId and credits, signs or encrypts, frames. Fails with
+  // Assigns MessageId and credits, signs or encrypts, frames (with
+  // req.defer_transform: leaves out.transform for finish_frame). Fails with
   // STATUS_INSUFFICIENT_RESOURCES if the window cannot pay for it (callers
   // check can_send first and wait). Returns the MessageId.
   Result<uint64_t> send(Request& req, OutFrame& out);
@@ -157,14 +182,13 @@ class Machine {
     bool encrypted;
   };
   Result<void> finish_message(Response& r);
-  Result<void> seal(const SessionSecurity& s, ByteView msg, ByteView payload, OutFrame& out);
+  // The seal transform for one message: the key and a fresh nonce.
+  FrameTransform seal_transform(const SessionSecurity& s);
 
-  auth::Sealer& sealer_for(const SessionSecurity& s);
   auth::Unsealer& unsealer_for(const SessionSecurity& s);
 
   MachineConfig cfg_;
-  // Keyed cipher contexts per session (built on first use).
-  std::map<uint64_t, std::unique_ptr<auth::Sealer>> sealers_;
+  // Keyed decryption contexts per session (built on first use).
   std::map<uint64_t, std::unique_ptr<auth::Unsealer>> unsealers_;
   CreditWindow credits_;
   uint16_t dialect_ = 0;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "auth/sealing.h"
 #include "auth/signing.h"
 
@@ -289,6 +291,53 @@ TEST(Machine, SealsAndUnseals) {
   out.clear();
   ASSERT_TRUE(m.receive(response(SMB2_ECHO, mc, 1, 0, 5), out).ok());
   EXPECT_TRUE(out[0].security_error.has_value());
+}
+
+// A deferred transform (finish_frame on another thread) produces exactly
+// the frame the machine would have built inline: same signature, same
+// ciphertext under the same nonce, payload included.
+TEST(Machine, DeferredTransformMatchesInline) {
+  Bytes data(300000);
+  for (size_t i = 0; i < data.size(); i++) data[i] = std::byte(i * 7 + 3);
+  SessionSecurity sealed;
+  sealed.session_id = 5;
+  sealed.encrypt_data = true;
+  sealed.cipher = AES_256_GCM;
+  sealed.encryption_key = from_hex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+  sealed.decryption_key = from_hex("ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100");
+  for (const SessionSecurity& s : {signing_session(5), sealed}) {
+    Machine inline_m = negotiated(), deferred_m = negotiated();
+    inline_m.add_session(s);
+    deferred_m.add_session(s);
+    auto a = make(SMB2_WRITE, 5, data.size());
+    a.payload = data;
+    auto b = a;
+    b.defer_transform = true;
+    OutFrame fa, fb;
+    ASSERT_TRUE(inline_m.send(a, fa).ok());
+    ASSERT_TRUE(deferred_m.send(b, fb).ok());
+    EXPECT_NE(fb.transform.kind, FrameTransform::Kind::none);
+    EXPECT_TRUE(fb.head.empty());
+    Bytes whole_b;
+    std::thread([&] {
+      ASSERT_TRUE(finish_frame(b, fb).ok());
+      whole_b.assign(fb.head.begin(), fb.head.end());
+      whole_b.insert(whole_b.end(), fb.payload.begin(), fb.payload.end());
+    }).join();
+    Bytes whole_a(fa.head.begin(), fa.head.end());
+    whole_a.insert(whole_a.end(), fa.payload.begin(), fa.payload.end());
+    EXPECT_EQ(whole_a.size(), whole_b.size());
+    EXPECT_TRUE(whole_a == whole_b) << (s.encrypt_data ? "sealed" : "signed");
+    EXPECT_EQ(fb.transform.kind, FrameTransform::Kind::none);
+  }
+  // Without a session transform, a deferred request is framed at once.
+  Machine m = negotiated();
+  auto c = make(SMB2_ECHO);
+  c.defer_transform = true;
+  OutFrame fc;
+  ASSERT_TRUE(m.send(c, fc).ok());
+  EXPECT_EQ(fc.transform.kind, FrameTransform::Kind::none);
+  EXPECT_EQ(fc.head.size(), 4 + c.msg.size());
 }
 
 TEST(Machine, PreauthHashCoversNegotiateAndSessionSetup) {

@@ -1,0 +1,72 @@
+// finish_frame: the signing/encryption half of Machine::send, callable on
+// any thread so that large WRITEs are transformed in parallel and outside
+// the connection's lock.
+#include <map>
+#include <utility>
+
+#include "session/machine.h"
+
+namespace smbkit::session {
+
+using namespace proto;
+
+namespace {
+
+void put_direct_tcp_header(Bytes& head, size_t len) {
+  head[0] = std::byte{0};
+  head[1] = std::byte((len >> 16) & 0xff);
+  head[2] = std::byte((len >> 8) & 0xff);
+  head[3] = std::byte(len & 0xff);
+}
+
+// Cipher contexts are not shareable between threads; keep one per thread
+// and key (a handful of sessions at most).
+auth::Sealer& thread_sealer(uint16_t cipher, const Bytes& key) {
+  thread_local std::map<std::pair<uint16_t, Bytes>, std::unique_ptr<auth::Sealer>> cache;
+  auto& s = cache[{cipher, key}];
+  if (!s) s = std::make_unique<auth::Sealer>(cipher, key);
+  return *s;
+}
+
+}  // namespace
+
+Result<void> finish_frame(Request& req, OutFrame& out) {
+  const FrameTransform& t = out.transform;
+  if (req.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
+  if (t.kind == FrameTransform::Kind::seal) {
+    // MS-SMB2 3.1.4.3: the whole message (header, body, WRITE data) becomes
+    // the transform's ciphertext.
+    ByteView pieces[2] = {req.msg, req.payload};
+    size_t total = 52 + req.msg.size() + req.payload.size();
+    if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
+    out.head.clear();
+    out.head.reserve(kDirectTcpHeader + total);
+    out.head.resize(kDirectTcpHeader);
+    put_direct_tcp_header(out.head, total);
+    SMBKIT_CHECK(thread_sealer(t.algorithm, t.key)
+                     .encrypt_append(t.session_id, ByteView(t.nonce.data(), t.nonce_len),
+                                     std::span<const ByteView>(pieces, req.payload.empty() ? 1 : 2),
+                                     out.head));
+    out.payload = {};
+  } else {
+    if (t.kind == FrameTransform::Kind::sign) {
+      auto alg = static_cast<auth::SignAlg>(t.algorithm);
+      ByteView pieces[1] = {req.payload};
+      auto r = req.payload.empty()
+                   ? auth::sign_message(alg, t.key, req.msg)
+                   : auth::sign_message(alg, t.key, req.msg, std::span<const ByteView>(pieces, 1));
+      if (!r) return r.take_error();
+    }
+    size_t len = req.msg.size() + req.payload.size();
+    if (len > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
+    out.head.clear();
+    out.head.resize(kDirectTcpHeader);
+    put_direct_tcp_header(out.head, len);
+    out.head.insert(out.head.end(), req.msg.begin(), req.msg.end());
+    out.payload = req.payload;
+  }
+  out.transform = {};
+  return {};
+}
+
+}  // namespace smbkit::session
