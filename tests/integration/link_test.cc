@@ -64,14 +64,26 @@ TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
   st::TempDir tmp;
   std::string src = tmp.path() + "/src.bin";
   write_file(src, 48u << 20);
-  st::LinkOptions o;
-  o.target_port = server_->port();
-  o.cut_after_bytes = 8u << 20;
-  auto link = st::LinkEmulator::start(o);
-  ASSERT_TRUE(link.ok());
-  auto out = st::run_command({kBin, "--timeout", "10", "put", src, url((*link)->port(), "big-put.bin")}, 60);
-  EXPECT_NE(out.status, 0) << out.out;
-  EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin"));
+  // Plain WRITEs go out from the submitting thread; signed and sealed ones
+  // from the send workers, which must also end in a clear failure.
+  for (std::string sec : {"", "--sign", "--seal"}) {
+    SCOPED_TRACE("security: " + sec);
+    st::LinkOptions o;
+    o.target_port = server_->port();
+    o.cut_after_bytes = 8u << 20;
+    auto link = st::LinkEmulator::start(o);
+    ASSERT_TRUE(link.ok());
+    std::vector<std::string> argv = {kBin, "--timeout", "10"};
+    if (!sec.empty()) argv.push_back(sec);
+    std::string name = "big-put" + sec + ".bin";
+    argv.push_back("put");
+    argv.push_back(src);
+    argv.push_back(url((*link)->port(), name));
+    auto out = st::run_command(argv, 60);
+    EXPECT_NE(out.status, 0) << out.out;
+    EXPECT_NE(out.out.find("smbkit: "), std::string::npos) << out.out;
+    EXPECT_FALSE(fs::exists(server_->share_path("share") + "/" + name));
+  }
 }
 
 TEST_F(LinkTest, DelayedLinkRoundTripVerifies) {
