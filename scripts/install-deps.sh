@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build clang libclang-rt-14-dev pkg-config
       libssl-dev libfmt-dev libcli11-dev libgtest-dev googletest
-      samba smbclient libfuse3-dev fuse3)
+      samba smbclient libfuse3-dev fuse3
+      python3 fio dbench stress-ng)  # python3: scripts/matrix_report.py; the rest: tests/fuse/workloads_test.cc
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -27,6 +27,10 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
 fi
 echo "== tests (gcc, optimized)"
 (cd build && ctest --output-on-failure -j2 --timeout 900)
+# The dialect x security x cache matrix, CI slice (the diagonal; the full
+# 27 cells: scripts/matrix.sh --full). Prints its status table.
+echo "== test matrix (CI slice)"
+scripts/matrix.sh --slice ci --print
 echo "== tests under ASan+UBSan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-fuzz && ctest --output-on-failure -j2 --timeout 900)

@@ -221,10 +221,19 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<FileStat> s = Error{};
   if (has_file_handle(fi)) {
     s = fs.tree().stat_handle(fh_of(fi)->id);
-  } else {
-    auto p = path_or_reply(req, ino);
-    if (!p) return;
+  } else if (auto p = fs.inodes().path_of(ino)) {
     s = stat_path(fs, *p);
+  }
+  // fstat of a file unlinked while open: the name is gone (detached from
+  // the inode, or delete pending on the server); an open handle answers.
+  if (!s && !has_file_handle(fi)) {
+    const bool named = fs.inodes().path_of(ino).has_value();
+    if (auto id = fs.open_files().any(ino)) {
+      auto hs = fs.tree().stat_handle(*id);
+      if (hs || !named) s = std::move(hs);
+    } else if (!named) {
+      return (void)fuse_reply_err(req, ino == FUSE_ROOT_ID ? EIO : ENOENT);
+    }
   }
   if (!s) return reply_error(req, s.error(), "getattr");
   struct stat st = fs.to_stat(*s, ino);
@@ -349,7 +358,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   h->append = fi->flags & O_APPEND;
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
+  fs.open_files().add(ino, h->id);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
+    fs.open_files().remove(ino, h->id);
     (void)fs.tree().close(h->id);
     return;
   }
@@ -385,7 +396,9 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   set_open_flags(fs, fi);
   uint64_t ino = fs.inodes().lookup(path);
   auto e = entry_for(fs, *s, ino);
+  fs.open_files().add(ino, h->id);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    fs.open_files().remove(ino, h->id);
     fs.inodes().forget(ino, 1);
     (void)fs.tree().close(h->id);
     return;
@@ -465,8 +478,9 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> h(fh_of(fi));
+  fs_of(req).open_files().remove(ino, h->id);
   auto r = fs_of(req).tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
   fuse_reply_err(req, 0);

@@ -13,6 +13,7 @@
 
 #include "client/client.h"
 #include "fuse/inode_table.h"
+#include "fuse/open_files.h"
 #include "fuse/options.h"
 
 namespace smbkit::fuse {
@@ -41,6 +42,7 @@ class SmbFs {
   client::Tree& tree() { return tree_; }
   const FsConfig& config() const { return cfg_; }
   InodeTable& inodes() { return inodes_; }
+  OpenFiles& open_files() { return open_files_; }
 
   // The share path for a path relative to the mount root.
   std::string smb_path(const std::string& p) const;
@@ -56,6 +58,7 @@ class SmbFs {
   client::Tree& tree_;
   FsConfig cfg_;
   InodeTable inodes_;
+  OpenFiles open_files_;
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.

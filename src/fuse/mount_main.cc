@@ -37,7 +37,7 @@ const char kUsage[] =
     "Options (mount.cifs names): username=, password=, domain=, credentials=FILE, port=,\n"
     "vers=2.0|2.1|3|3.0|3.02|3.1.1, sec=ntlmssp|ntlmsspi|none, sign, seal, rsize=, wsize=,\n"
     "cache=strict|none|loose, actimeo=, acregmax=, acdirmax=, uid=, gid=, file_mode=,\n"
-    "dir_mode=, ro, rw, noperm, directio, max_credits=. The password may also come from\n"
+    "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=. The password may also come from\n"
     "SMBKIT_PASSWORD. -f stays in the foreground; -v/-vv log (with -f).\n";
 
 void fail_line(const std::string& msg) { std::fprintf(stderr, "smbkit: %s\n", msg.c_str()); }
@@ -107,7 +107,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   co.conn.dialects = o.dialects;
   co.conn.require_signing = o.sign;
   co.conn.require_encryption = o.seal;
-  co.conn.timeout = std::chrono::seconds(30);
+  co.conn.timeout = std::chrono::seconds(o.timeout_s);
   if (o.max_credits) co.conn.credit_target = o.max_credits;
   co.creds.user = o.username;
   co.creds.password = o.password;

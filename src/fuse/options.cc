@@ -249,6 +249,13 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
     } else if (name == "directio" || name == "forcedirectio") {
       SMBKIT_CHECK(no_value());
       o.directio = true;
+    } else if (name == "timeout") {
+      // smbkit's own (mount.cifs has no equivalent): seconds a request may
+      // go unanswered before it fails with ETIMEDOUT, as the CLI's --timeout.
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 3600));
+      if (n == 0) return bad(name, "'0' is out of range (1 to 3600)");
+      o.timeout_s = static_cast<uint32_t>(n);
     } else if (name == "max_credits") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 60000));
@@ -358,6 +365,7 @@ std::string describe(const MountOptions& o) {
   s += o.ro ? ",ro" : ",rw";
   if (o.noperm) s += ",noperm";
   if (o.max_credits) s += ",max_credits=" + std::to_string(o.max_credits);
+  if (o.timeout_s != 30) s += ",timeout=" + std::to_string(o.timeout_s);
   return s;
 }
 

@@ -40,6 +40,7 @@ struct MountOptions {
   std::vector<uint16_t> dialects;  // from vers
   bool sign = false, seal = false;
   uint32_t max_credits = 0;  // 0: the engine's default window
+  uint32_t timeout_s = 30;   // a request unanswered this long fails (ETIMEDOUT)
 
   // I/O sizes (bytes per SMB READ / WRITE; the server's maximum also caps).
   uint32_t rsize = 4u << 20, wsize = 4u << 20;

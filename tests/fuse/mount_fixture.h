@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -112,6 +113,41 @@ inline bool is_mounted(const std::string& mp) {
   return false;
 }
 
+// Splits "a,b=c" into options (no escaping: mount option values here have
+// no commas).
+inline std::vector<std::string> split_opts(const std::string& s) {
+  std::vector<std::string> v;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, ','))
+    if (!cur.empty()) v.push_back(cur);
+  return v;
+}
+inline std::string opt_name(const std::string& o) { return o.substr(0, o.find('=')); }
+
+// The matrix cell's options (SMBKIT_TEST_MOUNT_OPTS, e.g.
+// "vers=3.0,seal,cache=none", set by scripts/matrix.sh) merged under the
+// test's own: an option the test names wins, and a test that names vers=
+// also keeps its own choice of sign/seal (the cell's security does not fit
+// every dialect, e.g. seal on 2.1). The cell's options come first, so the
+// mount parser's "last one wins" agrees.
+inline std::string with_cell_opts(const std::string& test_opts) {
+  const char* env = std::getenv("SMBKIT_TEST_MOUNT_OPTS");
+  if (!env || !*env) return test_opts;
+  std::set<std::string> named;
+  for (auto& o : split_opts(test_opts)) named.insert(opt_name(o));
+  const bool test_chose_dialect = named.count("vers") > 0;
+  std::string out;
+  for (auto& o : split_opts(env)) {
+    std::string n = opt_name(o);
+    if (named.count(n)) continue;
+    if (test_chose_dialect && (n == "sign" || n == "seal" || n == "sec")) continue;
+    out += (out.empty() ? "" : ",") + o;
+  }
+  if (!test_opts.empty()) out += (out.empty() ? "" : ",") + test_opts;
+  return out;
+}
+
 class Mount : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
@@ -158,7 +194,8 @@ class Mount : public ::testing::Test {
                                    const std::string& share = "share",
                                    const char* password = st::SambaServer::password()) {
     std::string o = "username=" + std::string(st::SambaServer::user());
-    if (!opts.empty()) o += "," + opts;
+    std::string all = with_cell_opts(opts);
+    if (!all.empty()) o += "," + all;
     return smbkit({"mount", target(share), mp, "-o", o}, password);
   }
 

@@ -182,6 +182,14 @@ TEST(MountOptions, MaxCredits) {
   EXPECT_NE(parse_err("max_credits=x").find("'max_credits'"), std::string::npos);
 }
 
+TEST(MountOptions, Timeout) {
+  EXPECT_EQ(parse_ok("").timeout_s, 30u);
+  EXPECT_EQ(parse_ok("timeout=5").timeout_s, 5u);
+  EXPECT_NE(parse_err("timeout=0").find("'timeout'"), std::string::npos);
+  EXPECT_NE(parse_err("timeout=3601").find("'timeout'"), std::string::npos);
+  EXPECT_NE(parse_err("timeout").find("'timeout'"), std::string::npos);
+}
+
 TEST(MountOptions, GenericAndIgnored) {
   auto o = parse_ok("defaults,_netdev,nofail,x-systemd.automount,noauto,user,nosuid,nodev,noexec");
   EXPECT_TRUE(o.username.empty());  // "user" alone is the fstab flag

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <cstdint>
 #include <filesystem>
@@ -25,6 +26,7 @@
 
 #include "client/client.h"
 #include "client/transfer.h"
+#include "client/user_input.h"
 #include "proto/constants.h"
 #include "proto/create.h"
 #include "support/samba_server.h"
@@ -166,6 +168,29 @@ inline cl::ClientOptions client_options(const st::SambaServer& s, std::vector<ui
   return o;
 }
 
+// The matrix runner (scripts/matrix.sh) sets SMBKIT_TEST_VERS (a --vers
+// value: 2.1, 3.0, 3.1.1, ...) and SMBKIT_TEST_SEC (plain, sign or seal).
+// Unset: the defaults (every dialect, neither signing nor sealing). A
+// malformed value fails the connect with a message naming it, rather than
+// silently running the default cell.
+inline Result<cl::ClientOptions> env_cell(const st::SambaServer& s) {
+  std::vector<uint16_t> dialects;
+  bool sign = false, seal = false;
+  if (const char* v = std::getenv("SMBKIT_TEST_VERS"); v && *v) {
+    auto d = cl::dialects_for_vers(v);
+    if (!d) return smbkit::sys_error(EINVAL, std::string("SMBKIT_TEST_VERS=") + v + ": " + d.error().message());
+    dialects = std::move(*d);
+  }
+  if (const char* v = std::getenv("SMBKIT_TEST_SEC"); v && *v) {
+    std::string m = v;
+    if (m == "sign") sign = true;
+    else if (m == "seal") seal = true;
+    else if (m != "plain")
+      return smbkit::sys_error(EINVAL, "SMBKIT_TEST_SEC=" + m + ": expected plain, sign or seal");
+  }
+  return client_options(s, std::move(dialects), sign, seal);
+}
+
 // Whole-file helpers through the pipelined engine.
 inline Result<void> put_file(cl::Tree& t, const std::string& path, ByteView data,
                              const cl::TransferOptions& to = {}) {
@@ -232,8 +257,15 @@ class ServerSuite : public Base {
   static st::SambaServer& server() { return *server_; }
   static std::string share_dir(const std::string& share = "share") { return server_->share_path(share); }
 
+  // connect() with no arguments takes the matrix cell's dialect and
+  // security from the environment (env_cell); a test that names a
+  // dialect, signing or sealing gets exactly what it named.
   static Result<std::unique_ptr<cl::Client>> connect(std::vector<uint16_t> dialects = {}, bool sign = false,
                                                      bool seal = false) {
+    if (dialects.empty() && !sign && !seal) {
+      SMBKIT_TRY(auto o, env_cell(*server_));
+      return cl::Client::connect(o);
+    }
     return cl::Client::connect(client_options(*server_, std::move(dialects), sign, seal));
   }
 
