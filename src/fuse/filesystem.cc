@@ -113,6 +113,7 @@ struct DirHandle {
   std::mutex mu;
   std::vector<FileStat> entries;  // "." and ".." first
   bool served = false;  // a readdir has used the listing (refresh on rewind)
+  uint64_t listed_at = 0;  // InodeTable::clock() before the listing was taken
 };
 
 FileHandle* fh_of(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
@@ -198,11 +199,26 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (!dir) return;
   if (!valid_name(name)) return (void)fuse_reply_err(req, ENOENT);
   std::string path = InodeTable::join(*dir, name);
-  auto s = stat_path(fs, path);
-  if (!s) return reply_error(req, s.error(), "lookup");
-  uint64_t ino = fs.inodes().lookup(path);
-  auto e = entry_for(fs, *s, ino);
-  fuse_reply_entry(req, &e);
+  // A rename or create on this mount may put another inode at path while
+  // the stat is in flight; its attributes would then be handed to the new
+  // inode (a stale size truncates page-cache reads). Stat again then.
+  for (int attempt = 1;; attempt++) {
+    uint64_t since = fs.inodes().clock();
+    auto s = stat_path(fs, path);
+    if (!s) return reply_error(req, s.error(), "lookup");
+    auto ino = fs.inodes().lookup_if_unchanged(path, since);
+    if (!ino && attempt < 4) continue;
+    fuse_entry_param e{};
+    if (ino) {
+      e = entry_for(fs, *s, *ino);
+    } else {  // still racing: hand out the inode but have the kernel re-ask
+      e = entry_for(fs, *s, fs.inodes().lookup(path));
+      e.attr_timeout = 0;
+      e.entry_timeout = 0;
+    }
+    fuse_reply_entry(req, &e);
+    return;
+  }
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
@@ -473,6 +489,7 @@ void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 Result<void> load_listing(SmbFs& fs, DirHandle& d) {
+  d.listed_at = fs.inodes().clock();
   SMBKIT_TRY(auto list, fs.tree().list(fs.smb_path(d.path)));
   d.entries.clear();
   FileStat dot;
@@ -529,9 +546,17 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
       size_t need = fuse_add_direntry_plus(req, nullptr, 0, e.name.c_str(), &ep, next);
       if (used + need > size) break;
       if (!dots) {
+        // Attributes from the listing describe the entry as of opendir: if
+        // another inode got this name since, give no attributes (ino 0
+        // tells the kernel to skip the entry's attributes and lookup).
         std::string path = InodeTable::join(d->path, e.name);
-        uint64_t child = fs.inodes().lookup(path);
-        ep = entry_for(fs, e, child);
+        if (auto child = fs.inodes().lookup_if_unchanged(path, d->listed_at)) {
+          ep = entry_for(fs, e, *child);
+        } else {
+          ep = fuse_entry_param{};
+          ep.attr.st_ino = e.file_id | (1ull << 63);
+          ep.attr.st_mode = e.is_dir ? S_IFDIR : S_IFREG;
+        }
       }
       n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &ep, next);
     } else {

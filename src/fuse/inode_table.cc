@@ -15,15 +15,31 @@ std::string InodeTable::join(const std::string& dir, const std::string& name) {
 
 uint64_t InodeTable::lookup(const std::string& path, uint64_t lookups) {
   std::lock_guard lk(mu_);
+  return lookup_locked(path, lookups);
+}
+
+uint64_t InodeTable::lookup_locked(const std::string& path, uint64_t lookups) {
   auto it = by_path_.find(path);
   if (it != by_path_.end()) {
     nodes_[it->second].nlookup += lookups;
     return it->second;
   }
   uint64_t ino = next_++;
-  nodes_[ino] = Node{path, true, lookups};
+  nodes_[ino] = Node{path, true, lookups, ++clock_};
   by_path_[path] = ino;
   return ino;
+}
+
+std::optional<uint64_t> InodeTable::lookup_if_unchanged(const std::string& path, uint64_t since, uint64_t lookups) {
+  std::lock_guard lk(mu_);
+  auto it = by_path_.find(path);
+  if (it != by_path_.end() && nodes_[it->second].since > since) return std::nullopt;
+  return lookup_locked(path, lookups);
+}
+
+uint64_t InodeTable::clock() const {
+  std::lock_guard lk(mu_);
+  return clock_;
 }
 
 std::optional<uint64_t> InodeTable::find(const std::string& path) const {
@@ -99,6 +115,7 @@ void InodeTable::rename(const std::string& from, const std::string& to) {
   for (auto& [p, ino] : moving) {
     std::string np = to + p.substr(from.size());
     nodes_[ino].path = np;
+    nodes_[ino].since = ++clock_;
     by_path_[np] = ino;
   }
 }

@@ -23,6 +23,13 @@ class InodeTable {
 
   // The inode for path (created if new) with `lookups` added to its count.
   uint64_t lookup(const std::string& path, uint64_t lookups = 1);
+  // Like lookup(), but only if the inode at path has held it since `since`
+  // (a value of clock()): nullopt when another inode was created at or
+  // renamed to path after that, i.e. when attributes fetched for path at
+  // `since` may describe the previous occupant. Nothing is counted then.
+  std::optional<uint64_t> lookup_if_unchanged(const std::string& path, uint64_t since, uint64_t lookups = 1);
+  // Advances whenever an inode gets a path (creation, rename).
+  uint64_t clock() const;
   // The inode for path if known, without counting.
   std::optional<uint64_t> find(const std::string& path) const;
   // The path of ino; nullopt if unknown or detached (unlinked).
@@ -42,15 +49,18 @@ class InodeTable {
   static std::string join(const std::string& dir, const std::string& name);
 
  private:
+  uint64_t lookup_locked(const std::string& path, uint64_t lookups);
   struct Node {
     std::string path;
     bool attached = true;
     uint64_t nlookup = 0;
+    uint64_t since = 0;  // clock_ when the node got its current path
   };
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Node> nodes_;
   std::map<std::string, uint64_t> by_path_;  // attached nodes only; ordered for subtree moves
   uint64_t next_ = 2;
+  uint64_t clock_ = 0;
 };
 
 }  // namespace smbkit::fuse
