@@ -15,6 +15,9 @@
 //          until release (bounded), holder exit releases.
 //   flock  flock LOCK_EX|LOCK_NB conflict -> EWOULDBLOCK, LOCK_SH shared,
 //          LOCK_UN releases.
+// --release-wait S lets the rmdir after deletes retry ENOTEMPTY (deletes
+// still pending behind handles the other client closed but whose close has
+// not reached the server yet), and prints a note when it had to.
 // --wait S lets B retry a visibility check for up to S seconds (default 0:
 // must be visible at once; use it with attribute caching, actimeo > 0).
 // One line per check: "PASS name" or "FAIL name: why"; exit 1 if any failed.
@@ -42,6 +45,7 @@ namespace {
 std::string A, B;
 bool strict_mode = false;
 double wait_s = 0;
+double release_wait_s = 0;
 int failures = 0, passes = 0;
 std::string tag;  // unique per run, so reruns do not collide
 
@@ -273,7 +277,27 @@ void data_checks() {
   why.clear();
   for (auto& n : want)
     if (why.empty() && ::unlink((B + "/" + dir + "/" + n).c_str()) != 0) why = err_str("unlink via B", errno);
-  if (why.empty() && ::rmdir((B + "/" + dir).c_str()) != 0) why = err_str("rmdir via B", errno);
+  if (why.empty()) {
+    // ENOTEMPTY here means a delete is still pending on the server: a handle
+    // A closed has not been closed on the server yet (FUSE sends RELEASE
+    // after close() returns). --release-wait allows for that, reported.
+    auto t0 = std::chrono::steady_clock::now();
+    auto end = t0 + std::chrono::duration<double>(release_wait_s);
+    int tries = 0;
+    while (::rmdir((B + "/" + dir).c_str()) != 0) {
+      int e = errno;
+      tries++;
+      if (e != ENOTEMPTY || std::chrono::steady_clock::now() >= end) {
+        why = err_str("rmdir via B", e);
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (why.empty() && tries)
+      std::printf("note: rmdir via B got ENOTEMPTY %d times (deletes pending until A's handles closed), "
+                  "succeeded after %.0f ms\n",
+                  tries, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
   if (why.empty()) {
     why = eventually([&] {
       struct stat s2;
@@ -551,7 +575,9 @@ void usage() {
                "  A, B      the same directory through two clients\n"
                "  --checks  groups to run (default data,locks,flock)\n"
                "  --strict  also check visibility while the writer still has the file open\n"
-               "  --wait S  let visibility checks retry for up to S seconds (default 0)\n");
+               "  --wait S  let visibility checks retry for up to S seconds (default 0)\n"
+               "  --release-wait S  let rmdir retry ENOTEMPTY for up to S seconds while deletes are\n"
+               "            pending behind handles the other side closed (default 0)\n");
 }
 
 }  // namespace
@@ -563,6 +589,7 @@ int main(int argc, char** argv) {
     if (a == "--checks" && i + 1 < argc) checks = argv[++i];
     else if (a == "--strict") strict_mode = true;
     else if (a == "--wait" && i + 1 < argc) wait_s = std::atof(argv[++i]);
+    else if (a == "--release-wait" && i + 1 < argc) release_wait_s = std::atof(argv[++i]);
     else if (a == "-h" || a == "--help") return usage(), 0;
     else if (!a.empty() && a[0] != '-' && A.empty()) A = a;
     else if (!a.empty() && a[0] != '-' && B.empty()) B = a;

@@ -69,6 +69,10 @@ class FsTools : public Mount {
                  int expected_checks) {
     std::vector<std::string> argv = {kTwoclient, "--checks", checks};
     if (strict) argv.push_back("--strict");
+    // FUSE sends RELEASE after close() returns, so a delete via B can stay
+    // pending behind A's not-yet-closed handle (docs/design/fstools.md).
+    argv.push_back("--release-wait");
+    argv.push_back("5");
     argv.push_back(a);
     argv.push_back(b);
     auto o = run(argv, 120);
