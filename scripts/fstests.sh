@@ -3,6 +3,7 @@
 # mode (strict, none, loose), with a throwaway embedded Samba:
 #   smbkit-fsx       FSX_OPS operations (default 100000)
 #   smbkit-fsstress  FSS_PROCS processes x FSS_OPS operations (default 8 x 10000)
+#   smbkit-posixcheck the POSIX errno/behaviour cases
 #   smbkit-twoclient --checks data --strict on two mounts of the share (same
 #                    cache mode; strict and none, TWOCLIENT_MODES to change)
 # Usage: scripts/fstests.sh            (build dir: $BUILD_DIR or build)
@@ -78,6 +79,7 @@ for mode in $MODES; do
   mkdir -p "$dir"
   run "fsx cache=$mode seed=$seed" "$LOG_DIR/fsx.$mode.log" \
     "$BIN/smbkit-fsx" --seed "$seed" --ops "$FSX_OPS" --log "$LOG_DIR/fsx.$mode.replay" "$dir"
+  run "posixcheck cache=$mode" "$LOG_DIR/posixcheck.$mode.log" "$BIN/smbkit-posixcheck" "$dir"
   run "fsstress cache=$mode seed=$seed" "$LOG_DIR/fsstress.$mode.log" \
     "$BIN/smbkit-fsstress" -p "$FSS_PROCS" -n "$FSS_OPS" --seed "$seed" --tolerate "$FSS_TOLERATE" "$dir"
   # loose keeps page caches across opens (no coherence promised): skipped

@@ -11,6 +11,8 @@ namespace {
 const std::string kFsx = SMBKIT_BIN_DIR "/smbkit-fsx";
 const std::string kFsstress = SMBKIT_BIN_DIR "/smbkit-fsstress";
 const std::string kTwoclient = SMBKIT_BIN_DIR "/smbkit-twoclient";
+const std::string kPosixcheck = SMBKIT_BIN_DIR "/smbkit-posixcheck";
+constexpr int kPosixCases = 32;
 
 // "key=N" from the tool's summary line; -1 if absent.
 long long summary_value(const std::string& out, const std::string& key) {
@@ -81,6 +83,13 @@ class FsTools : public Mount {
     EXPECT_EQ(count_lines(o.out, "FAIL "), 0) << o.out;
   }
 
+  void posixcheck(const std::string& dir) {
+    auto o = run({kPosixcheck, dir}, 120);
+    EXPECT_EQ(o.status, 0) << o.out;
+    EXPECT_EQ(count_lines(o.out, "PASS "), kPosixCases) << o.out;
+    EXPECT_EQ(count_lines(o.out, "FAIL "), 0) << o.out;
+  }
+
   std::string last_out_;
 };
 
@@ -136,7 +145,15 @@ TEST_F(FsTools, TwoclientLocalDirAllChecks) {
   twoclient(d.path(), d.path(), "data,locks,flock", true, 27);
 }
 
+TEST_F(FsTools, PosixcheckLocalDir) {
+  st::TempDir d("smbkit-posixcheck-local");
+  posixcheck(d.path());
+}
+
 // ---- against smbkit mounts ----
+
+TEST_F(FsTools, PosixcheckCacheStrict) { posixcheck(mounted("cache=strict,actimeo=0")); }
+TEST_F(FsTools, PosixcheckCacheNone) { posixcheck(mounted("cache=none,actimeo=0")); }
 
 TEST_F(FsTools, FsxCacheStrict) {
   std::string mp = mounted("cache=strict");
