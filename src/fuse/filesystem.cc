@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -146,6 +148,11 @@ bool valid_name(const char* name) {
   return std::strchr(name, '\\') == nullptr && std::strchr(name, ':') == nullptr;
 }
 
+// By-path operations that raced with a rename on this mount are redone;
+// a short pause lets the rename's table update land (bounded: about 45 ms).
+constexpr int kPathRetries = 10;
+void path_retry_pause(int attempt) { std::this_thread::sleep_for(std::chrono::milliseconds(attempt)); }
+
 Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree().stat(fs.smb_path(path)); }
 
 fuse_entry_param entry_for(SmbFs& fs, const FileStat& s, uint64_t ino) {
@@ -207,7 +214,10 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     auto s = stat_path(fs, path);
     if (!s) return reply_error(req, s.error(), "lookup");
     auto ino = fs.inodes().lookup_if_unchanged(path, since);
-    if (!ino && attempt < 4) continue;
+    if (!ino && attempt < kPathRetries) {
+      path_retry_pause(attempt);
+      continue;
+    }
     fuse_entry_param e{};
     if (ino) {
       e = entry_for(fs, *s, *ino);
@@ -235,16 +245,28 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   Result<FileStat> s = Error{};
+  double timeout = 0;
   if (has_file_handle(fi)) {
     s = fs.tree().stat_handle(fh_of(fi)->id);
   } else {
-    auto p = path_or_reply(req, ino);
-    if (!p) return;
-    s = stat_path(fs, *p);
+    // By path: a rename on this mount may move another file onto the path
+    // (or this inode away) during the stat; its attributes are not ours.
+    for (int attempt = 1;; attempt++) {
+      uint64_t since = fs.inodes().clock();
+      auto p = path_or_reply(req, ino);
+      if (!p) return;
+      s = stat_path(fs, *p);
+      if (!s || fs.inodes().unchanged_since(ino, since)) break;
+      if (attempt == kPathRetries) {
+        timeout = -1;  // still moving: do not let the kernel keep these
+        break;
+      }
+      path_retry_pause(attempt);
+    }
   }
   if (!s) return reply_error(req, s.error(), "getattr");
   struct stat st = fs.to_stat(*s, ino);
-  fuse_reply_attr(req, &st, fs.attr_timeout(s->is_dir));
+  fuse_reply_attr(req, &st, timeout < 0 ? 0 : fs.attr_timeout(s->is_dir));
 }
 
 // Opens path for a metadata change, or uses the caller's handle.
@@ -352,14 +374,25 @@ bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TR
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   if (fs.config().ro && writes(fi->flags)) return (void)fuse_reply_err(req, EROFS);
-  auto path = path_or_reply(req, ino);
-  if (!path) return;
   OpenParams p;
   p.access = access_for(fi->flags);
   p.disposition = (fi->flags & O_TRUNC) ? FILE_OVERWRITE : FILE_OPEN;
   p.options = FILE_NON_DIRECTORY_FILE;
-  auto f = fs.tree().open(fs.smb_path(*path), p);
-  if (!f) return reply_error(req, f.error(), "open");
+  // SMB opens by path: if a rename on this mount moves another file onto
+  // the inode's path (or this inode away) while the open is in flight, the
+  // handle may be another file's, read through this inode's cached size.
+  // Open again then; an inode that lost its path gets ENOENT.
+  Result<client::OpenFile> f = Error{};
+  for (int attempt = 1;; attempt++) {
+    uint64_t since = fs.inodes().clock();
+    auto path = path_or_reply(req, ino);
+    if (!path) return;
+    f = fs.tree().open(fs.smb_path(*path), p);
+    if (!f) return reply_error(req, f.error(), "open");
+    if (fs.inodes().unchanged_since(ino, since) || attempt == kPathRetries) break;
+    (void)fs.tree().close(f->id);
+    path_retry_pause(attempt);
+  }
   auto h = std::make_unique<FileHandle>();
   h->id = f->id;
   h->append = fi->flags & O_APPEND;
@@ -633,9 +666,13 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   if (!valid_name(newname)) return (void)fuse_reply_err(req, EINVAL);
   std::string from = InodeTable::join(*from_dir, name), to = InodeTable::join(*to_dir, newname);
   bool replace = !(flags & RENAME_NOREPLACE);
+  // Opens and stats by path of the inodes involved retry until the table
+  // matches the server again (see InodeTable::begin_rename).
+  auto marked = fs.inodes().begin_rename(from, to);
   auto r = fs.tree().rename(fs.smb_path(from), fs.smb_path(to), replace);
+  if (r) fs.inodes().rename(from, to);
+  fs.inodes().end_rename(marked);
   if (!r) return reply_error(req, r.error(), "rename");
-  fs.inodes().rename(from, to);
   fuse_reply_err(req, 0);
 }
 

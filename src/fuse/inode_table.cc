@@ -33,8 +33,40 @@ uint64_t InodeTable::lookup_locked(const std::string& path, uint64_t lookups) {
 std::optional<uint64_t> InodeTable::lookup_if_unchanged(const std::string& path, uint64_t since, uint64_t lookups) {
   std::lock_guard lk(mu_);
   auto it = by_path_.find(path);
-  if (it != by_path_.end() && nodes_[it->second].since > since) return std::nullopt;
+  if (it != by_path_.end() && (nodes_[it->second].since > since || nodes_[it->second].moving)) return std::nullopt;
   return lookup_locked(path, lookups);
+}
+
+bool InodeTable::unchanged_since(uint64_t ino, uint64_t since) const {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(ino);
+  return it != nodes_.end() && it->second.attached && !it->second.moving && it->second.since <= since;
+}
+
+std::vector<uint64_t> InodeTable::begin_rename(const std::string& from, const std::string& to) {
+  std::lock_guard lk(mu_);
+  std::vector<uint64_t> marked;
+  for (const std::string* p : {&from, &to}) {
+    if (auto it = by_path_.find(*p); it != by_path_.end()) marked.push_back(it->second);
+    std::string prefix = *p + "/";
+    for (auto c = by_path_.lower_bound(prefix); c != by_path_.end() && c->first.rfind(prefix, 0) == 0; ++c)
+      marked.push_back(c->second);
+  }
+  for (uint64_t ino : marked) {
+    nodes_[ino].moving++;
+    nodes_[ino].since = ++clock_;
+  }
+  return marked;
+}
+
+void InodeTable::end_rename(const std::vector<uint64_t>& marked) {
+  std::lock_guard lk(mu_);
+  for (uint64_t ino : marked) {
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end()) continue;
+    if (it->second.moving) it->second.moving--;
+    it->second.since = ++clock_;
+  }
 }
 
 uint64_t InodeTable::clock() const {

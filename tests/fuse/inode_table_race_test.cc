@@ -44,5 +44,39 @@ TEST(InodeTableRace, CreateAfterStatIsRefusedUnchangedPathAccepted) {
   EXPECT_FALSE(t.lookup_if_unchanged("e/x", since_d));
 }
 
+TEST(InodeTableRace, OpenSeesPathChanges) {
+  InodeTable t;
+  uint64_t z = t.lookup("s6"), x = t.lookup("tmp");
+  uint64_t since = t.clock();  // open(z) starts: path_of(z) == "s6"
+  EXPECT_TRUE(t.unchanged_since(z, since));
+  t.rename("tmp", "s6");  // x replaces z while the open is in flight
+  EXPECT_FALSE(t.unchanged_since(z, since));  // z lost its path
+  EXPECT_FALSE(t.unchanged_since(x, since));  // x moved
+  EXPECT_TRUE(t.unchanged_since(x, t.clock()));
+}
+
+TEST(InodeTableRace, InodesInvolvedInARenameInFlightCountAsChanging) {
+  InodeTable t;
+  uint64_t w = t.lookup("shared/s4"), x = t.lookup("p2/tmp"), other = t.lookup("other");
+  uint64_t since = t.clock();
+  auto marked = t.begin_rename("p2/tmp", "shared/s4");
+  // The server may already have moved the file: opens/stats of w and x by
+  // path must not be trusted, even ones that start now.
+  EXPECT_FALSE(t.unchanged_since(w, t.clock()));
+  EXPECT_FALSE(t.unchanged_since(x, t.clock()));
+  EXPECT_FALSE(t.lookup_if_unchanged("shared/s4", t.clock()));
+  EXPECT_TRUE(t.unchanged_since(other, t.clock()));
+  t.rename("p2/tmp", "shared/s4");
+  t.end_rename(marked);
+  EXPECT_FALSE(t.unchanged_since(w, t.clock()));  // replaced: no path
+  EXPECT_FALSE(t.unchanged_since(x, since));
+  EXPECT_TRUE(t.unchanged_since(x, t.clock()));
+  // A failed rename: marks are dropped, paths unchanged.
+  auto m2 = t.begin_rename("other", "shared/s4");
+  t.end_rename(m2);
+  EXPECT_TRUE(t.unchanged_since(other, t.clock()));
+  EXPECT_EQ(t.find("shared/s4"), x);
+}
+
 }  // namespace
 }  // namespace smbkit::fuse
