@@ -10,6 +10,7 @@
 #        MODES="strict" FSX_OPS=20000 FSS_OPS=2000 scripts/fstests.sh
 # Seeds: SEED (default 1); mode m uses SEED+100*m, printed with every result,
 # so a failure reproduces with the tool's own --seed (docs/design/fstools.md).
+# MOUNT_LOG=1 mounts in the foreground with -v, logging to $LOG_DIR/mount.*.log.
 # Exit status: number of failed runs (0: all passed). Failure logs are kept
 # in $LOG_DIR (default a fresh temp dir, printed).
 set -uo pipefail
@@ -37,22 +38,32 @@ results=()
 
 mountpoints=()
 cleanup() {
-  for mp in "${mountpoints[@]}"; do
+  for mp in "${mountpoints[@]+"${mountpoints[@]}"}"; do
     fusermount3 -u "$mp" 2>/dev/null || fusermount3 -uz "$mp" 2>/dev/null
     rmdir "$mp" 2>/dev/null
   done
 }
 trap cleanup EXIT
 
-mount_share() {  # mode -> prints the mount point
+MP=
+mount_share() {  # mode -> MP (no subshell: the cleanup list must grow)
   local mp
   mp=$(mktemp -d /tmp/smbkit-fstests-mp.XXXXXX)
   mountpoints+=("$mp")
-  if ! "$BIN/smbkit" mount "$target" "$mp" -o "username=smbkit,cache=$1" >&2; then
+  if [ -n "${MOUNT_LOG:-}" ]; then
+    # Foreground mount with -v logging to $LOG_DIR/mount.<mode>.<n>.log.
+    local log="$LOG_DIR/mount.$1.${#mountpoints[@]}.log"
+    "$BIN/smbkit" mount "$target" "$mp" -o "username=smbkit,cache=$1" -f -v >"$log" 2>&1 &
+    for _ in $(seq 100); do
+      grep -q " $mp " /proc/self/mountinfo && break
+      sleep 0.1
+    done
+  elif ! "$BIN/smbkit" mount "$target" "$mp" -o "username=smbkit,cache=$1" >&2; then
     echo "mount (cache=$1) failed" >&2
     return 1
   fi
-  echo "$mp"
+  grep -q " $mp " /proc/self/mountinfo || { echo "mount (cache=$1) failed" >&2; return 1; }
+  MP=$mp
 }
 
 run() {  # name log-file command...
@@ -73,7 +84,8 @@ m=0
 for mode in $MODES; do
   m=$((m + 1))
   seed=$((SEED + 100 * m))
-  mp=$(mount_share "$mode") || { failed=$((failed + 1)); results+=("FAIL mount cache=$mode"); continue; }
+  mount_share "$mode" || { failed=$((failed + 1)); results+=("FAIL mount cache=$mode"); continue; }
+  mp=$MP
   # A fresh directory per mode on the share so runs do not see each other.
   dir="$mp/fstests.$mode.$seed"
   mkdir -p "$dir"
@@ -85,7 +97,8 @@ for mode in $MODES; do
   # loose keeps page caches across opens (no coherence promised): skipped
   # unless TWOCLIENT_MODES names it.
   case " ${TWOCLIENT_MODES:-strict none} " in *" $mode "*) ;; *) continue ;; esac
-  mp2=$(mount_share "$mode") || { failed=$((failed + 1)); results+=("FAIL second mount cache=$mode"); continue; }
+  mount_share "$mode" || { failed=$((failed + 1)); results+=("FAIL second mount cache=$mode"); continue; }
+  mp2=$MP
   run "twoclient cache=$mode" "$LOG_DIR/twoclient.$mode.log" \
     "$BIN/smbkit-twoclient" --checks data --strict --wait "$TC_WAIT" --release-wait 5 "$dir" "$mp2/fstests.$mode.$seed"
 done
