@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -113,6 +115,7 @@ struct DirHandle {
   std::mutex mu;
   std::vector<FileStat> entries;  // "." and ".." first
   bool served = false;  // a readdir has used the listing (refresh on rewind)
+  uint64_t listed_at = 0;  // InodeTable::clock() before the listing was taken
 };
 
 FileHandle* fh_of(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
@@ -144,6 +147,11 @@ bool valid_name(const char* name) {
   // Names the share cannot hold; SMB uses '\' as the separator.
   return std::strchr(name, '\\') == nullptr && std::strchr(name, ':') == nullptr;
 }
+
+// By-path operations that raced with a rename on this mount are redone;
+// a short pause lets the rename's table update land (bounded: about 45 ms).
+constexpr int kPathRetries = 10;
+void path_retry_pause(int attempt) { std::this_thread::sleep_for(std::chrono::milliseconds(attempt)); }
 
 Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree().stat(fs.smb_path(path)); }
 
@@ -198,11 +206,29 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (!dir) return;
   if (!valid_name(name)) return (void)fuse_reply_err(req, ENOENT);
   std::string path = InodeTable::join(*dir, name);
-  auto s = stat_path(fs, path);
-  if (!s) return reply_error(req, s.error(), "lookup");
-  uint64_t ino = fs.inodes().lookup(path);
-  auto e = entry_for(fs, *s, ino);
-  fuse_reply_entry(req, &e);
+  // A rename or create on this mount may put another inode at path while
+  // the stat is in flight; its attributes would then be handed to the new
+  // inode (a stale size truncates page-cache reads). Stat again then.
+  for (int attempt = 1;; attempt++) {
+    uint64_t since = fs.inodes().clock();
+    auto s = stat_path(fs, path);
+    if (!s) return reply_error(req, s.error(), "lookup");
+    auto ino = fs.inodes().lookup_if_unchanged(path, since);
+    if (!ino && attempt < kPathRetries) {
+      path_retry_pause(attempt);
+      continue;
+    }
+    fuse_entry_param e{};
+    if (ino) {
+      e = entry_for(fs, *s, *ino);
+    } else {  // still racing: hand out the inode but have the kernel re-ask
+      e = entry_for(fs, *s, fs.inodes().lookup(path));
+      e.attr_timeout = 0;
+      e.entry_timeout = 0;
+    }
+    fuse_reply_entry(req, &e);
+    return;
+  }
 }
 
 void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t n) {
@@ -219,10 +245,24 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   Result<FileStat> s = Error{};
+  double timeout = 0;
   if (has_file_handle(fi)) {
     s = fs.tree().stat_handle(fh_of(fi)->id);
-  } else if (auto p = fs.inodes().path_of(ino)) {
-    s = stat_path(fs, *p);
+  } else if (fs.inodes().path_of(ino)) {
+    // By path: a rename on this mount may move another file onto the path
+    // (or this inode away) during the stat; its attributes are not ours.
+    for (int attempt = 1;; attempt++) {
+      uint64_t since = fs.inodes().clock();
+      auto p = path_or_reply(req, ino);
+      if (!p) return;
+      s = stat_path(fs, *p);
+      if (!s || fs.inodes().unchanged_since(ino, since)) break;
+      if (attempt == kPathRetries) {
+        timeout = -1;  // still moving: do not let the kernel keep these
+        break;
+      }
+      path_retry_pause(attempt);
+    }
   }
   // fstat of a file unlinked while open: the name is gone (detached from
   // the inode, or delete pending on the server); an open handle answers.
@@ -237,7 +277,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   if (!s) return reply_error(req, s.error(), "getattr");
   struct stat st = fs.to_stat(*s, ino);
-  fuse_reply_attr(req, &st, fs.attr_timeout(s->is_dir));
+  fuse_reply_attr(req, &st, timeout < 0 ? 0 : fs.attr_timeout(s->is_dir));
 }
 
 // Opens path for a metadata change, or uses the caller's handle.
@@ -345,14 +385,25 @@ bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TR
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   if (fs.config().ro && writes(fi->flags)) return (void)fuse_reply_err(req, EROFS);
-  auto path = path_or_reply(req, ino);
-  if (!path) return;
   OpenParams p;
   p.access = access_for(fi->flags);
   p.disposition = (fi->flags & O_TRUNC) ? FILE_OVERWRITE : FILE_OPEN;
   p.options = FILE_NON_DIRECTORY_FILE;
-  auto f = fs.tree().open(fs.smb_path(*path), p);
-  if (!f) return reply_error(req, f.error(), "open");
+  // SMB opens by path: if a rename on this mount moves another file onto
+  // the inode's path (or this inode away) while the open is in flight, the
+  // handle may be another file's, read through this inode's cached size.
+  // Open again then; an inode that lost its path gets ENOENT.
+  Result<client::OpenFile> f = Error{};
+  for (int attempt = 1;; attempt++) {
+    uint64_t since = fs.inodes().clock();
+    auto path = path_or_reply(req, ino);
+    if (!path) return;
+    f = fs.tree().open(fs.smb_path(*path), p);
+    if (!f) return reply_error(req, f.error(), "open");
+    if (fs.inodes().unchanged_since(ino, since) || attempt == kPathRetries) break;
+    (void)fs.tree().close(f->id);
+    path_retry_pause(attempt);
+  }
   auto h = std::make_unique<FileHandle>();
   h->id = f->id;
   h->append = fi->flags & O_APPEND;
@@ -487,6 +538,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 Result<void> load_listing(SmbFs& fs, DirHandle& d) {
+  d.listed_at = fs.inodes().clock();
   SMBKIT_TRY(auto list, fs.tree().list(fs.smb_path(d.path)));
   d.entries.clear();
   FileStat dot;
@@ -543,9 +595,17 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
       size_t need = fuse_add_direntry_plus(req, nullptr, 0, e.name.c_str(), &ep, next);
       if (used + need > size) break;
       if (!dots) {
+        // Attributes from the listing describe the entry as of opendir: if
+        // another inode got this name since, give no attributes (ino 0
+        // tells the kernel to skip the entry's attributes and lookup).
         std::string path = InodeTable::join(d->path, e.name);
-        uint64_t child = fs.inodes().lookup(path);
-        ep = entry_for(fs, e, child);
+        if (auto child = fs.inodes().lookup_if_unchanged(path, d->listed_at)) {
+          ep = entry_for(fs, e, *child);
+        } else {
+          ep = fuse_entry_param{};
+          ep.attr.st_ino = e.file_id | (1ull << 63);
+          ep.attr.st_mode = e.is_dir ? S_IFDIR : S_IFREG;
+        }
       }
       n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &ep, next);
     } else {
@@ -622,9 +682,13 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   if (!valid_name(newname)) return (void)fuse_reply_err(req, EINVAL);
   std::string from = InodeTable::join(*from_dir, name), to = InodeTable::join(*to_dir, newname);
   bool replace = !(flags & RENAME_NOREPLACE);
+  // Opens and stats by path of the inodes involved retry until the table
+  // matches the server again (see InodeTable::begin_rename).
+  auto marked = fs.inodes().begin_rename(from, to);
   auto r = fs.tree().rename(fs.smb_path(from), fs.smb_path(to), replace);
+  if (r) fs.inodes().rename(from, to);
+  fs.inodes().end_rename(marked);
   if (!r) return reply_error(req, r.error(), "rename");
-  fs.inodes().rename(from, to);
   fuse_reply_err(req, 0);
 }
 

@@ -15,15 +15,63 @@ std::string InodeTable::join(const std::string& dir, const std::string& name) {
 
 uint64_t InodeTable::lookup(const std::string& path, uint64_t lookups) {
   std::lock_guard lk(mu_);
+  return lookup_locked(path, lookups);
+}
+
+uint64_t InodeTable::lookup_locked(const std::string& path, uint64_t lookups) {
   auto it = by_path_.find(path);
   if (it != by_path_.end()) {
     nodes_[it->second].nlookup += lookups;
     return it->second;
   }
   uint64_t ino = next_++;
-  nodes_[ino] = Node{path, true, lookups};
+  nodes_[ino] = Node{path, true, lookups, ++clock_};
   by_path_[path] = ino;
   return ino;
+}
+
+std::optional<uint64_t> InodeTable::lookup_if_unchanged(const std::string& path, uint64_t since, uint64_t lookups) {
+  std::lock_guard lk(mu_);
+  auto it = by_path_.find(path);
+  if (it != by_path_.end() && (nodes_[it->second].since > since || nodes_[it->second].moving)) return std::nullopt;
+  return lookup_locked(path, lookups);
+}
+
+bool InodeTable::unchanged_since(uint64_t ino, uint64_t since) const {
+  std::lock_guard lk(mu_);
+  auto it = nodes_.find(ino);
+  return it != nodes_.end() && it->second.attached && !it->second.moving && it->second.since <= since;
+}
+
+std::vector<uint64_t> InodeTable::begin_rename(const std::string& from, const std::string& to) {
+  std::lock_guard lk(mu_);
+  std::vector<uint64_t> marked;
+  for (const std::string* p : {&from, &to}) {
+    if (auto it = by_path_.find(*p); it != by_path_.end()) marked.push_back(it->second);
+    std::string prefix = *p + "/";
+    for (auto c = by_path_.lower_bound(prefix); c != by_path_.end() && c->first.rfind(prefix, 0) == 0; ++c)
+      marked.push_back(c->second);
+  }
+  for (uint64_t ino : marked) {
+    nodes_[ino].moving++;
+    nodes_[ino].since = ++clock_;
+  }
+  return marked;
+}
+
+void InodeTable::end_rename(const std::vector<uint64_t>& marked) {
+  std::lock_guard lk(mu_);
+  for (uint64_t ino : marked) {
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end()) continue;
+    if (it->second.moving) it->second.moving--;
+    it->second.since = ++clock_;
+  }
+}
+
+uint64_t InodeTable::clock() const {
+  std::lock_guard lk(mu_);
+  return clock_;
 }
 
 std::optional<uint64_t> InodeTable::find(const std::string& path) const {
@@ -99,6 +147,7 @@ void InodeTable::rename(const std::string& from, const std::string& to) {
   for (auto& [p, ino] : moving) {
     std::string np = to + p.substr(from.size());
     nodes_[ino].path = np;
+    nodes_[ino].since = ++clock_;
     by_path_[np] = ino;
   }
 }

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace smbkit::fuse {
 
@@ -23,6 +24,23 @@ class InodeTable {
 
   // The inode for path (created if new) with `lookups` added to its count.
   uint64_t lookup(const std::string& path, uint64_t lookups = 1);
+  // Like lookup(), but only if the inode at path has held it since `since`
+  // (a value of clock()): nullopt when another inode was created at or
+  // renamed to path after that, i.e. when attributes fetched for path at
+  // `since` may describe the previous occupant. Nothing is counted then.
+  std::optional<uint64_t> lookup_if_unchanged(const std::string& path, uint64_t since, uint64_t lookups = 1);
+  // True if ino still has a path and nothing was created at or renamed to
+  // it (nor was ino moved) since `since`: a by-path open started then
+  // reached ino's file.
+  bool unchanged_since(uint64_t ino, uint64_t since) const;
+  // Around a rename on the server: the inodes at from and to (and below)
+  // count as changing from begin_rename until end_rename, because the
+  // server's namespace moves before rename() updates this table. Returns
+  // the marked inodes, to pass to end_rename (after rename() or a failure).
+  std::vector<uint64_t> begin_rename(const std::string& from, const std::string& to);
+  void end_rename(const std::vector<uint64_t>& marked);
+  // Advances whenever an inode gets a path (creation, rename).
+  uint64_t clock() const;
   // The inode for path if known, without counting.
   std::optional<uint64_t> find(const std::string& path) const;
   // The path of ino; nullopt if unknown or detached (unlinked).
@@ -42,15 +60,19 @@ class InodeTable {
   static std::string join(const std::string& dir, const std::string& name);
 
  private:
+  uint64_t lookup_locked(const std::string& path, uint64_t lookups);
   struct Node {
     std::string path;
     bool attached = true;
     uint64_t nlookup = 0;
+    uint64_t since = 0;  // clock_ when the node got its current path
+    uint32_t moving = 0;  // renames in flight that involve this node
   };
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, Node> nodes_;
   std::map<std::string, uint64_t> by_path_;  // attached nodes only; ordered for subtree moves
   uint64_t next_ = 2;
+  uint64_t clock_ = 0;
 };
 
 }  // namespace smbkit::fuse

@@ -233,7 +233,14 @@ Result<void> Machine::finish_message(Response& r) {
     r.orphan = true;
     return {};
   }
-  if (it->second.command != h.Command) return protocol_error("response command mismatch");
+  if (it->second.command != h.Command)
+    return protocol_error("response command mismatch: MessageId " + std::to_string(h.MessageId) + " sent as command " +
+                          std::to_string(it->second.command) + ", answered as " + std::to_string(h.Command) +
+                          " (status 0x" + [&] {
+                            char b[12];
+                            std::snprintf(b, sizeof b, "%08x", h.Status);
+                            return std::string(b);
+                          }() + ")");
   const SessionSecurity* s = session(h.SessionId);
   if (!r.encrypted && !interim && !s && (h.Flags & SMB2_FLAGS_SIGNED)) r.signature_unchecked = true;
   if (!r.encrypted && !interim && s) {
