@@ -497,7 +497,10 @@ void op_write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t o
   if (h->append) {
     lk = std::unique_lock(h->append_mu);
     auto s = fs.tree().stat_handle(h->id);
-    if (!s) return reply_error(req, s.error(), "write");
+    if (!s) {
+      lk.unlock();
+      return reply_error(req, s.error(), "write");
+    }
     at = s->size;
   }
   size_t done = 0;
@@ -507,14 +510,18 @@ void op_write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t o
     auto w = fs.tree().write(h->id, at + done, ByteView(reinterpret_cast<const std::byte*>(data + done), n));
     if (!w) {
       if (done) break;
+      if (lk.owns_lock()) lk.unlock();
       return reply_error(req, w.error(), "write");
     }
     if (*w == 0) {
       if (done) break;
+      if (lk.owns_lock()) lk.unlock();
       return (void)fuse_reply_err(req, EIO);
     }
     done += *w;
   }
+  // Unlock before replying: after the reply, RELEASE may free h.
+  if (lk.owns_lock()) lk.unlock();
   fuse_reply_write(req, done);
 }
 
@@ -573,10 +580,15 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
   auto& fs = fs_of(req);
   DirHandle* d = dh_of(fi);
-  std::lock_guard lk(d->mu);
+  // The reply must go out after d->mu is unlocked: once the kernel has it,
+  // closedir can make RELEASEDIR free d on another worker at once.
+  std::unique_lock lk(d->mu);
   if (off == 0 && d->served) {  // rewinddir: a fresh listing
     auto r = load_listing(fs, *d);
-    if (!r) return reply_error(req, r.error(), "readdir");
+    if (!r) {
+      lk.unlock();
+      return reply_error(req, r.error(), "readdir");
+    }
   }
   d->served = true;
   std::vector<char> buf(size);
@@ -622,6 +634,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
     }
     used += n;
   }
+  lk.unlock();
   fuse_reply_buf(req, buf.data(), used);
 }
 
