@@ -529,6 +529,11 @@ void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
     if (!r) SMBKIT_LOG(info, "fuse release: pending writes lost: {}", r.error().message());
   }
   fs.files().remove(&h->data);
+  if (h->data.ra) {
+    auto st = h->data.ra->stats();
+    SMBKIT_LOG(debug, "fuse readahead: ino {}: window {} MiB, {} READs, {} hits, {} misses, {} resets", h->data.ino,
+               h->data.ra->window() >> 20, st.reads_issued, st.hits, st.misses, st.resets);
+  }
   h->data.ra.reset();  // waits for its READs
   h->data.wb.reset();
   auto r = fs.tree().close(h->id);

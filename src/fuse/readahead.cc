@@ -1,7 +1,11 @@
 #include "fuse/readahead.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 
 namespace smbkit::fuse {
 
@@ -11,6 +15,35 @@ session::WindowController::Time mono_now() {
       std::chrono::steady_clock::now().time_since_epoch());
 }
 }  // namespace
+
+Result<void> set_kernel_readahead(const std::string& mountpoint, uint32_t kb) {
+  std::ifstream f("/proc/self/mountinfo");
+  std::string line, dev;
+  while (std::getline(f, line)) {
+    // id parent major:minor root mountpoint ...  (octal escapes in paths)
+    std::istringstream in(line);
+    std::string id, parent, mm, root, mp;
+    in >> id >> parent >> mm >> root >> mp;
+    std::string un;
+    for (size_t i = 0; i < mp.size(); i++) {
+      if (mp[i] == '\\' && i + 3 < mp.size()) {
+        un += static_cast<char>((mp[i + 1] - '0') * 64 + (mp[i + 2] - '0') * 8 + (mp[i + 3] - '0'));
+        i += 3;
+      } else {
+        un += mp[i];
+      }
+    }
+    if (un == mountpoint) dev = mm;  // the last one wins (mounted on top)
+  }
+  if (dev.empty()) return sys_error(ENOENT, mountpoint + ": not in /proc/self/mountinfo");
+  std::string path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) return sys_error(errno, path);
+  int n = std::fprintf(out, "%u\n", kb);
+  int e = errno;
+  if (std::fclose(out) != 0 || n < 0) return sys_error(n < 0 ? e : errno, path);
+  return {};
+}
 
 Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t off, MutableByteView buf,
                            uint32_t chunk) {

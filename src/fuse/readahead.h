@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "base/bytes.h"
@@ -40,6 +41,14 @@ namespace smbkit::fuse {
 // FUSE read would tell the kernel the file ends there).
 Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t off, MutableByteView buf,
                            uint32_t chunk);
+
+// The kernel's page-cache readahead for a FUSE mount defaults to 128 KiB
+// (VM_READAHEAD_PAGES; FUSE only lowers it to max_readahead), which
+// splits a sequential read into 128 KiB FUSE requests. This sets
+// /sys/class/bdi/MAJ:MIN/read_ahead_kb of the mount (found in
+// /proc/self/mountinfo, so no FUSE request is made) to `kb`. Needs root;
+// an error otherwise.
+Result<void> set_kernel_readahead(const std::string& mountpoint, uint32_t kb);
 
 class Readahead {
  public:
