@@ -188,6 +188,8 @@ void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t s
       rc.chunk = std::min<uint32_t>(fs.read_chunk(), 1u << 20);
       rc.max_window = c.rasize;
       rc.min_window = std::min<uint64_t>(8ull << 20, c.rasize);
+      if (c.cache == CacheMode::strict)
+        rc.max_age = std::chrono::milliseconds(std::max<int64_t>(1000, static_cast<int64_t>(c.attr_timeout_file * 1000)));
       h.data.ra = std::make_unique<Readahead>(fs.tree(), h.id, size, rc);
     }
     if ((flags & O_ACCMODE) != O_RDONLY) {

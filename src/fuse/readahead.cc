@@ -186,6 +186,7 @@ void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
       std::lock_guard g(sh->mu);
       c->result = std::move(r);
       c->done = true;
+      c->completed = mono_now();
       sh->in_flight--;
       if (c->result && gen == sh->generation) sh->win.on_complete(c->len, c->sent, mono_now());
       sh->cv.notify_all();
@@ -207,6 +208,13 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   };
   bool sequential = off == 0 || (s.any_read && off == s.last_end);
   std::shared_ptr<Chunk> first = covering(off);
+  if (first && first->done && cfg_.max_age.count() > 0 && mono_now() - first->completed > cfg_.max_age) {
+    // The reader paused: what we fetched may be stale by now. Start over
+    // from here (still sequential).
+    drop_locked();
+    first.reset();
+    sequential = true;
+  }
   auto direct = [&]() -> Result<Served> {
     s.stats.misses++;
     lk.unlock();

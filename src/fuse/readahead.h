@@ -20,6 +20,7 @@
 
 #include <sys/uio.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -56,11 +57,14 @@ class Readahead {
     uint32_t chunk = 1u << 20;          // bytes per READ
     uint64_t max_window = 64ull << 20;  // rasize
     uint64_t min_window = 8ull << 20;   // start (clamped to max_window)
+    // Data fetched longer ago than this is not served (the window starts
+    // again); zero: no limit. cache=strict uses the attribute timeout.
+    std::chrono::milliseconds max_age{0};
   };
   struct Stats {
     uint64_t reads_issued = 0, bytes_issued = 0;  // READs sent for the window
     uint64_t hits = 0, misses = 0;                // FUSE reads served from the window / directly
-    uint64_t resets = 0;                          // window dropped (seek, write, truncate, break)
+    uint64_t resets = 0;                          // window dropped (seek, write, truncate, break, age)
   };
 
   // size_hint: the file size at open (READs are not issued past it; a
@@ -99,7 +103,7 @@ class Readahead {
     std::shared_ptr<Bytes> buf;
     bool done = false;
     Result<size_t> result = size_t{0};
-    session::WindowController::Time sent{};
+    session::WindowController::Time sent{}, completed{};
   };
   struct Shared;  // what completions touch (outlives this object)
 
