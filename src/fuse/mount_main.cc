@@ -151,9 +151,10 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
     return rep.failed(o.mountpoint + ": cannot mount (is /dev/fuse available and fuse3 installed?)");
   }
   // Sequential reads reach us in requests of the kernel's readahead size;
-  // raise it from 128 KiB to a full request (not for direct I/O).
+  // raise it from 128 KiB to a full request (not for direct I/O). The
+  // kernel then caps it at max_readahead when the INIT reply arrives.
   if (!o.data_direct() && o.rasize) {
-    auto ra = set_kernel_readahead(o.mountpoint, std::max<uint32_t>(cfg.fuse_max_io / 1024, 4096));
+    auto ra = set_kernel_readahead(o.mountpoint, cfg.fuse_max_io / 1024);
     if (!ra) SMBKIT_LOG(info, "kernel readahead left at its default: {}", ra.error().message());
   }
   SMBKIT_LOG(info, "mounted {} on {} ({})", target, o.mountpoint, describe(o));
