@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <list>
+#include <map>
 
 namespace smbkit::fuse {
 
@@ -52,10 +53,15 @@ Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t o
 struct WriteBehind::Shared {
   mutable std::mutex mu;
   std::condition_variable cv;
-  // The pending (not yet sent) buffer.
-  std::shared_ptr<Bytes> buf;
-  uint64_t buf_off = 0;
-  size_t buf_len = 0;
+  // Pending (not yet sent) buffers by base: file bytes [base, base +
+  // chunk), of which `filled` (sorted, disjoint, not touching) hold data.
+  struct Pending {
+    std::shared_ptr<Bytes> buf;
+    std::vector<Range> filled;
+    uint64_t age = 0;  // creation order
+  };
+  std::map<uint64_t, Pending> pending;
+  uint64_t next_age = 0;
   std::list<Range> in_flight;
   uint64_t in_flight_bytes = 0;
   std::optional<Error> error;  // the first failure
@@ -75,40 +81,48 @@ WriteBehind::~WriteBehind() {
 }
 
 void WriteBehind::send_locked(std::unique_lock<std::mutex>& lk) {
+  while (!sh_->pending.empty()) send_one_locked(lk, sh_->pending.begin()->first);
+}
+
+void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t base) {
   Shared& s = *sh_;
-  if (!s.buf || s.buf_len == 0) return;
-  auto buf = std::move(s.buf);
-  Range r{s.buf_off, s.buf_len};
-  s.buf.reset();
-  s.buf_len = 0;
-  // Bound the bytes in flight, and keep overlapping WRITEs in order.
-  auto overlaps = [&] {
-    for (auto& f : s.in_flight)
-      if (f.off < r.off + r.len && r.off < f.off + f.len) return true;
-    return false;
-  };
-  s.cv.wait(lk, [&] {
-    return (s.in_flight.empty() || s.in_flight_bytes + r.len <= cfg_.max_in_flight) && !overlaps();
-  });
-  auto it = s.in_flight.insert(s.in_flight.end(), r);
-  s.in_flight_bytes += r.len;
-  s.stats.requests++;
-  lk.unlock();
-  auto sh = sh_;
-  tree_.write_async(id_, r.off, ByteView(buf->data(), r.len), [sh, buf, r, it](Result<size_t> res) {
-    std::lock_guard g(sh->mu);
-    if (res && *res < r.len && !sh->error) {
-      sh->error = sys_error(ENOSPC, "write at offset " + std::to_string(r.off) + ": the server accepted " +
-                                        std::to_string(*res) + " of " + std::to_string(r.len) + " bytes");
-    } else if (!res && !sh->error) {
-      sh->error = res.error();
-    }
-    if (res) sh->stats.bytes += *res;
-    sh->in_flight_bytes -= r.len;
-    sh->in_flight.erase(it);
-    sh->cv.notify_all();
-  });
-  lk.lock();
+  auto pit = s.pending.find(base);
+  if (pit == s.pending.end()) return;
+  auto buf = std::move(pit->second.buf);
+  std::vector<Range> extents = std::move(pit->second.filled);
+  s.pending.erase(pit);
+  // One WRITE per filled extent (one when the writes were contiguous).
+  for (const Range& r : extents) {
+    // Bound the bytes in flight, and keep overlapping WRITEs in order.
+    auto overlaps = [&] {
+      for (auto& f : s.in_flight)
+        if (f.off < r.off + r.len && r.off < f.off + f.len) return true;
+      return false;
+    };
+    s.cv.wait(lk, [&] {
+      return (s.in_flight.empty() || s.in_flight_bytes + r.len <= cfg_.max_in_flight) && !overlaps();
+    });
+    auto it = s.in_flight.insert(s.in_flight.end(), r);
+    s.in_flight_bytes += r.len;
+    s.stats.requests++;
+    lk.unlock();
+    auto sh = sh_;
+    ByteView src(buf->data() + (r.off - base), r.len);
+    tree_.write_async(id_, r.off, src, [sh, buf, r, it](Result<size_t> res) {
+      std::lock_guard g(sh->mu);
+      if (res && *res < r.len && !sh->error) {
+        sh->error = sys_error(ENOSPC, "write at offset " + std::to_string(r.off) + ": the server accepted " +
+                                          std::to_string(*res) + " of " + std::to_string(r.len) + " bytes");
+      } else if (!res && !sh->error) {
+        sh->error = res.error();
+      }
+      if (res) sh->stats.bytes += *res;
+      sh->in_flight_bytes -= r.len;
+      sh->in_flight.erase(it);
+      sh->cv.notify_all();
+    });
+    lk.lock();
+  }
 }
 
 Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
@@ -117,24 +131,51 @@ Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
   if (s.error) return *s.error;
   s.stats.writes++;
   size_t done = 0;
+  const uint64_t chunk = cfg_.chunk;
   while (done < data.size()) {
     uint64_t at = off + done;
-    // Only a contiguous write continues the pending buffer (another
-    // writer may have started one while the lock was released).
-    if (s.buf && s.buf_len && s.buf_off + s.buf_len != at) {
-      send_locked(lk);
-      continue;
+    // Buffers cover chunk-aligned stretches of the file, so writes that
+    // arrive out of order (the kernel's write-back, several workers, a few
+    // interleaved streams) still gather. Beyond kMaxPending buffers the
+    // oldest is sent.
+    uint64_t base = at - at % chunk;
+    auto pit = s.pending.find(base);
+    if (pit == s.pending.end()) {
+      if (s.pending.size() >= kMaxPending) {
+        auto oldest = s.pending.begin();
+        for (auto i = s.pending.begin(); i != s.pending.end(); ++i)
+          if (i->second.age < oldest->second.age) oldest = i;
+        send_one_locked(lk, oldest->first);  // releases the lock: look again
+        continue;
+      }
+      Shared::Pending p;
+      p.buf = tree_.client().conn().pool().get(chunk);
+      p.age = s.next_age++;
+      pit = s.pending.emplace(base, std::move(p)).first;
     }
-    if (!s.buf) {
-      s.buf = tree_.client().conn().pool().get(cfg_.chunk);
-      s.buf_off = at;
-      s.buf_len = 0;
+    Shared::Pending& pb = pit->second;
+    size_t n = static_cast<size_t>(std::min<uint64_t>(base + chunk - at, data.size() - done));
+    std::memcpy(pb.buf->data() + (at - base), data.data() + done, n);
+    // Merge [at, at + n) into the filled extents (a rewrite overlaps).
+    Range add{at, n};
+    std::vector<Range> merged;
+    merged.reserve(pb.filled.size() + 1);
+    bool placed = false;
+    for (const Range& e : pb.filled) {
+      if (e.off + e.len < add.off) {
+        merged.push_back(e);
+      } else if (add.off + add.len < e.off) {
+        if (!placed) merged.push_back(add), placed = true;
+        merged.push_back(e);
+      } else {
+        uint64_t lo = std::min(e.off, add.off), hi = std::max(e.off + e.len, add.off + add.len);
+        add = Range{lo, hi - lo};
+      }
     }
-    size_t n = std::min<size_t>(cfg_.chunk - s.buf_len, data.size() - done);
-    std::memcpy(s.buf->data() + s.buf_len, data.data() + done, n);
-    s.buf_len += n;
+    if (!placed) merged.push_back(add);
+    pb.filled = std::move(merged);
     done += n;
-    if (s.buf_len == cfg_.chunk) send_locked(lk);
+    if (pb.filled.size() == 1 && pb.filled[0].len == chunk) send_one_locked(lk, base);
   }
   s.end = std::max(s.end, off + data.size());
   if (s.error) return *s.error;
@@ -153,7 +194,7 @@ Result<void> WriteBehind::flush() {
 
 bool WriteBehind::dirty() const {
   std::lock_guard g(sh_->mu);
-  return (sh_->buf && sh_->buf_len) || !sh_->in_flight.empty();
+  return !sh_->pending.empty() || !sh_->in_flight.empty();
 }
 
 uint64_t WriteBehind::end() const {

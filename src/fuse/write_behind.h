@@ -6,10 +6,13 @@
 //
 // Errors are never lost: the first failed (or short) WRITE is remembered
 // and returned by every later write(), flush() and by release; fsync and
-// close(2) (FUSE flush) therefore fail with it. A write that does not
-// continue the pending buffer sends that buffer first; a WRITE whose range
-// overlaps one in flight waits for it, so the server sees overlapping data
-// in the order it was written.
+// close(2) (FUSE flush) therefore fail with it. The pending buffer covers
+// one wsize-aligned stretch of the file, and up to 4 are pending, so writes
+// arriving out of order (kernel write-back, several FUSE workers) still
+// gather; a buffer is sent when full, when a fifth is needed (the oldest),
+// or on flush, one WRITE per filled extent. A
+// WRITE whose range overlaps one in flight waits for it, so the server sees
+// overlapping data in the order it was written.
 #pragma once
 
 #include <condition_variable>
@@ -66,9 +69,11 @@ class WriteBehind {
     uint64_t off, len;
   };
   struct Shared;
-  // Sends the pending buffer (lock held on entry and exit; released
-  // around the submit).
+  // Send every pending buffer / the one at `base` (lock held on entry and
+  // exit; released around each submit and while waiting for room).
   void send_locked(std::unique_lock<std::mutex>& lk);
+  void send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t base);
+  static constexpr size_t kMaxPending = 4;
 
   client::Tree& tree_;
   proto::FileId id_;

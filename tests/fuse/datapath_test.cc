@@ -331,6 +331,27 @@ TEST_F(DataPath, SmallWritesAreCoalescedIntoFewWriteRequests) {
   }
 }
 
+TEST_F(DataPath, OutOfOrderWritesWithinAStretchStillGather) {
+  Foreground f = mount_foreground("cache=strict");
+  ASSERT_TRUE(is_mounted(f.mp));
+  const size_t region = 4u << 20, piece = 64u << 10, total = 16u << 20;
+  std::string data = random_bytes(total, 21);
+  int fd = ::open((f.mp + "/ooo.bin").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  // Each 4 MiB stretch (the default wsize) back to front, 64 KiB at a time.
+  for (size_t r = 0; r < total; r += region)
+    for (size_t p = region; p > 0; p -= piece)
+      ASSERT_EQ(::pwrite(fd, data.data() + r + p - piece, piece, static_cast<off_t>(r + p - piece)),
+                static_cast<ssize_t>(piece));
+  ASSERT_EQ(::close(fd), 0) << strerror(errno);
+  std::string line = stop_foreground(f);
+  EXPECT_TRUE(same(slurp(share_dir() + "/ooo.bin"), data));
+  ASSERT_FALSE(line.empty()) << "no counters in the mount log";
+  EXPECT_EQ(counter(line, "fuse_writes"), total / piece) << line;
+  EXPECT_LE(counter(line, "write_requests"), total / region) << line;  // one per full stretch
+  EXPECT_EQ(counter(line, "bytes_written"), total) << line;
+}
+
 // A directory of the share on a 4 MiB tmpfs: writing more than fits must
 // fail on fsync and close (ENOSPC or EIO), never report success.
 class DataPathFull : public DataPath {
