@@ -522,25 +522,10 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
 }
 
 void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  auto& fs = fs_of(req);
   std::unique_ptr<FileHandle> h(fh_of(fi));
-  if (h->data.wb) {
-    // Normally flushed by op_flush already; data written after (mmap)
-    // goes now. release cannot report to anyone: the error is logged.
-    auto r = h->data.wb->flush();
-    if (!r) SMBKIT_LOG(info, "fuse release: pending writes lost: {}", r.error().message());
-  }
-  fs.files().remove(&h->data);
-  if (h->data.ra) {
-    auto st = h->data.ra->stats();
-    SMBKIT_LOG(debug, "fuse readahead: ino {}: window {} MiB, {} READs, {} hits, {} misses, {} resets", h->data.ino,
-               h->data.ra->window() >> 20, st.reads_issued, st.hits, st.misses, st.resets);
-  }
-  h->data.ra.reset();  // waits for its READs
-  h->data.wb.reset();
-  auto r = fs.tree().close(h->id);
+  fs_of(req).files().close(h->data);  // write-behind flushed, readahead stopped
+  auto r = fs_of(req).tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
-  SMBKIT_LOG(debug, "fuse data: {}", fs.files().totals().str());
   fuse_reply_err(req, 0);
 }
 

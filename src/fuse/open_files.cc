@@ -1,5 +1,7 @@
 #include "fuse/open_files.h"
 
+#include "base/log.h"
+
 namespace smbkit::fuse {
 
 std::string DataStats::str() const {
@@ -38,6 +40,24 @@ void OpenFiles::remove(FileData* f) {
     if (it->second.empty()) by_ino_.erase(it);
   }
   add_stats_locked(*f);
+}
+
+void OpenFiles::close(FileData& f) {
+  if (f.wb) {
+    // Normally flushed by FUSE flush (close(2)) already; data written
+    // after that (mmap) goes now.
+    auto r = f.wb->flush();
+    if (!r) SMBKIT_LOG(info, "fuse release: ino {}: pending writes failed: {}", f.ino, r.error().message());
+  }
+  remove(&f);
+  if (f.ra) {
+    auto st = f.ra->stats();
+    SMBKIT_LOG(debug, "fuse readahead: ino {}: window {} MiB, {} READs, {} hits, {} misses, {} resets", f.ino,
+               f.ra->window() >> 20, st.reads_issued, st.hits, st.misses, st.resets);
+  }
+  f.ra.reset();  // waits for its READs
+  f.wb.reset();
+  SMBKIT_LOG(debug, "fuse data: {}", totals().str());
 }
 
 Result<void> OpenFiles::flush(fuse_ino_t ino) {

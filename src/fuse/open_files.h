@@ -40,6 +40,10 @@ class OpenFiles {
   void add(FileData* f);
   // Unregisters f and adds its counters to the totals.
   void remove(FileData* f);
+  // At release: flushes f's write-behind (an error is logged: release
+  // cannot report it; close(2) already did), unregisters f, stops its
+  // readahead (waiting for its READs) and logs the counters.
+  void close(FileData& f);
 
   // Sends the pending writes of every handle of ino and waits for them;
   // the first error of any of them (errors stay with their handle).

@@ -144,11 +144,15 @@ TEST_F(DataPath, SequentialReadIsServedFromTheReadaheadWindow) {
   uint64_t hits = counter(line, "ra_hits"), misses = counter(line, "ra_misses"),
            reads = counter(line, "fuse_reads"), issued = counter(line, "ra_reads");
   ASSERT_NE(hits, UINT64_MAX) << line;
-  // 32 FUSE reads of 1 MiB (the kernel may split differently): all but
-  // the first come from READs issued ahead.
-  EXPECT_GE(reads, 1u) << line;
-  EXPECT_EQ(misses, 0u) << line;
-  EXPECT_GE(hits + 1, reads) << line;
+  // 32 FUSE reads of 1 MiB (the kernel may split differently): all come
+  // from READs issued ahead, except where the kernel's first requests
+  // reach the workers out of order (a read just behind the window start
+  // is served directly).
+  EXPECT_GE(reads, 32u) << line;
+  // (The read that starts the window is neither a hit nor a miss.)
+  EXPECT_LE(misses, 2u) << line;
+  EXPECT_LE(hits, reads) << line;
+  EXPECT_GE(hits + 3, reads) << line;
   EXPECT_GE(issued, 32u) << line;
 }
 
