@@ -359,8 +359,9 @@ int run_umount(int argc, char** argv) {
     fail_line(mp + ": not an smbkit mount");
     return 1;
   }
-  // Writes are synchronous in this version; syncfs is for completeness
-  // (and for a future write-behind cache).
+  // syncfs writes back the kernel's dirty pages (cache=loose) to the
+  // daemon; write-behind data goes to the server at each close(2) and at
+  // release (unmounting releases every open file).
   int fd = open(mp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     (void)syncfs(fd);
