@@ -57,6 +57,7 @@ FsConfig FsConfig::from(const MountOptions& o) {
   c.ro = o.ro;
   c.rsize = o.rsize;
   c.wsize = o.wsize;
+  c.rasize = o.rasize;
   return c;
 }
 
@@ -105,6 +106,7 @@ struct FileHandle {
   FileId id;
   bool append = false;
   std::mutex append_mu;  // O_APPEND: size lookup + write are one step
+  FileData data;         // readahead / write-behind (open_files.h)
 };
 
 // An open directory: the listing taken at opendir (or rewind), served by
@@ -177,6 +179,38 @@ Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicIn
   return {};
 }
 
+// Pending write-behind data of ino reaches the server (before anything
+// that reads the size or data back, or changes it).
+Result<void> flush_writes(SmbFs& fs, fuse_ino_t ino) {
+  if (!fs.files().dirty(ino)) return {};
+  return fs.files().flush(ino);
+}
+
+// The readahead / write-behind state of a new handle.
+void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t size) {
+  h.data.ino = ino;
+  const FsConfig& c = fs.config();
+  if (!c.direct) {
+    if (c.rasize) {
+      Readahead::Config rc;
+      rc.chunk = std::min<uint32_t>(fs.read_chunk(), 1u << 20);
+      rc.max_window = c.rasize;
+      rc.min_window = std::min<uint64_t>(8ull << 20, c.rasize);
+      if (c.cache == CacheMode::strict)
+        rc.max_age = std::chrono::milliseconds(std::max<int64_t>(1000, static_cast<int64_t>(c.attr_timeout_file * 1000)));
+      h.data.ra = std::make_unique<Readahead>(fs.tree(), h.id, size, rc);
+    }
+    if ((flags & O_ACCMODE) != O_RDONLY) {
+      WriteBehind::Config wc;
+      wc.chunk = fs.write_chunk();
+      h.data.wb = std::make_unique<WriteBehind>(fs.tree(), h.id, wc);
+    }
+  }
+  // With the writeback cache the kernel computes O_APPEND offsets itself.
+  if (c.writeback_cache()) h.append = false;
+  fs.files().add(&h.data);
+}
+
 // ---- operations ----------------------------------------------------------
 
 void op_init(void* userdata, fuse_conn_info* conn) {
@@ -195,8 +229,13 @@ void op_init(void* userdata, fuse_conn_info* conn) {
     conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
   else
     conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
-  // Writes go to the server synchronously: no writeback cache, no locks.
-  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  // loose: the kernel's writeback cache gathers writes (and owns the file
+  // size while pages are dirty). strict and none stay write-through.
+  if (fs.config().writeback_cache() && (conn->capable & FUSE_CAP_WRITEBACK_CACHE))
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  else
+    conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
   SMBKIT_LOG(info, "fuse init: max_write={} max_read={} want=0x{:x}", conn->max_write, conn->max_read, conn->want);
 }
 
@@ -206,6 +245,10 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (!dir) return;
   if (!valid_name(name)) return (void)fuse_reply_err(req, ENOENT);
   std::string path = InodeTable::join(*dir, name);
+  if (auto known = fs.inodes().find(path)) {  // pending writes first: the size must be right
+    auto f = flush_writes(fs, *known);
+    if (!f) return reply_error(req, f.error(), "lookup");
+  }
   // A rename or create on this mount may put another inode at path while
   // the stat is in flight; its attributes would then be handed to the new
   // inode (a stale size truncates page-cache reads). Stat again then.
@@ -244,6 +287,8 @@ void op_forget_multi(fuse_req_t req, size_t count, fuse_forget_data* forgets) {
 
 void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
+  auto f = flush_writes(fs, ino);
+  if (!f) return reply_error(req, f.error(), "getattr");
   Result<FileStat> s = Error{};
   double timeout = 0;
   if (has_file_handle(fi)) {
@@ -268,7 +313,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // the inode, or delete pending on the server); an open handle answers.
   if (!s && !has_file_handle(fi)) {
     const bool named = fs.inodes().path_of(ino).has_value();
-    if (auto id = fs.open_files().any(ino)) {
+    if (auto id = fs.open_handles().any(ino)) {
       auto hs = fs.tree().stat_handle(*id);
       if (hs || !named) s = std::move(hs);
     } else if (!named) {
@@ -297,6 +342,8 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   auto path = fs.inodes().path_of(ino);
   bool have_fh = has_file_handle(fi);
   if (!path && !have_fh) return (void)fuse_reply_err(req, ENOENT);
+  // Pending writes land before a truncate or a time change.
+  if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "setattr");
 
   auto open_for = [&](uint32_t access) -> Result<FileId> {
     OpenParams p;
@@ -316,6 +363,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
       r = t.set_end_of_file(*id, static_cast<uint64_t>(attr->st_size));
     }
     if (!r) return reply_error(req, r.error(), "truncate");
+    fs.files().resized(ino, static_cast<uint64_t>(attr->st_size));
   }
 
   bool times = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
@@ -365,8 +413,11 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   fuse_reply_attr(req, &st, fs.attr_timeout(s->is_dir));
 }
 
-uint32_t access_for(int flags) {
+uint32_t access_for(int flags, bool writeback_cache) {
   uint32_t a = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  // The writeback cache reads pages around partial writes even through
+  // a write-only handle.
+  if (writeback_cache && (flags & O_ACCMODE) == O_WRONLY) flags = (flags & ~O_ACCMODE) | O_RDWR;
   switch (flags & O_ACCMODE) {
     case O_RDONLY: a |= FILE_READ_DATA; break;
     case O_WRONLY: a |= FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_ATTRIBUTES; break;
@@ -386,7 +437,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   if (fs.config().ro && writes(fi->flags)) return (void)fuse_reply_err(req, EROFS);
   OpenParams p;
-  p.access = access_for(fi->flags);
+  p.access = access_for(fi->flags, fs.config().writeback_cache());
   p.disposition = (fi->flags & O_TRUNC) ? FILE_OVERWRITE : FILE_OPEN;
   p.options = FILE_NON_DIRECTORY_FILE;
   // SMB opens by path: if a rename on this mount moves another file onto
@@ -407,11 +458,13 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto h = std::make_unique<FileHandle>();
   h->id = f->id;
   h->append = fi->flags & O_APPEND;
+  attach_data(fs, *h, ino, fi->flags, (fi->flags & O_TRUNC) ? 0 : f->size);
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
-  fs.open_files().add(ino, h->id);
+  fs.open_handles().add(ino, h->id);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
-    fs.open_files().remove(ino, h->id);
+    fs.open_handles().remove(ino, h->id);
+    fs.files().remove(&h->data);
     (void)fs.tree().close(h->id);
     return;
   }
@@ -426,7 +479,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (!valid_name(name)) return (void)fuse_reply_err(req, EINVAL);
   std::string path = InodeTable::join(*dir, name);
   OpenParams p;
-  p.access = access_for(fi->flags);
+  p.access = access_for(fi->flags, fs.config().writeback_cache());
   if (fi->flags & O_EXCL) p.disposition = FILE_CREATE;
   else if (fi->flags & O_TRUNC) p.disposition = FILE_OVERWRITE_IF;
   else p.disposition = FILE_OPEN_IF;
@@ -446,10 +499,12 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
   uint64_t ino = fs.inodes().lookup(path);
+  attach_data(fs, *h, ino, fi->flags, s->size);
   auto e = entry_for(fs, *s, ino);
-  fs.open_files().add(ino, h->id);
+  fs.open_handles().add(ino, h->id);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-    fs.open_files().remove(ino, h->id);
+    fs.open_handles().remove(ino, h->id);
+    fs.files().remove(&h->data);
     fs.inodes().forget(ino, 1);
     (void)fs.tree().close(h->id);
     return;
@@ -464,81 +519,84 @@ std::vector<char>& thread_buffer(size_t n) {
   return buf;
 }
 
-void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   FileHandle* h = fh_of(fi);
+  fs.files().count_read();
+  // Data written through any handle of this file is read back.
+  if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "read");
   auto& buf = thread_buffer(size);
-  size_t done = 0;
-  uint32_t chunk = fs.read_chunk();
-  while (done < size) {
-    size_t want = std::min<size_t>(size - done, chunk);
-    auto n = fs.tree().read(h->id, static_cast<uint64_t>(off) + done,
-                            MutableByteView(reinterpret_cast<std::byte*>(buf.data() + done), want));
-    if (!n) {
-      if (done) break;
-      return reply_error(req, n.error(), "read");
-    }
-    if (*n == 0) break;
-    done += *n;
-    if (*n < want) {
-      // Short read: either end of file or a server that returns less;
-      // ask once more before concluding.
-      continue;
-    }
+  if (h->data.ra) {
+    auto r = h->data.ra->read(static_cast<uint64_t>(off), size, buf.data());
+    if (!r) return reply_error(req, r.error(), "read");
+    // The window's buffers go to the kernel as they are (one writev).
+    fuse_reply_iov(req, r->iov.data(), static_cast<int>(r->iov.size()));
+    return;
   }
-  fuse_reply_buf(req, buf.data(), done);
+  auto n = read_direct(fs.tree(), h->id, static_cast<uint64_t>(off),
+                       MutableByteView(reinterpret_cast<std::byte*>(buf.data()), size), fs.read_chunk());
+  if (!n) return reply_error(req, n.error(), "read");
+  fuse_reply_buf(req, buf.data(), *n);
 }
 
-void op_write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off, fuse_file_info* fi) {
+void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   FileHandle* h = fh_of(fi);
   std::unique_lock<std::mutex> lk;
   uint64_t at = static_cast<uint64_t>(off);
   if (h->append) {
     lk = std::unique_lock(h->append_mu);
-    auto s = fs.tree().stat_handle(h->id);
-    if (!s) {
-      lk.unlock();
-      return reply_error(req, s.error(), "write");
+    if (h->data.wb && h->data.wb->dirty()) {
+      at = h->data.wb->end();  // our own appends are still on their way
+    } else {
+      if (auto f = flush_writes(fs, ino); !f) {
+        lk.unlock();
+        return reply_error(req, f.error(), "write");
+      }
+      auto s = fs.tree().stat_handle(h->id);
+      if (!s) {
+        lk.unlock();
+        return reply_error(req, s.error(), "write");
+      }
+      at = s->size;
     }
-    at = s->size;
   }
-  size_t done = 0;
-  uint32_t chunk = fs.write_chunk();
-  while (done < size) {
-    size_t n = std::min<size_t>(size - done, chunk);
-    auto w = fs.tree().write(h->id, at + done, ByteView(reinterpret_cast<const std::byte*>(data + done), n));
-    if (!w) {
-      if (done) break;
-      if (lk.owns_lock()) lk.unlock();
-      return reply_error(req, w.error(), "write");
-    }
-    if (*w == 0) {
-      if (done) break;
-      if (lk.owns_lock()) lk.unlock();
-      return (void)fuse_reply_err(req, EIO);
-    }
-    done += *w;
-  }
+  ByteView src(reinterpret_cast<const std::byte*>(data), size);
+  // Read windows of this file may hold what we overwrite.
+  fs.files().drop_reads(ino);
+  auto w = h->data.wb ? h->data.wb->write(at, src) : write_direct(fs.tree(), h->id, at, src, fs.write_chunk());
   // Unlock before replying: after the reply, RELEASE may free h.
   if (lk.owns_lock()) lk.unlock();
-  fuse_reply_write(req, done);
+  if (!w) return reply_error(req, w.error(), "write");
+  fuse_reply_write(req, *w);
 }
 
-void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
-  // Writes reach the server before write() returns: nothing is buffered.
+void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  // close(2): write-behind data reaches the server, and its errors are
+  // the caller's.
+  FileHandle* h = fh_of(fi);
+  if (h->data.wb) {
+    auto r = h->data.wb->flush();
+    if (!r) return reply_error(req, r.error(), "flush");
+  }
   fuse_reply_err(req, 0);
 }
 
 void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
-  auto r = fs_of(req).tree().flush(fh_of(fi)->id);
+  FileHandle* h = fh_of(fi);
+  if (h->data.wb) {
+    auto r = h->data.wb->flush();
+    if (!r) return reply_error(req, r.error(), "fsync");
+  }
+  auto r = fs_of(req).tree().flush(h->id);
   if (!r) return reply_error(req, r.error(), "fsync");
   fuse_reply_err(req, 0);
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> h(fh_of(fi));
-  fs_of(req).open_files().remove(ino, h->id);
+  fs_of(req).open_handles().remove(ino, h->id);
+  fs_of(req).files().close(h->data);  // write-behind flushed, readahead stopped
   auto r = fs_of(req).tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
   fuse_reply_err(req, 0);
@@ -694,6 +752,9 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   if (!to_dir) return;
   if (!valid_name(newname)) return (void)fuse_reply_err(req, EINVAL);
   std::string from = InodeTable::join(*from_dir, name), to = InodeTable::join(*to_dir, newname);
+  if (auto known = fs.inodes().find(from)) {
+    if (auto f = flush_writes(fs, *known); !f) return reply_error(req, f.error(), "rename");
+  }
   bool replace = !(flags & RENAME_NOREPLACE);
   // Opens and stats by path of the inodes involved retry until the table
   // matches the server again (see InodeTable::begin_rename).

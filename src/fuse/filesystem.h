@@ -1,7 +1,7 @@
 // The FUSE low-level file system over one connected share (client::Tree).
-// Every operation is a synchronous SMB exchange on the calling FUSE worker
-// thread; concurrency comes from fuse_session_loop_mt and the client's
-// out-of-order completion. See docs/design/fuse.md.
+// Metadata operations are synchronous SMB exchanges on the calling FUSE
+// worker thread; file data goes through readahead.h / write_behind.h
+// (asynchronous READ/WRITE windows). See docs/design/fuse.md.
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -14,6 +14,7 @@
 #include "client/client.h"
 #include "fuse/inode_table.h"
 #include "fuse/open_files.h"
+#include "fuse/open_handles.h"
 #include "fuse/options.h"
 
 namespace smbkit::fuse {
@@ -30,6 +31,9 @@ struct FsConfig {
   bool ro = false;
   uint32_t rsize = 4u << 20, wsize = 4u << 20;  // bytes per SMB READ / WRITE (also capped by the server)
   uint32_t fuse_max_io = 1u << 20;  // max_read / max_write asked of the kernel
+  uint32_t rasize = 64u << 20;      // readahead window cap (0: no readahead)
+  // The kernel's writeback cache (FUSE_CAP_WRITEBACK_CACHE): cache=loose only.
+  bool writeback_cache() const { return cache == CacheMode::loose && !direct; }
 
   static FsConfig from(const MountOptions& o);
 };
@@ -42,7 +46,10 @@ class SmbFs {
   client::Tree& tree() { return tree_; }
   const FsConfig& config() const { return cfg_; }
   InodeTable& inodes() { return inodes_; }
-  OpenFiles& open_files() { return open_files_; }
+  // Open SMB handles by inode (fstat of a file unlinked while open).
+  OpenHandles& open_handles() { return open_handles_; }
+  // Open files' readahead and write-behind state (see open_files.h).
+  OpenFiles& files() { return files_; }
 
   // The share path for a path relative to the mount root.
   std::string smb_path(const std::string& p) const;
@@ -58,7 +65,8 @@ class SmbFs {
   client::Tree& tree_;
   FsConfig cfg_;
   InodeTable inodes_;
-  OpenFiles open_files_;
+  OpenHandles open_handles_;
+  OpenFiles files_;
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.

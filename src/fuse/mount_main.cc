@@ -9,6 +9,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@
 #include "client/url.h"
 #include "fuse/filesystem.h"
 #include "fuse/options.h"
+#include "fuse/readahead.h"
 
 namespace smbkit::fuse {
 
@@ -35,7 +37,7 @@ const char kUsage[] =
     "       smbkit umount [-z] MOUNTPOINT\n"
     "\n"
     "Options (mount.cifs names): username=, password=, domain=, credentials=FILE, port=,\n"
-    "vers=2.0|2.1|3|3.0|3.02|3.1.1, sec=ntlmssp|ntlmsspi|none, sign, seal, rsize=, wsize=,\n"
+    "vers=2.0|2.1|3|3.0|3.02|3.1.1, sec=ntlmssp|ntlmsspi|none, sign, seal, rsize=, wsize=, rasize=,\n"
     "cache=strict|none|loose, actimeo=, acregmax=, acdirmax=, uid=, gid=, file_mode=,\n"
     "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=. The password may also come from\n"
     "SMBKIT_PASSWORD. -f stays in the foreground; -v/-vv log (with -f).\n";
@@ -147,6 +149,13 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
     fuse_remove_signal_handlers(se);
     fuse_session_destroy(se);
     return rep.failed(o.mountpoint + ": cannot mount (is /dev/fuse available and fuse3 installed?)");
+  }
+  // Sequential reads reach us in requests of the kernel's readahead size;
+  // raise it from 128 KiB to a full request (not for direct I/O). The
+  // kernel then caps it at max_readahead when the INIT reply arrives.
+  if (!o.data_direct() && o.rasize) {
+    auto ra = set_kernel_readahead(o.mountpoint, cfg.fuse_max_io / 1024);
+    if (!ra) SMBKIT_LOG(info, "kernel readahead left at its default: {}", ra.error().message());
   }
   SMBKIT_LOG(info, "mounted {} on {} ({})", target, o.mountpoint, describe(o));
   for (auto& name : o.ignored) SMBKIT_LOG(info, "option {} accepted but not acted on", name);
@@ -350,8 +359,9 @@ int run_umount(int argc, char** argv) {
     fail_line(mp + ": not an smbkit mount");
     return 1;
   }
-  // Writes are synchronous in this version; syncfs is for completeness
-  // (and for a future write-behind cache).
+  // syncfs writes back the kernel's dirty pages (cache=loose) to the
+  // daemon; write-behind data goes to the server at each close(2) and at
+  // release (unmounting releases every open file).
   int fd = open(mp.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd >= 0) {
     (void)syncfs(fd);

@@ -1,44 +1,71 @@
-// Open SMB handles by inode. The kernel sends GETATTR without a file
-// handle for fstat(2) (and for stat of /proc/PID/fd/N), so a file unlinked
-// while open (its name is delete-pending on the server and no longer
-// resolves) can only be asked about through a handle some opener holds.
+// The data-path state of each open file (readahead window, write-behind
+// buffer) and a registry by inode, so that operations on an inode see the
+// data written through any of its handles: getattr, lookup, setattr,
+// rename and reads flush pending writes first; a write or truncate drops
+// the readahead windows of every handle of the inode. A lease/oplock break
+// handler calls drop_reads() and flush() the same way.
 #pragma once
 
-#include <cstdint>
-#include <mutex>
-#include <optional>
-#include <unordered_map>
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
 
-#include "proto/types.h"
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "base/result.h"
+#include "fuse/readahead.h"
+#include "fuse/write_behind.h"
 
 namespace smbkit::fuse {
 
+struct FileData {
+  fuse_ino_t ino = 0;
+  std::unique_ptr<Readahead> ra;    // null: reads go straight to the server
+  std::unique_ptr<WriteBehind> wb;  // null: writes go straight to the server
+};
+
+// Totals over the mount's life (closed handles included).
+struct DataStats {
+  uint64_t fuse_writes = 0, write_requests = 0, bytes_written = 0;
+  uint64_t fuse_reads = 0, ra_hits = 0, ra_misses = 0, ra_reads = 0, ra_resets = 0;
+  std::string str() const;
+};
+
 class OpenFiles {
  public:
-  void add(uint64_t ino, const proto::FileId& id) {
-    std::lock_guard lk(mu_);
-    m_.emplace(ino, id);
-  }
-  void remove(uint64_t ino, const proto::FileId& id) {
-    std::lock_guard lk(mu_);
-    auto [b, e] = m_.equal_range(ino);
-    for (auto it = b; it != e; ++it)
-      if (it->second == id) {
-        m_.erase(it);
-        return;
-      }
-  }
-  // Any open handle of ino.
-  std::optional<proto::FileId> any(uint64_t ino) const {
-    std::lock_guard lk(mu_);
-    auto it = m_.find(ino);
-    if (it == m_.end()) return std::nullopt;
-    return it->second;
+  void add(FileData* f);
+  // Unregisters f and adds its counters to the totals.
+  void remove(FileData* f);
+  // At release: flushes f's write-behind (an error is logged: release
+  // cannot report it; close(2) already did), unregisters f, stops its
+  // readahead (waiting for its READs) and logs the counters.
+  void close(FileData& f);
+
+  // Sends the pending writes of every handle of ino and waits for them;
+  // the first error of any of them (errors stay with their handle).
+  Result<void> flush(fuse_ino_t ino);
+  // True if some handle of ino holds unacknowledged writes.
+  bool dirty(fuse_ino_t ino);
+  // Drops the readahead windows of every handle of ino.
+  void drop_reads(fuse_ino_t ino);
+  // A new size is known for ino (truncate): windows drop, hints follow.
+  void resized(fuse_ino_t ino, uint64_t size);
+
+  DataStats totals();
+  void count_read() {
+    std::lock_guard g(mu_);
+    totals_.fuse_reads++;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_multimap<uint64_t, proto::FileId> m_;
+  void add_stats_locked(const FileData& f);
+  std::mutex mu_;
+  std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
+  DataStats totals_;
 };
 
 }  // namespace smbkit::fuse

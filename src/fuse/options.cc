@@ -200,6 +200,12 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       SMBKIT_CHECK(io_size(o.rsize));
     } else if (name == "wsize") {
       SMBKIT_CHECK(io_size(o.wsize));
+    } else if (name == "rasize") {
+      // mount.cifs: the readahead size in bytes (here: the cap on the
+      // adaptive readahead window of each open file; 0 turns it off).
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 1u << 30));
+      o.rasize = static_cast<uint32_t>(n);
     } else if (name == "bsize") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 16u << 20));
@@ -354,6 +360,7 @@ std::string describe(const MountOptions& o) {
   if (o.sign) s += ",sign";
   if (o.seal) s += ",seal";
   s += ",rsize=" + std::to_string(o.rsize) + ",wsize=" + std::to_string(o.wsize);
+  s += ",rasize=" + std::to_string(o.rasize);
   s += std::string(",cache=") + cache_mode_name(o.cache);
   if (o.directio) s += ",directio";
   s += ",acregmax=" + std::to_string(o.acregmax) + ",acdirmax=" + std::to_string(o.acdirmax);

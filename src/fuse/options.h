@@ -44,6 +44,9 @@ struct MountOptions {
 
   // I/O sizes (bytes per SMB READ / WRITE; the server's maximum also caps).
   uint32_t rsize = 4u << 20, wsize = 4u << 20;
+  // Readahead: the largest window (bytes) kept ahead of a sequential
+  // reader; the window itself follows bandwidth x round-trip time. 0: off.
+  uint32_t rasize = 64u << 20;
 
   // Caching.
   CacheMode cache = CacheMode::strict;

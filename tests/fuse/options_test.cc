@@ -135,6 +135,16 @@ TEST(MountOptions, IoSizes) {
   EXPECT_NE(parse_err("rsize").find("'rsize'"), std::string::npos);            // no value
 }
 
+TEST(MountOptions, Rasize) {
+  EXPECT_EQ(parse_ok("").rasize, 64u << 20);  // default cap of the adaptive window
+  EXPECT_EQ(parse_ok("rasize=134217728").rasize, 134217728u);
+  EXPECT_EQ(parse_ok("rasize=0").rasize, 0u);  // readahead off
+  EXPECT_NE(describe(parse_ok("rasize=8388608")).find("rasize=8388608"), std::string::npos);
+  EXPECT_NE(parse_err("rasize=abc").find("'rasize'"), std::string::npos);
+  EXPECT_NE(parse_err("rasize=4294967295").find("'rasize'"), std::string::npos);  // above 1 GiB
+  EXPECT_NE(parse_err("rasize").find("'rasize'"), std::string::npos);
+}
+
 TEST(MountOptions, Caching) {
   EXPECT_EQ(parse_ok("cache=strict").cache, CacheMode::strict);
   EXPECT_EQ(parse_ok("cache=none").cache, CacheMode::none);

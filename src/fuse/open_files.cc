@@ -1,0 +1,116 @@
+#include "fuse/open_files.h"
+
+#include "base/log.h"
+
+namespace smbkit::fuse {
+
+std::string DataStats::str() const {
+  return "fuse_writes=" + std::to_string(fuse_writes) + " write_requests=" + std::to_string(write_requests) +
+         " bytes_written=" + std::to_string(bytes_written) + " fuse_reads=" + std::to_string(fuse_reads) +
+         " ra_hits=" + std::to_string(ra_hits) + " ra_misses=" + std::to_string(ra_misses) +
+         " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets);
+}
+
+void OpenFiles::add(FileData* f) {
+  std::lock_guard g(mu_);
+  by_ino_[f->ino].insert(f);
+}
+
+void OpenFiles::add_stats_locked(const FileData& f) {
+  if (f.wb) {
+    auto s = f.wb->stats();
+    totals_.fuse_writes += s.writes;
+    totals_.write_requests += s.requests;
+    totals_.bytes_written += s.bytes;
+  }
+  if (f.ra) {
+    auto s = f.ra->stats();
+    totals_.ra_hits += s.hits;
+    totals_.ra_misses += s.misses;
+    totals_.ra_reads += s.reads_issued;
+    totals_.ra_resets += s.resets;
+  }
+}
+
+void OpenFiles::remove(FileData* f) {
+  std::lock_guard g(mu_);
+  auto it = by_ino_.find(f->ino);
+  if (it != by_ino_.end()) {
+    it->second.erase(f);
+    if (it->second.empty()) by_ino_.erase(it);
+  }
+  add_stats_locked(*f);
+}
+
+void OpenFiles::close(FileData& f) {
+  if (f.wb) {
+    // Normally flushed by FUSE flush (close(2)) already; data written
+    // after that (mmap) goes now.
+    auto r = f.wb->flush();
+    if (!r) SMBKIT_LOG(info, "fuse release: ino {}: pending writes failed: {}", f.ino, r.error().message());
+  }
+  remove(&f);
+  if (f.ra) {
+    auto st = f.ra->stats();
+    SMBKIT_LOG(debug, "fuse readahead: ino {}: window {} MiB, {} READs, {} hits, {} misses, {} resets", f.ino,
+               f.ra->window() >> 20, st.reads_issued, st.hits, st.misses, st.resets);
+  }
+  f.ra.reset();  // waits for its READs
+  f.wb.reset();
+  SMBKIT_LOG(debug, "fuse data: {}", totals().str());
+}
+
+Result<void> OpenFiles::flush(fuse_ino_t ino) {
+  // The registry lock is held while waiting so no handle goes away under
+  // us; completions never take it.
+  std::lock_guard g(mu_);
+  auto it = by_ino_.find(ino);
+  if (it == by_ino_.end()) return {};
+  Result<void> first;
+  for (FileData* f : it->second) {
+    if (!f->wb) continue;
+    auto r = f->wb->flush();
+    if (!r && first) first = r;
+  }
+  return first;
+}
+
+bool OpenFiles::dirty(fuse_ino_t ino) {
+  std::lock_guard g(mu_);
+  auto it = by_ino_.find(ino);
+  if (it == by_ino_.end()) return false;
+  for (FileData* f : it->second)
+    if (f->wb && f->wb->dirty()) return true;
+  return false;
+}
+
+void OpenFiles::drop_reads(fuse_ino_t ino) {
+  std::lock_guard g(mu_);
+  auto it = by_ino_.find(ino);
+  if (it == by_ino_.end()) return;
+  for (FileData* f : it->second)
+    if (f->ra) f->ra->drop();
+}
+
+void OpenFiles::resized(fuse_ino_t ino, uint64_t size) {
+  std::lock_guard g(mu_);
+  auto it = by_ino_.find(ino);
+  if (it == by_ino_.end()) return;
+  for (FileData* f : it->second)
+    if (f->ra) {
+      f->ra->drop();
+      f->ra->set_size_hint(size);
+    }
+}
+
+DataStats OpenFiles::totals() {
+  std::lock_guard g(mu_);
+  DataStats closed = totals_;
+  for (auto& [ino, fs] : by_ino_)
+    for (FileData* f : fs) add_stats_locked(*f);
+  DataStats all = totals_;
+  totals_ = closed;
+  return all;
+}
+
+}  // namespace smbkit::fuse

@@ -1,0 +1,323 @@
+#include "fuse/readahead.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace smbkit::fuse {
+
+namespace {
+session::WindowController::Time mono_now() {
+  return std::chrono::duration_cast<session::WindowController::Time>(
+      std::chrono::steady_clock::now().time_since_epoch());
+}
+}  // namespace
+
+Result<void> set_kernel_readahead(const std::string& mountpoint, uint32_t kb) {
+  std::ifstream f("/proc/self/mountinfo");
+  std::string line, dev;
+  while (std::getline(f, line)) {
+    // id parent major:minor root mountpoint ...  (octal escapes in paths)
+    std::istringstream in(line);
+    std::string id, parent, mm, root, mp;
+    in >> id >> parent >> mm >> root >> mp;
+    std::string un;
+    for (size_t i = 0; i < mp.size(); i++) {
+      if (mp[i] == '\\' && i + 3 < mp.size()) {
+        un += static_cast<char>((mp[i + 1] - '0') * 64 + (mp[i + 2] - '0') * 8 + (mp[i + 3] - '0'));
+        i += 3;
+      } else {
+        un += mp[i];
+      }
+    }
+    if (un == mountpoint) dev = mm;  // the last one wins (mounted on top)
+  }
+  if (dev.empty()) return sys_error(ENOENT, mountpoint + ": not in /proc/self/mountinfo");
+  std::string path = "/sys/class/bdi/" + dev + "/read_ahead_kb";
+  FILE* out = std::fopen(path.c_str(), "w");
+  if (!out) return sys_error(errno, path);
+  int n = std::fprintf(out, "%u\n", kb);
+  int e = errno;
+  if (std::fclose(out) != 0 || n < 0) return sys_error(n < 0 ? e : errno, path);
+  return {};
+}
+
+Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t off, MutableByteView buf,
+                           uint32_t chunk) {
+  chunk = std::max<uint32_t>(4096, std::min(chunk, t.max_read()));
+  if (buf.empty()) return size_t{0};
+  size_t pieces = (buf.size() + chunk - 1) / chunk;
+  struct Wait {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t left = 0;
+    std::vector<Result<size_t>> results;
+  };
+  // Completions may outlive an early return only if we returned before
+  // they all ran; we never do (the buffers are the caller's).
+  Wait w;
+  w.left = pieces;
+  w.results.assign(pieces, Result<size_t>(size_t{0}));
+  for (size_t i = 0; i < pieces; i++) {
+    size_t at = i * chunk;
+    size_t len = std::min<size_t>(chunk, buf.size() - at);
+    t.read_async(id, off + at, buf.subspan(at, len), [&w, i](Result<size_t> r) {
+      std::lock_guard g(w.mu);
+      w.results[i] = std::move(r);
+      if (--w.left == 0) w.cv.notify_one();
+    });
+  }
+  std::unique_lock lk(w.mu);
+  w.cv.wait(lk, [&] { return w.left == 0; });
+  size_t total = 0;
+  for (size_t i = 0; i < pieces; i++) {
+    size_t len = std::min<size_t>(chunk, buf.size() - i * chunk);
+    if (!w.results[i]) return std::move(w.results[i]).take_error();
+    total += *w.results[i];
+    if (*w.results[i] < len) {
+      if (*w.results[i] == 0 || i + 1 == pieces) break;
+      // A server may return less than asked before the end of file; the
+      // rest of this piece is read synchronously so the result stays
+      // contiguous.
+      size_t got = *w.results[i];
+      auto more = read_direct(t, id, off + i * chunk + got, buf.subspan(i * chunk + got, len - got), chunk);
+      if (!more) return more;
+      total += *more;
+      if (got + *more < len) break;
+    }
+  }
+  return total;
+}
+
+struct Readahead::Shared {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<uint64_t, std::shared_ptr<Chunk>> chunks;  // by offset, contiguous
+  uint64_t next_issue = 0;  // end of the last chunk issued (when chunks is not empty)
+  uint64_t last_end = 0;    // where the previous FUSE read ended
+  bool any_read = false;
+  uint64_t size_hint = 0;
+  uint64_t generation = 0;  // bumped by drop()
+  session::WindowController win;
+  Stats stats;
+  uint64_t in_flight = 0;  // chunks not yet completed (any generation)
+};
+
+Readahead::Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hint, Config c)
+    : tree_(t), id_(id), cfg_(c), sh_(std::make_shared<Shared>()) {
+  cfg_.chunk = std::max<uint32_t>(4096, std::min(cfg_.chunk, t.max_read()));
+  cfg_.max_window = std::max<uint64_t>(cfg_.max_window, cfg_.chunk);
+  cfg_.min_window = std::clamp<uint64_t>(cfg_.min_window, cfg_.chunk, cfg_.max_window);
+  sh_->win = session::WindowController({cfg_.min_window, cfg_.max_window});
+  sh_->size_hint = size_hint;
+}
+
+Readahead::~Readahead() {
+  // The handle is about to be closed: wait for our READs so none arrives
+  // for a closed FileId (the buffers themselves are kept alive by the
+  // completions either way).
+  std::unique_lock lk(sh_->mu);
+  sh_->cv.wait(lk, [&] { return sh_->in_flight == 0; });
+}
+
+void Readahead::drop_locked() {
+  if (!sh_->chunks.empty()) sh_->stats.resets++;
+  sh_->chunks.clear();
+  sh_->generation++;
+}
+
+void Readahead::drop() {
+  std::lock_guard g(sh_->mu);
+  drop_locked();
+}
+
+void Readahead::set_size_hint(uint64_t size) {
+  std::lock_guard g(sh_->mu);
+  sh_->size_hint = size;
+}
+
+Readahead::Stats Readahead::stats() const {
+  std::lock_guard g(sh_->mu);
+  return sh_->stats;
+}
+
+uint64_t Readahead::window() const {
+  std::lock_guard g(sh_->mu);
+  return sh_->win.window();
+}
+
+std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t from) {
+  std::vector<std::shared_ptr<Chunk>> out;
+  Shared& s = *sh_;
+  if (s.chunks.empty()) s.next_issue = from;
+  uint64_t target = from + s.win.window();
+  while (s.next_issue < target) {
+    // Not past the known end of file, except for the chunk that covers
+    // `from` itself (the file may have grown).
+    if (s.next_issue >= s.size_hint && s.next_issue > from) break;
+    auto c = std::make_shared<Chunk>();
+    c->off = s.next_issue;
+    c->len = cfg_.chunk;
+    s.chunks[c->off] = c;
+    s.next_issue += c->len;
+    s.stats.reads_issued++;
+    s.stats.bytes_issued += c->len;
+    s.in_flight++;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
+  auto& pool = tree_.client().conn().pool();
+  for (auto& c : cs) {
+    c->buf = pool.get(c->len);
+    c->sent = mono_now();
+    uint64_t gen;
+    {
+      std::lock_guard g(sh_->mu);
+      gen = sh_->generation;
+    }
+    auto sh = sh_;
+    tree_.read_async(id_, c->off, MutableByteView(c->buf->data(), c->len), [sh, c, gen](Result<size_t> r) {
+      std::lock_guard g(sh->mu);
+      c->result = std::move(r);
+      c->done = true;
+      c->completed = mono_now();
+      sh->in_flight--;
+      if (c->result && gen == sh->generation) sh->win.on_complete(c->len, c->sent, mono_now());
+      sh->cv.notify_all();
+    });
+  }
+}
+
+Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scratch) {
+  Served out;
+  if (size == 0) return out;
+  Shared& s = *sh_;
+  std::unique_lock lk(s.mu);
+  auto covering = [&](uint64_t pos) -> std::shared_ptr<Chunk> {
+    auto it = s.chunks.upper_bound(pos);
+    if (it == s.chunks.begin()) return nullptr;
+    --it;
+    if (pos < it->first + it->second->len) return it->second;
+    return nullptr;
+  };
+  bool sequential = off == 0 || (s.any_read && off == s.last_end);
+  std::shared_ptr<Chunk> first = covering(off);
+  if (first && first->done && cfg_.max_age.count() > 0 && mono_now() - first->completed > cfg_.max_age) {
+    // The reader paused: what we fetched may be stale by now. Start over
+    // from here (still sequential).
+    drop_locked();
+    first.reset();
+    sequential = true;
+  }
+  auto direct = [&]() -> Result<Served> {
+    s.stats.misses++;
+    lk.unlock();
+    SMBKIT_TRY(size_t n, read_direct(tree_, id_, off, MutableByteView(reinterpret_cast<std::byte*>(scratch), size),
+                                     cfg_.chunk));
+    lk.lock();
+    if (off + n > s.size_hint) s.size_hint = off + n;
+    Served d;
+    d.bytes = n;
+    if (n) d.iov.push_back(iovec{scratch, n});
+    return d;
+  };
+  if (!first) {
+    s.any_read = true;
+    s.last_end = off + size;
+    if (!sequential) {
+      // A seek: drop the window if the reader left it (a read just behind
+      // it, e.g. the kernel's requests arriving out of order, keeps it).
+      bool behind = !s.chunks.empty() && off < s.chunks.begin()->first &&
+                    s.chunks.begin()->first - off <= 2 * static_cast<uint64_t>(cfg_.chunk);
+      if (!behind) drop_locked();
+      return direct();
+    }
+    drop_locked();
+  } else {
+    s.stats.hits++;
+  }
+  auto plan = plan_locked(off);
+  // Make sure the whole request is covered even if it spans past the window.
+  while (s.next_issue < off + size) {
+    auto c = std::make_shared<Chunk>();
+    c->off = s.next_issue;
+    c->len = cfg_.chunk;
+    s.chunks[c->off] = c;
+    s.next_issue += c->len;
+    s.stats.reads_issued++;
+    s.stats.bytes_issued += c->len;
+    s.in_flight++;
+    plan.push_back(std::move(c));
+  }
+  uint64_t gen = s.generation;
+  if (!plan.empty()) {
+    lk.unlock();
+    issue(plan);
+    lk.lock();
+  }
+  uint64_t pos = off, end = off + size;
+  while (pos < end) {
+    if (s.generation != gen) {
+      // Dropped while we waited (a write or truncate): the data may be
+      // stale. Serve this request directly.
+      return direct();
+    }
+    std::shared_ptr<Chunk> c = covering(pos);
+    if (!c) return direct();
+    s.cv.wait(lk, [&] { return c->done || s.generation != gen; });
+    if (s.generation != gen) continue;
+    if (!c->result) {
+      Error e = c->result.error();
+      drop_locked();
+      return e;
+    }
+    uint64_t got = *c->result;
+    if (pos >= c->off + got) break;  // end of file
+    uint64_t take = std::min<uint64_t>(c->off + got - pos, end - pos);
+    out.iov.push_back(iovec{c->buf->data() + (pos - c->off), static_cast<size_t>(take)});
+    out.keep.push_back(c->buf);
+    out.bytes += take;
+    pos += take;
+    if (got < c->len && pos == c->off + got) {
+      // A short chunk. At the end of file this is where the data stops;
+      // a server returning less than asked mid-file would leave a hole,
+      // so the rest of the request is read directly.
+      if (pos < end && pos < s.size_hint) {
+        lk.unlock();
+        size_t used = static_cast<size_t>(pos - off);
+        auto n = read_direct(tree_, id_, pos,
+                             MutableByteView(reinterpret_cast<std::byte*>(scratch + used), end - pos), cfg_.chunk);
+        lk.lock();
+        if (!n) return n.take_error();
+        if (*n) out.iov.push_back(iovec{scratch + used, *n});
+        out.bytes += *n;
+        pos += *n;
+        drop_locked();
+      }
+      break;
+    }
+  }
+  s.any_read = true;
+  s.last_end = pos;
+  if (pos > s.size_hint) s.size_hint = pos;
+  // Consumed chunks go; the window is topped up from the reader's position.
+  while (!s.chunks.empty()) {
+    auto it = s.chunks.begin();
+    if (it->first + it->second->len > off) break;
+    s.chunks.erase(it);
+  }
+  if (s.generation == gen && pos == end) {
+    auto more = plan_locked(pos);
+    lk.unlock();
+    issue(more);
+  }
+  return out;
+}
+
+}  // namespace smbkit::fuse

@@ -1,0 +1,121 @@
+// Read side of the mount's data path: per open file, a window of
+// asynchronous READs kept ahead of a sequential reader, and the direct
+// (split, parallel) read used for everything else. See docs/design/fuse.md
+// ("Data path").
+//
+// A FUSE read is one request of at most 1 MiB (the kernel's limit with
+// libfuse 3.14); served one round trip at a time a 50 ms link gives
+// 20 MB/s per reader. Readahead detects sequential access (a read at
+// offset 0 or where the previous one ended), issues READs for the next
+// `window` bytes into pooled buffers, and serves the following FUSE reads
+// from them without waiting. The window starts at min(8 MiB, rasize) and
+// follows the measured bandwidth x round-trip time
+// (session::WindowController: 2 x BDP), never above rasize.
+//
+// Thread-safety: every method may be called from any FUSE worker; the
+// completions run on the connection's receiver thread and only record
+// results. No lock is held while a request is submitted (submit may wait
+// for credits).
+#pragma once
+
+#include <sys/uio.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "client/client.h"
+#include "session/window.h"
+
+namespace smbkit::fuse {
+
+// Reads [off, off+size) with the pieces (at most `chunk` bytes each)
+// in flight at once; returns the bytes read (short only at end of file).
+// A failed piece before the end of file fails the whole read (a short
+// FUSE read would tell the kernel the file ends there).
+Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t off, MutableByteView buf,
+                           uint32_t chunk);
+
+// The kernel's page-cache readahead for a FUSE mount defaults to 128 KiB
+// (VM_READAHEAD_PAGES; FUSE only lowers it to max_readahead), which
+// splits a sequential read into 128 KiB FUSE requests. This sets
+// /sys/class/bdi/MAJ:MIN/read_ahead_kb of the mount (found in
+// /proc/self/mountinfo, so no FUSE request is made) to `kb`. Needs root;
+// an error otherwise.
+Result<void> set_kernel_readahead(const std::string& mountpoint, uint32_t kb);
+
+class Readahead {
+ public:
+  struct Config {
+    uint32_t chunk = 1u << 20;          // bytes per READ
+    uint64_t max_window = 64ull << 20;  // rasize
+    uint64_t min_window = 8ull << 20;   // start (clamped to max_window)
+    // Data fetched longer ago than this is not served (the window starts
+    // again); zero: no limit. cache=strict uses the attribute timeout.
+    std::chrono::milliseconds max_age{0};
+  };
+  struct Stats {
+    uint64_t reads_issued = 0, bytes_issued = 0;  // READs sent for the window
+    uint64_t hits = 0, misses = 0;                // FUSE reads served from the window / directly
+    uint64_t resets = 0;                          // window dropped (seek, write, truncate, break, age)
+  };
+
+  // size_hint: the file size at open (READs are not issued past it; a
+  // read beyond it is served directly and raises it).
+  Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hint, Config c);
+  ~Readahead();
+  Readahead(const Readahead&) = delete;
+  Readahead& operator=(const Readahead&) = delete;
+
+  // The data for a FUSE read: buffers that stay alive as long as the
+  // Served object, and iovecs into them (empty at end of file).
+  struct Served {
+    std::vector<std::shared_ptr<Bytes>> keep;
+    std::vector<iovec> iov;
+    size_t bytes = 0;
+  };
+  // Serves [off, off+size): from the window when the access is
+  // sequential (starting or topping up the window), else by a direct
+  // read into `scratch` (which must hold size bytes).
+  Result<Served> read(uint64_t off, size_t size, char* scratch);
+
+  // Drops the window (data may have changed: a write through any handle,
+  // a truncate, a lease/oplock break). In-flight READs finish into
+  // buffers nobody will serve.
+  void drop();
+  // The file size changed on our side (truncate, extending write).
+  void set_size_hint(uint64_t size);
+
+  Stats stats() const;
+  uint64_t window() const;
+
+ private:
+  struct Chunk {
+    uint64_t off = 0;
+    uint32_t len = 0;
+    std::shared_ptr<Bytes> buf;
+    bool done = false;
+    Result<size_t> result = size_t{0};
+    session::WindowController::Time sent{}, completed{};
+  };
+  struct Shared;  // what completions touch (outlives this object)
+
+  void drop_locked();
+  // Chunks to issue so that [from, from + window) is covered (under mu).
+  std::vector<std::shared_ptr<Chunk>> plan_locked(uint64_t from);
+  void issue(const std::vector<std::shared_ptr<Chunk>>& cs);
+
+  client::Tree& tree_;
+  proto::FileId id_;
+  Config cfg_;
+  std::shared_ptr<Shared> sh_;
+};
+
+}  // namespace smbkit::fuse

@@ -1,0 +1,210 @@
+#include "fuse/write_behind.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <list>
+#include <map>
+
+namespace smbkit::fuse {
+
+Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data,
+                            uint32_t chunk) {
+  chunk = std::max<uint32_t>(4096, std::min(chunk, t.max_write()));
+  if (data.empty()) return size_t{0};
+  size_t pieces = (data.size() + chunk - 1) / chunk;
+  struct Wait {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t left = 0;
+    std::vector<Result<size_t>> results;
+  };
+  Wait w;
+  w.left = pieces;
+  w.results.assign(pieces, Result<size_t>(size_t{0}));
+  for (size_t i = 0; i < pieces; i++) {
+    size_t at = i * chunk;
+    size_t len = std::min<size_t>(chunk, data.size() - at);
+    t.write_async(id, off + at, data.subspan(at, len), [&w, i](Result<size_t> r) {
+      std::lock_guard g(w.mu);
+      w.results[i] = std::move(r);
+      if (--w.left == 0) w.cv.notify_one();
+    });
+  }
+  std::unique_lock lk(w.mu);
+  w.cv.wait(lk, [&] { return w.left == 0; });
+  for (size_t i = 0; i < pieces; i++) {
+    size_t at = i * chunk;
+    size_t len = std::min<size_t>(chunk, data.size() - at);
+    if (!w.results[i]) return std::move(w.results[i]).take_error();
+    if (*w.results[i] < len) {
+      // The server took part of a piece (a full disk, typically): finish
+      // it synchronously; no progress is an error.
+      size_t got = *w.results[i];
+      auto more = got ? write_direct(t, id, off + at + got, data.subspan(at + got, len - got), chunk)
+                      : Result<size_t>(sys_error(ENOSPC, "write at offset " + std::to_string(off + at) +
+                                                                ": the server accepted 0 bytes"));
+      if (!more) return more;
+    }
+  }
+  return data.size();
+}
+
+struct WriteBehind::Shared {
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  // Pending (not yet sent) buffers by base: file bytes [base, base +
+  // chunk), of which `filled` (sorted, disjoint, not touching) hold data.
+  struct Pending {
+    std::shared_ptr<Bytes> buf;
+    std::vector<Range> filled;
+    uint64_t age = 0;  // creation order
+  };
+  std::map<uint64_t, Pending> pending;
+  uint64_t next_age = 0;
+  std::list<Range> in_flight;
+  uint64_t in_flight_bytes = 0;
+  std::optional<Error> error;  // the first failure
+  uint64_t end = 0;
+  Stats stats;
+};
+
+WriteBehind::WriteBehind(client::Tree& t, const proto::FileId& id, Config c)
+    : tree_(t), id_(id), cfg_(c), sh_(std::make_shared<Shared>()) {
+  cfg_.chunk = std::max<uint32_t>(4096, std::min(cfg_.chunk, t.max_write()));
+  cfg_.max_in_flight = std::max<uint64_t>(cfg_.max_in_flight, cfg_.chunk);
+}
+
+WriteBehind::~WriteBehind() {
+  std::unique_lock lk(sh_->mu);
+  sh_->cv.wait(lk, [&] { return sh_->in_flight.empty(); });
+}
+
+void WriteBehind::send_locked(std::unique_lock<std::mutex>& lk) {
+  while (!sh_->pending.empty()) send_one_locked(lk, sh_->pending.begin()->first);
+}
+
+void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t base) {
+  Shared& s = *sh_;
+  auto pit = s.pending.find(base);
+  if (pit == s.pending.end()) return;
+  auto buf = std::move(pit->second.buf);
+  std::vector<Range> extents = std::move(pit->second.filled);
+  s.pending.erase(pit);
+  // One WRITE per filled extent (one when the writes were contiguous).
+  for (const Range& r : extents) {
+    // Bound the bytes in flight, and keep overlapping WRITEs in order.
+    auto overlaps = [&] {
+      for (auto& f : s.in_flight)
+        if (f.off < r.off + r.len && r.off < f.off + f.len) return true;
+      return false;
+    };
+    s.cv.wait(lk, [&] {
+      return (s.in_flight.empty() || s.in_flight_bytes + r.len <= cfg_.max_in_flight) && !overlaps();
+    });
+    auto it = s.in_flight.insert(s.in_flight.end(), r);
+    s.in_flight_bytes += r.len;
+    s.stats.requests++;
+    lk.unlock();
+    auto sh = sh_;
+    ByteView src(buf->data() + (r.off - base), r.len);
+    tree_.write_async(id_, r.off, src, [sh, buf, r, it](Result<size_t> res) {
+      std::lock_guard g(sh->mu);
+      if (res && *res < r.len && !sh->error) {
+        sh->error = sys_error(ENOSPC, "write at offset " + std::to_string(r.off) + ": the server accepted " +
+                                          std::to_string(*res) + " of " + std::to_string(r.len) + " bytes");
+      } else if (!res && !sh->error) {
+        sh->error = res.error();
+      }
+      if (res) sh->stats.bytes += *res;
+      sh->in_flight_bytes -= r.len;
+      sh->in_flight.erase(it);
+      sh->cv.notify_all();
+    });
+    lk.lock();
+  }
+}
+
+Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
+  Shared& s = *sh_;
+  std::unique_lock lk(s.mu);
+  if (s.error) return *s.error;
+  s.stats.writes++;
+  size_t done = 0;
+  const uint64_t chunk = cfg_.chunk;
+  while (done < data.size()) {
+    uint64_t at = off + done;
+    // Buffers cover chunk-aligned stretches of the file, so writes that
+    // arrive out of order (the kernel's write-back, several workers, a few
+    // interleaved streams) still gather. Beyond kMaxPending buffers the
+    // oldest is sent.
+    uint64_t base = at - at % chunk;
+    auto pit = s.pending.find(base);
+    if (pit == s.pending.end()) {
+      if (s.pending.size() >= kMaxPending) {
+        auto oldest = s.pending.begin();
+        for (auto i = s.pending.begin(); i != s.pending.end(); ++i)
+          if (i->second.age < oldest->second.age) oldest = i;
+        send_one_locked(lk, oldest->first);  // releases the lock: look again
+        continue;
+      }
+      Shared::Pending p;
+      p.buf = tree_.client().conn().pool().get(chunk);
+      p.age = s.next_age++;
+      pit = s.pending.emplace(base, std::move(p)).first;
+    }
+    Shared::Pending& pb = pit->second;
+    size_t n = static_cast<size_t>(std::min<uint64_t>(base + chunk - at, data.size() - done));
+    std::memcpy(pb.buf->data() + (at - base), data.data() + done, n);
+    // Merge [at, at + n) into the filled extents (a rewrite overlaps).
+    Range add{at, n};
+    std::vector<Range> merged;
+    merged.reserve(pb.filled.size() + 1);
+    bool placed = false;
+    for (const Range& e : pb.filled) {
+      if (e.off + e.len < add.off) {
+        merged.push_back(e);
+      } else if (add.off + add.len < e.off) {
+        if (!placed) merged.push_back(add), placed = true;
+        merged.push_back(e);
+      } else {
+        uint64_t lo = std::min(e.off, add.off), hi = std::max(e.off + e.len, add.off + add.len);
+        add = Range{lo, hi - lo};
+      }
+    }
+    if (!placed) merged.push_back(add);
+    pb.filled = std::move(merged);
+    done += n;
+    if (pb.filled.size() == 1 && pb.filled[0].len == chunk) send_one_locked(lk, base);
+  }
+  s.end = std::max(s.end, off + data.size());
+  if (s.error) return *s.error;
+  return data.size();
+}
+
+Result<void> WriteBehind::flush() {
+  Shared& s = *sh_;
+  std::unique_lock lk(s.mu);
+  send_locked(lk);
+  // Data a concurrent writer adds meanwhile is not this flush's business.
+  s.cv.wait(lk, [&] { return s.in_flight.empty(); });
+  if (s.error) return *s.error;
+  return {};
+}
+
+bool WriteBehind::dirty() const {
+  std::lock_guard g(sh_->mu);
+  return !sh_->pending.empty() || !sh_->in_flight.empty();
+}
+
+uint64_t WriteBehind::end() const {
+  std::lock_guard g(sh_->mu);
+  return sh_->end;
+}
+
+WriteBehind::Stats WriteBehind::stats() const {
+  std::lock_guard g(sh_->mu);
+  return sh_->stats;
+}
+
+}  // namespace smbkit::fuse

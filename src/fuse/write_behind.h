@@ -1,0 +1,84 @@
+// Write side of the mount's data path: per open file, contiguous FUSE
+// writes are gathered into wsize buffers and sent as asynchronous WRITEs
+// (write-behind) with a bound on the bytes in flight; plus the direct
+// (split, parallel) write used by cache=none/directio. See
+// docs/design/fuse.md ("Data path").
+//
+// Errors are never lost: the first failed (or short) WRITE is remembered
+// and returned by every later write(), flush() and by release; fsync and
+// close(2) (FUSE flush) therefore fail with it. The pending buffer covers
+// one wsize-aligned stretch of the file, and up to 4 are pending, so writes
+// arriving out of order (kernel write-back, several FUSE workers) still
+// gather; a buffer is sent when full, when a fifth is needed (the oldest),
+// or on flush, one WRITE per filled extent. A
+// WRITE whose range overlaps one in flight waits for it, so the server sees
+// overlapping data in the order it was written.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "client/client.h"
+
+namespace smbkit::fuse {
+
+// Writes data at off with the pieces (at most `chunk` bytes each) in
+// flight at once. All of it is written or the result is an error.
+Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data,
+                            uint32_t chunk);
+
+class WriteBehind {
+ public:
+  struct Config {
+    uint32_t chunk = 4u << 20;              // bytes per WRITE (wsize, capped by the server)
+    uint64_t max_in_flight = 32ull << 20;   // bytes sent and not yet acknowledged
+  };
+  struct Stats {
+    uint64_t writes = 0;    // FUSE writes accepted
+    uint64_t requests = 0;  // SMB WRITEs sent
+    uint64_t bytes = 0;     // bytes acknowledged by the server
+  };
+
+  WriteBehind(client::Tree& t, const proto::FileId& id, Config c);
+  ~WriteBehind();  // waits for WRITEs in flight (call flush() first to see errors)
+  WriteBehind(const WriteBehind&) = delete;
+  WriteBehind& operator=(const WriteBehind&) = delete;
+
+  // Accepts data at off (copied); returns data.size() or the remembered
+  // error. May wait while max_in_flight bytes are unacknowledged.
+  Result<size_t> write(uint64_t off, ByteView data);
+  // Sends the pending buffer and waits for every WRITE; the remembered
+  // error, if any (it stays remembered).
+  Result<void> flush();
+  // True if bytes were accepted that the server has not acknowledged.
+  bool dirty() const;
+  // The end of the highest byte accepted (0 if none): the size the file
+  // has at least once everything is written.
+  uint64_t end() const;
+
+  Stats stats() const;
+
+ private:
+  struct Range {
+    uint64_t off, len;
+  };
+  struct Shared;
+  // Send every pending buffer / the one at `base` (lock held on entry and
+  // exit; released around each submit and while waiting for room).
+  void send_locked(std::unique_lock<std::mutex>& lk);
+  void send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t base);
+  static constexpr size_t kMaxPending = 4;
+
+  client::Tree& tree_;
+  proto::FileId id_;
+  Config cfg_;
+  std::shared_ptr<Shared> sh_;
+};
+
+}  // namespace smbkit::fuse

@@ -1,0 +1,453 @@
+// The mount's data path (src/fuse/readahead.*, write_behind.*): sequential
+// reads through the readahead window in every cache mode, seeks and random
+// reads while a window is active, concurrent readers, truncate and writes
+// during readahead, small writes coalesced into few WRITE requests, and
+// write errors (a full disk) surfacing on fsync and close. The share's
+// directory on disk is the server-side truth.
+#include <sys/mount.h>
+
+#include <atomic>
+
+#include "fuse/mount_fixture.h"
+
+namespace {
+
+using namespace smbkit::fuse_testing;
+namespace st = smbkit::testing;
+
+class DataPath : public Mount {
+ protected:
+  // A file of n random bytes put on the server directly.
+  std::string server_file(const std::string& name, size_t n, uint64_t seed) {
+    std::string data = random_bytes(n, seed);
+    EXPECT_TRUE(write_file(share_dir() + "/" + name, data));
+    chown_to_smb_user(share_dir() + "/" + name);
+    return data;
+  }
+
+  // Reads fd from its current offset to the end in `bs` pieces.
+  static std::string read_all(int fd, size_t bs) {
+    std::string out, buf(bs, '\0');
+    for (int guard = 0; guard < 1 << 20; guard++) {
+      ssize_t n = ::read(fd, buf.data(), bs);
+      if (n < 0) {
+        ADD_FAILURE() << "read: " << strerror(errno);
+        break;
+      }
+      if (n == 0) break;
+      out.append(buf.data(), static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+  static ssize_t pread_full(int fd, char* p, size_t n, off_t off) {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd, p + done, n - done, off + static_cast<off_t>(done));
+      if (r < 0) return -1;
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+    }
+    return static_cast<ssize_t>(done);
+  }
+
+  // A mount in the foreground (-f -v) whose log goes to a file, so the
+  // data path's counters ("fuse data: ..." at each release) can be read.
+  struct Foreground {
+    pid_t pid = -1;
+    std::string mp, log;
+  };
+  Foreground mount_foreground(const std::string& opts) {
+    Foreground f;
+    f.mp = new_dir();
+    f.log = new_dir() + "/mount.log";
+    std::string o = "username=" + std::string(st::SambaServer::user()) + (opts.empty() ? "" : "," + opts);
+    std::string password = std::string("SMBKIT_PASSWORD=") + st::SambaServer::password();
+    std::string tgt = target();
+    f.pid = fork();
+    if (f.pid == 0) {
+      int fd = ::open(f.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd >= 0) {
+        dup2(fd, 2);
+        dup2(fd, 1);
+      }
+      execlp("env", "env", password.c_str(), kBin.c_str(), "mount", tgt.c_str(), f.mp.c_str(), "-o", o.c_str(), "-f",
+             "-v", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int i = 0; i < 200 && !is_mounted(f.mp); i++) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_TRUE(is_mounted(f.mp)) << slurp(f.log);
+    return f;
+  }
+  // Unmounts, waits for the process and returns the last counters line.
+  std::string stop_foreground(Foreground& f) {
+    unmount(f.mp);
+    int status = 0;
+    bool exited = false;
+    for (int i = 0; i < 400; i++) {
+      if (waitpid(f.pid, &status, WNOHANG) == f.pid) {
+        exited = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!exited) {
+      kill(f.pid, SIGKILL);
+      waitpid(f.pid, &status, 0);
+    }
+    EXPECT_TRUE(exited) << "the foreground mount did not exit after unmount";
+    std::string log = slurp(f.log), last;
+    std::istringstream in(log);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.find("fuse data: ") != std::string::npos) last = line;
+    return last;
+  }
+  static uint64_t counter(const std::string& line, const std::string& name) {
+    auto p = line.find(" " + name + "=");
+    if (p == std::string::npos) return UINT64_MAX;
+    return std::stoull(line.substr(p + name.size() + 2));
+  }
+};
+
+TEST_F(DataPath, SequentialReadInEveryCacheModeMatchesServer) {
+  std::string data = server_file("seq.bin", 48u << 20, 11);
+  for (const char* mode : {"cache=strict", "cache=loose", "cache=none", "directio"}) {
+    SCOPED_TRACE(mode);
+    std::string mp = mounted(mode);
+    int fd = ::open((mp + "/seq.bin").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    std::string back = read_all(fd, 1 << 20);
+    ::close(fd);
+    EXPECT_TRUE(same(back, data));
+    // Odd read sizes (not page or chunk aligned) through a fresh open.
+    fd = ::open((mp + "/seq.bin").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    back = read_all(fd, 333333);
+    ::close(fd);
+    EXPECT_TRUE(same(back, data));
+    unmount(mp);
+  }
+}
+
+TEST_F(DataPath, SequentialReadIsServedFromTheReadaheadWindow) {
+  std::string data = server_file("window.bin", 32u << 20, 16);
+  Foreground f = mount_foreground("cache=strict");
+  ASSERT_TRUE(is_mounted(f.mp));
+  int fd = ::open((f.mp + "/window.bin").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  std::string back = read_all(fd, 1 << 20);
+  ::close(fd);
+  EXPECT_TRUE(same(back, data));
+  std::string line = stop_foreground(f);
+  ASSERT_FALSE(line.empty()) << "no counters in the mount log";
+  uint64_t hits = counter(line, "ra_hits"), misses = counter(line, "ra_misses"),
+           reads = counter(line, "fuse_reads"), issued = counter(line, "ra_reads");
+  ASSERT_NE(hits, UINT64_MAX) << line;
+  // 32 FUSE reads of 1 MiB (the kernel may split differently): all come
+  // from READs issued ahead, except where the kernel's first requests
+  // reach the workers out of order (a read just behind the window start
+  // is served directly).
+  EXPECT_GE(reads, 32u) << line;
+  // (The read that starts the window is neither a hit nor a miss.)
+  EXPECT_LE(misses, 2u) << line;
+  EXPECT_LE(hits, reads) << line;
+  EXPECT_GE(hits + 3, reads) << line;
+  EXPECT_GE(issued, 32u) << line;
+}
+
+TEST_F(DataPath, RandomReadsAndSeeksWhileReadaheadIsActive) {
+  const size_t size = 24u << 20;
+  std::string data = server_file("rand.bin", size, 12);
+  for (const char* mode : {"cache=strict", "cache=loose"}) {
+    SCOPED_TRACE(mode);
+    std::string mp = mounted(mode + std::string(",rasize=8388608"));
+    int fd = ::open((mp + "/rand.bin").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    // The kernel's own page cache readahead would hide most of our reads;
+    // POSIX_FADV_RANDOM keeps its requests close to ours.
+    std::mt19937_64 g(99);
+    std::string buf(3u << 20, '\0');
+    off_t seq = 0;
+    for (int i = 0; i < 120; i++) {
+      off_t off;
+      size_t n;
+      if (i % 3 != 2) {  // continue a sequential stream (keeps a window alive)
+        off = seq;
+        n = 1 << 20;
+      } else {  // jump somewhere (sometimes behind, sometimes past the window)
+        off = static_cast<off_t>(g() % size);
+        n = 1 + g() % (3u << 20);
+      }
+      ssize_t got = pread_full(fd, buf.data(), n, off);
+      ASSERT_GE(got, 0) << strerror(errno);
+      size_t want = std::min<size_t>(n, size - std::min<size_t>(size, static_cast<size_t>(off)));
+      ASSERT_EQ(static_cast<size_t>(got), want) << "at " << off;
+      ASSERT_TRUE(same(buf.substr(0, want), data.substr(static_cast<size_t>(off), want))) << "at " << off;
+      if (i % 3 != 2) seq = (seq + (1 << 20)) % static_cast<off_t>(size);
+      if (i % 7 == 6) seq = static_cast<off_t>(g() % size);  // the stream itself seeks
+    }
+    ::close(fd);
+    unmount(mp);
+  }
+}
+
+TEST_F(DataPath, ConcurrentReadersOfOneFile) {
+  const size_t size = 24u << 20;
+  std::string data = server_file("conc.bin", size, 13);
+  std::string mp = mounted("cache=loose");
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  // Separate opens, different read sizes.
+  for (size_t bs : {size_t{1} << 20, size_t{65536}, size_t{1000000}}) {
+    ts.emplace_back([&, bs] {
+      int fd = ::open((mp + "/conc.bin").c_str(), O_RDONLY);
+      if (fd < 0) {
+        bad++;
+        return;
+      }
+      if (read_all(fd, bs) != data) bad++;
+      ::close(fd);
+    });
+  }
+  // Two streams on one descriptor: one handle, two sequential readers.
+  int shared = ::open((mp + "/conc.bin").c_str(), O_RDONLY);
+  ASSERT_GE(shared, 0) << strerror(errno);
+  for (size_t start : {size_t{0}, size / 2}) {
+    ts.emplace_back([&, start] {
+      std::string buf(1 << 20, '\0');
+      for (size_t off = start; off < start + size / 2; off += buf.size()) {
+        ssize_t n = pread_full(shared, buf.data(), buf.size(), static_cast<off_t>(off));
+        if (n != static_cast<ssize_t>(buf.size()) || buf != data.substr(off, buf.size())) {
+          bad++;
+          return;
+        }
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  ::close(shared);
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST_F(DataPath, TruncateAndWriteDuringReadahead) {
+  const size_t size = 32u << 20;
+  std::string data = server_file("trunc.bin", size, 14);
+  for (const char* mode : {"cache=strict", "cache=loose"}) {
+    SCOPED_TRACE(mode);
+    std::string mp = mounted(mode);
+    std::string p = mp + "/trunc.bin";
+    ASSERT_TRUE(write_file(p, data));
+    int rfd = ::open(p.c_str(), O_RDONLY);
+    ASSERT_GE(rfd, 0) << strerror(errno);
+    std::string buf(4u << 20, '\0');
+    ASSERT_EQ(pread_full(rfd, buf.data(), buf.size(), 0), static_cast<ssize_t>(buf.size()));  // window starts
+    EXPECT_TRUE(same(buf, data.substr(0, buf.size())));
+    // Another handle overwrites data the window has probably fetched.
+    int wfd = ::open(p.c_str(), O_RDWR);
+    ASSERT_GE(wfd, 0) << strerror(errno);
+    std::string patch = random_bytes(100000, 15);
+    ASSERT_EQ(::pwrite(wfd, patch.data(), patch.size(), 5u << 20), static_cast<ssize_t>(patch.size()));
+    std::string expect = data;
+    expect.replace(5u << 20, patch.size(), patch);
+    ASSERT_EQ(pread_full(rfd, buf.data(), buf.size(), 4u << 20), static_cast<ssize_t>(buf.size()));
+    EXPECT_TRUE(same(buf, expect.substr(4u << 20, buf.size())));
+    // Shrink while the window reaches past the new end, then grow again:
+    // the bytes between must read back as zeros, not the old data.
+    ASSERT_EQ(::ftruncate(wfd, 9u << 20), 0) << strerror(errno);
+    ASSERT_EQ(::ftruncate(wfd, 12u << 20), 0) << strerror(errno);
+    expect.resize(9u << 20);
+    expect.resize(12u << 20, '\0');
+    std::string rest(16u << 20, '\0');
+    ssize_t n = pread_full(rfd, rest.data(), rest.size(), 8u << 20);
+    ASSERT_EQ(n, static_cast<ssize_t>(4u << 20));
+    rest.resize(static_cast<size_t>(n));
+    EXPECT_TRUE(same(rest, expect.substr(8u << 20)));
+    ::close(wfd);
+    ::close(rfd);
+    EXPECT_TRUE(same(slurp(share_dir() + "/trunc.bin"), expect));
+    unmount(mp);
+  }
+}
+
+TEST_F(DataPath, SmallWritesAreCoalescedIntoFewWriteRequests) {
+  for (const char* mode : {"cache=strict", "cache=loose"}) {
+    SCOPED_TRACE(mode);
+    Foreground f = mount_foreground(mode);
+    ASSERT_TRUE(is_mounted(f.mp));
+    std::string name = std::string("small-") + (mode + 6) + ".bin";
+    std::string p = f.mp + "/" + name;
+    std::string expect;
+    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    uint64_t seed = 100;
+    int calls = 0;
+    // 4 KiB writes, then odd sizes, all contiguous.
+    for (int i = 0; i < 1024; i++, calls++) {
+      std::string piece = random_bytes(4096, seed++);
+      ASSERT_EQ(::write(fd, piece.data(), piece.size()), 4096);
+      expect += piece;
+    }
+    for (size_t n : {1u, 7u, 1000u, 4097u, 65535u, 3u, 12345u}) {
+      for (int i = 0; i < 20; i++, calls++) {
+        std::string piece = random_bytes(n, seed++);
+        ASSERT_EQ(::write(fd, piece.data(), piece.size()), static_cast<ssize_t>(n));
+        expect += piece;
+      }
+    }
+    // A rewrite in the middle (not contiguous) and back to the end.
+    std::string mid = random_bytes(5000, seed++);
+    ASSERT_EQ(::pwrite(fd, mid.data(), mid.size(), 10000), 5000);
+    expect.replace(10000, mid.size(), mid);
+    ASSERT_EQ(::close(fd), 0) << strerror(errno);
+    // Appends through O_APPEND, two opens.
+    for (int round = 0; round < 2; round++) {
+      fd = ::open(p.c_str(), O_WRONLY | O_APPEND);
+      ASSERT_GE(fd, 0) << strerror(errno);
+      for (int i = 0; i < 200; i++, calls++) {
+        std::string piece = random_bytes(100 + i, seed++);
+        ASSERT_EQ(::write(fd, piece.data(), piece.size()), static_cast<ssize_t>(piece.size()));
+        expect += piece;
+      }
+      ASSERT_EQ(::close(fd), 0) << strerror(errno);
+    }
+    struct stat s{};
+    ASSERT_EQ(::stat(p.c_str(), &s), 0);
+    EXPECT_EQ(static_cast<size_t>(s.st_size), expect.size());
+    std::string back;
+    ASSERT_TRUE(read_file(p, back));
+    EXPECT_TRUE(same(back, expect));
+    std::string line = stop_foreground(f);
+    EXPECT_TRUE(same(slurp(share_dir() + "/" + name), expect));
+    ASSERT_FALSE(line.empty()) << "no counters in the mount log";
+    uint64_t fuse_writes = counter(line, "fuse_writes"), requests = counter(line, "write_requests");
+    ASSERT_NE(fuse_writes, UINT64_MAX) << line;
+    ASSERT_NE(requests, UINT64_MAX) << line;
+    EXPECT_GE(requests, 1u) << line;
+    // Without the writeback cache each write(2) is one FUSE write; with it
+    // the kernel already gathers pages. Either way WRITE requests must be
+    // far fewer than the application's write calls.
+    EXPECT_LE(requests * 20, static_cast<uint64_t>(calls)) << line;
+    // Every byte the application wrote was acknowledged by the server
+    // (the writeback cache may send a rewritten page twice).
+    if (std::string(mode) == "cache=strict") EXPECT_EQ(counter(line, "bytes_written"), expect.size() + 5000) << line;
+    else EXPECT_GE(counter(line, "bytes_written"), expect.size()) << line;
+  }
+}
+
+TEST_F(DataPath, OutOfOrderWritesWithinAStretchStillGather) {
+  Foreground f = mount_foreground("cache=strict");
+  ASSERT_TRUE(is_mounted(f.mp));
+  const size_t region = 4u << 20, piece = 64u << 10, total = 16u << 20;
+  std::string data = random_bytes(total, 21);
+  int fd = ::open((f.mp + "/ooo.bin").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  // Each 4 MiB stretch (the default wsize) back to front, 64 KiB at a time.
+  for (size_t r = 0; r < total; r += region)
+    for (size_t p = region; p > 0; p -= piece)
+      ASSERT_EQ(::pwrite(fd, data.data() + r + p - piece, piece, static_cast<off_t>(r + p - piece)),
+                static_cast<ssize_t>(piece));
+  ASSERT_EQ(::close(fd), 0) << strerror(errno);
+  std::string line = stop_foreground(f);
+  EXPECT_TRUE(same(slurp(share_dir() + "/ooo.bin"), data));
+  ASSERT_FALSE(line.empty()) << "no counters in the mount log";
+  EXPECT_EQ(counter(line, "fuse_writes"), total / piece) << line;
+  EXPECT_LE(counter(line, "write_requests"), total / region) << line;  // one per full stretch
+  EXPECT_EQ(counter(line, "bytes_written"), total) << line;
+}
+
+// A directory of the share on a 4 MiB tmpfs: writing more than fits must
+// fail on fsync and close (ENOSPC or EIO), never report success.
+class DataPathFull : public DataPath {
+ protected:
+  void SetUp() override {
+    DataPath::SetUp();
+    if (HasFatalFailure()) return;
+    dir_ = share_dir() + "/tiny";
+    ::mkdir(dir_.c_str(), 0755);
+    ASSERT_EQ(::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=4m"), 0) << strerror(errno);
+    mounted_ = true;
+    chown_to_smb_user(dir_);
+  }
+  void TearDown() override {
+    DataPath::TearDown();  // the FUSE mounts first
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+    ::rmdir(dir_.c_str());
+  }
+  // Writes 8 MiB in 64 KiB pieces; returns the errno of the first failed
+  // write (0 if all were accepted).
+  static int overfill(int fd) {
+    std::string piece = random_bytes(65536, 5);
+    for (int i = 0; i < 128; i++)
+      if (::write(fd, piece.data(), piece.size()) < 0) return errno;
+    return 0;
+  }
+  static bool disk_error(int e) { return e == ENOSPC || e == EIO || e == EDQUOT; }
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+TEST_F(DataPathFull, FsyncAndCloseReportTheError) {
+  for (const char* mode : {"cache=strict", "cache=loose", "cache=none"}) {
+    SCOPED_TRACE(mode);
+    std::string mp = mounted(mode);
+    std::string p = mp + "/tiny/big-" + std::string(mode + 6);
+    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    int werr = overfill(fd);
+    if (werr) {
+      EXPECT_TRUE(disk_error(werr)) << strerror(werr);
+    }
+    errno = 0;
+    int frc = ::fsync(fd);
+    int ferr = errno;
+    errno = 0;
+    int crc = ::close(fd);
+    int cerr = errno;
+    // write-through modes may fail the write itself; the error must not be
+    // lost either way: fsync fails, and close fails unless a write already
+    // reported it.
+    // cache=none writes through: a failed write(2) already reported it
+    // and nothing is pending. The buffered modes keep the error.
+    bool reported = werr && std::string(mode) == "cache=none";
+    if (!reported) {
+      EXPECT_EQ(frc, -1) << "fsync reported success after a write beyond capacity";
+    }
+    if (frc == -1) {
+      EXPECT_TRUE(disk_error(ferr)) << strerror(ferr);
+    }
+    if (!werr) {
+      EXPECT_EQ(crc, -1) << "close reported success after a write beyond capacity";
+      if (crc == -1) {
+      EXPECT_TRUE(disk_error(cerr)) << strerror(cerr);
+    }
+    }
+    unmount(mp);
+    (void)::unlink((dir_ + "/big-" + std::string(mode + 6)).c_str());
+  }
+}
+
+TEST_F(DataPathFull, CloseWithoutFsyncReportsTheError) {
+  for (const char* mode : {"cache=strict", "cache=loose"}) {
+    SCOPED_TRACE(mode);
+    std::string mp = mounted(mode);
+    std::string p = mp + "/tiny/close-" + std::string(mode + 6);
+    int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    int werr = overfill(fd);
+    errno = 0;
+    int crc = ::close(fd);
+    int cerr = errno;
+    EXPECT_TRUE(werr != 0 || crc == -1) << "every write and close succeeded beyond capacity";
+    if (werr) {
+      EXPECT_TRUE(disk_error(werr)) << strerror(werr);
+    }
+    if (crc == -1) {
+      EXPECT_TRUE(disk_error(cerr)) << strerror(cerr);
+    }
+    unmount(mp);
+    (void)::unlink((dir_ + "/close-" + std::string(mode + 6)).c_str());
+  }
+}
+
+}  // namespace
