@@ -58,7 +58,10 @@ FsConfig FsConfig::from(const MountOptions& o) {
   return c;
 }
 
-SmbFs::SmbFs(client::Tree& tree, FsConfig cfg) : tree_(tree), cfg_(std::move(cfg)) {}
+SmbFs::SmbFs(client::Tree& tree, FsConfig cfg) : tree_(tree), cfg_(std::move(cfg)), locks_(tree) {
+  if (cfg_.cache == CacheMode::strict && !cfg_.direct) leases_ = std::make_unique<LeaseCache>(tree);
+}
+SmbFs::~SmbFs() = default;
 
 std::string SmbFs::smb_path(const std::string& p) const {
   if (cfg_.prefix.empty()) return p;
@@ -102,6 +105,7 @@ struct FileHandle {
   uint32_t magic = kFileMagic;
   FileId id;
   bool append = false;
+  bool leased = false;  // registered with the LeaseCache (closed() on release)
   std::mutex append_mu;  // O_APPEND: size lookup + write are one step
 };
 
@@ -187,8 +191,11 @@ void op_init(void* userdata, fuse_conn_info* conn) {
     conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
   else
     conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
-  // Writes go to the server synchronously: no writeback cache, no locks.
-  conn->want &= ~(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  // Writes go to the server synchronously: no writeback cache. Locks are
+  // the server's (fuse/locks.h), so the kernel must not keep them locally.
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  if (conn->capable & FUSE_CAP_POSIX_LOCKS) conn->want |= FUSE_CAP_POSIX_LOCKS;
+  if (conn->capable & FUSE_CAP_FLOCK_LOCKS) conn->want |= FUSE_CAP_FLOCK_LOCKS;
   SMBKIT_LOG(info, "fuse init: max_write={} max_read={} want=0x{:x}", conn->max_write, conn->max_read, conn->want);
 }
 
@@ -331,6 +338,20 @@ void set_open_flags(SmbFs& fs, fuse_file_info* fi) {
   fi->keep_cache = fs.config().cache == CacheMode::loose && !fs.config().direct ? 1 : 0;
 }
 
+// An open through the lease cache (cache=strict) or a plain one.
+Result<LeaseCache::Opened> leased_open(SmbFs& fs, fuse_ino_t ino, const std::string& path, const OpenParams& p) {
+  if (fs.leases()) return fs.leases()->open(ino, fs.smb_path(path), p);
+  SMBKIT_TRY(auto f, fs.tree().open(fs.smb_path(path), p));
+  LeaseCache::Opened o;
+  o.file = f;
+  return o;
+}
+void attach_lease(SmbFs& fs, fuse_ino_t ino, const LeaseCache::Opened& o, FileHandle& h, fuse_file_info* fi) {
+  if (!fs.leases()) return;
+  fs.leases()->attach(ino, o, fi);
+  h.leased = true;
+}
+
 bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -342,15 +363,17 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   p.access = access_for(fi->flags);
   p.disposition = (fi->flags & O_TRUNC) ? FILE_OVERWRITE : FILE_OPEN;
   p.options = FILE_NON_DIRECTORY_FILE;
-  auto f = fs.tree().open(fs.smb_path(*path), p);
+  auto f = leased_open(fs, ino, *path, p);
   if (!f) return reply_error(req, f.error(), "open");
   auto h = std::make_unique<FileHandle>();
-  h->id = f->id;
+  h->id = f->file.id;
   h->append = fi->flags & O_APPEND;
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
+  attach_lease(fs, ino, *f, *h, fi);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
     (void)fs.tree().close(h->id);
+    if (h->leased) fs.leases()->closed(ino);
     return;
   }
   h.release();
@@ -371,23 +394,25 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   p.options = FILE_NON_DIRECTORY_FILE;
   p.attributes = FILE_ATTRIBUTE_NORMAL;
   (void)mode;  // modes come from file_mode (no unix extensions)
-  auto f = fs.tree().open(fs.smb_path(path), p);
+  auto f = leased_open(fs, fs.inodes().find(path).value_or(0), path, p);
   if (!f) return reply_error(req, f.error(), "create");
-  auto s = fs.tree().stat_handle(f->id);
+  auto s = fs.tree().stat_handle(f->file.id);
   if (!s) {
-    (void)fs.tree().close(f->id);
+    (void)fs.tree().close(f->file.id);
     return reply_error(req, s.error(), "create");
   }
   auto h = std::make_unique<FileHandle>();
-  h->id = f->id;
+  h->id = f->file.id;
   h->append = fi->flags & O_APPEND;
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
   uint64_t ino = fs.inodes().lookup(path);
+  attach_lease(fs, ino, *f, *h, fi);
   auto e = entry_for(fs, *s, ino);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-    fs.inodes().forget(ino, 1);
     (void)fs.tree().close(h->id);
+    if (h->leased) fs.leases()->closed(ino);
+    fs.inodes().forget(ino, 1);
     return;
   }
   h.release();
@@ -400,7 +425,7 @@ std::vector<char>& thread_buffer(size_t n) {
   return buf;
 }
 
-void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   FileHandle* h = fh_of(fi);
   auto& buf = thread_buffer(size);
@@ -423,6 +448,7 @@ void op_read(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info*
     }
   }
   fuse_reply_buf(req, buf.data(), done);
+  if (fs.leases()) fs.leases()->after_read(ino);  // cache=strict without READ caching
 }
 
 void op_write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off, fuse_file_info* fi) {
@@ -454,7 +480,9 @@ void op_write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t o
   fuse_reply_write(req, done);
 }
 
-void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info*) {
+void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  // close(2) of any descriptor drops the process's POSIX locks on the file.
+  fs_of(req).locks().release_owner(ino, fi->lock_owner);
   // Writes reach the server before write() returns: nothing is buffered.
   fuse_reply_err(req, 0);
 }
@@ -465,10 +493,13 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void op_release(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> h(fh_of(fi));
-  auto r = fs_of(req).tree().close(h->id);
+  auto& fs = fs_of(req);
+  fs.locks().handle_closed(h->id);  // CLOSE drops the handle's locks on the server
+  auto r = fs.tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
+  if (h->leased) fs.leases()->closed(ino);
   fuse_reply_err(req, 0);
 }
 
@@ -614,6 +645,18 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   fuse_reply_err(req, 0);
 }
 
+void op_getlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock) {
+  int e = fs_of(req).locks().getlk(ino, fh_of(fi)->id, fi->lock_owner, *lock);
+  if (e) return (void)fuse_reply_err(req, e);
+  fuse_reply_lock(req, lock);
+}
+void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock, int sleep) {
+  fuse_reply_err(req, fs_of(req).locks().setlk(req, ino, fh_of(fi)->id, fi->lock_owner, *lock, sleep != 0));
+}
+void op_flock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op) {
+  fuse_reply_err(req, fs_of(req).locks().flock(req, ino, fh_of(fi)->id, op));
+}
+
 void op_statfs(fuse_req_t req, fuse_ino_t) {
   auto s = fs_of(req).tree().statfs();
   if (!s) return reply_error(req, s.error(), "statfs");
@@ -653,6 +696,9 @@ fuse_lowlevel_ops make_ops() {
   o.rmdir = op_rmdir;
   o.rename = op_rename;
   o.statfs = op_statfs;
+  o.getlk = op_getlk;
+  o.setlk = op_setlk;
+  o.flock = op_flock;
   return o;
 }
 

@@ -9,10 +9,13 @@
 
 #include <sys/stat.h>
 
+#include <memory>
 #include <string>
 
 #include "client/client.h"
 #include "fuse/inode_table.h"
+#include "fuse/lease_cache.h"
+#include "fuse/locks.h"
 #include "fuse/options.h"
 
 namespace smbkit::fuse {
@@ -36,11 +39,21 @@ struct FsConfig {
 class SmbFs {
  public:
   SmbFs(client::Tree& tree, FsConfig cfg);
+  ~SmbFs();
   static const fuse_lowlevel_ops& ops();
 
   client::Tree& tree() { return tree_; }
   const FsConfig& config() const { return cfg_; }
   InodeTable& inodes() { return inodes_; }
+  LockTable& locks() { return locks_; }
+  // The lease-backed page cache (cache=strict without directio), else null.
+  LeaseCache* leases() { return leases_.get(); }
+  // The FUSE session (for cache invalidation); nullptr before destroying it.
+  void set_session(fuse_session* se) {
+    if (leases_) leases_->set_session(se);
+  }
+  // Ends lease handling (joins its threads); the tree must outlive it.
+  void stop_leases() { leases_.reset(); }
 
   // The share path for a path relative to the mount root.
   std::string smb_path(const std::string& p) const;
@@ -56,6 +69,8 @@ class SmbFs {
   client::Tree& tree_;
   FsConfig cfg_;
   InodeTable inodes_;
+  LockTable locks_;
+  std::unique_ptr<LeaseCache> leases_;
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.
