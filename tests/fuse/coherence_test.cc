@@ -17,8 +17,10 @@ class Coherence : public Mount {
   void SetUp() override {
     Mount::SetUp();
     if (HasFatalFailure()) return;
-    a_ = mounted("cache=strict");
-    b_ = mounted("cache=strict");
+    // Attributes cached for 10 minutes: only lease breaks can make the
+    // other mount's changes visible within the tests' bounded waits.
+    a_ = mounted("cache=strict,actimeo=600");
+    b_ = mounted("cache=strict,actimeo=600");
   }
   std::string a_, b_;
 };
@@ -224,7 +226,14 @@ TEST_F(Coherence, LocksReleasedOnClose) {
     ASSERT_EQ(::flock(fa3.fd, LOCK_EX | LOCK_NB), 0) << strerror(errno);
     EXPECT_EQ(::flock(fb.fd, LOCK_EX | LOCK_NB), -1);
   }
-  EXPECT_EQ(::flock(fb.fd, LOCK_EX | LOCK_NB), 0) << strerror(errno);
+  // The kernel drops a FUSE flock lock with the RELEASE it sends after
+  // close(2) returns (FUSE_RELEASE_FLOCK_UNLOCK), so wait for it (bounded).
+  int rc = -1;
+  for (int i = 0; i < 200 && rc != 0; i++) {
+    rc = ::flock(fb.fd, LOCK_EX | LOCK_NB);
+    if (rc != 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(rc, 0) << strerror(errno);
 }
 
 }  // namespace
