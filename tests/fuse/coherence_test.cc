@@ -2,6 +2,7 @@
 // written through one is seen through the other under cache=strict (lease
 // breaks invalidate the kernel cache), and POSIX/flock locks taken through
 // one conflict with the other (SMB2 byte-range locks on the server).
+#include <pthread.h>
 #include <sys/file.h>
 
 #include <atomic>
@@ -173,6 +174,40 @@ TEST_F(Coherence, BlockingLockWaitsForTheOtherMount) {
   ASSERT_EQ(waiter.wait_for(std::chrono::seconds(30)), std::future_status::ready);
   EXPECT_EQ(waiter.get(), 0);
   EXPECT_EQ(setlk(fa.fd, F_WRLCK, 0, 1), EAGAIN);
+}
+
+void on_usr1(int) {}
+
+TEST_F(Coherence, BlockingLockInterruptedBySignal) {
+  ASSERT_TRUE(write_file(a_ + "/intr.bin", "x"));
+  Fd fa(::open((a_ + "/intr.bin").c_str(), O_RDWR));
+  Fd fb(::open((b_ + "/intr.bin").c_str(), O_RDWR));
+  ASSERT_GE(fa.fd, 0);
+  ASSERT_GE(fb.fd, 0);
+  ASSERT_EQ(setlk(fa.fd, F_WRLCK, 0, 10), 0);
+  // No SA_RESTART: the interrupted F_SETLKW returns EINTR.
+  struct sigaction sa{}, old{};
+  sa.sa_handler = on_usr1;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+  std::promise<pthread_t> who;
+  auto waiter = std::async(std::launch::async, [&] {
+    who.set_value(pthread_self());
+    return setlk(fb.fd, F_WRLCK, 0, 10, true);
+  });
+  pthread_t t = who.get_future().get();
+  // Signal until the wait ends (bounded; the first signal may arrive
+  // before the thread is inside fcntl).
+  for (int i = 0; i < 100 && waiter.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready; i++)
+    pthread_kill(t, SIGUSR1);
+  ASSERT_EQ(waiter.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_EQ(waiter.get(), EINTR);
+  sigaction(SIGUSR1, &old, nullptr);
+  // The cancelled request left no lock behind: once A lets go, A can lock
+  // again at once.
+  ASSERT_EQ(setlk(fa.fd, F_UNLCK, 0, 10), 0);
+  EXPECT_EQ(setlk(fa.fd, F_WRLCK, 0, 10), 0);
+  EXPECT_EQ(setlk(fb.fd, F_WRLCK, 0, 10), EAGAIN);
 }
 
 TEST_F(Coherence, FlockConflictAcrossMounts) {
