@@ -105,7 +105,8 @@ struct FileHandle {
   uint32_t magic = kFileMagic;
   FileId id;
   bool append = false;
-  bool leased = false;  // registered with the LeaseCache (closed() on release)
+  bool leased = false;      // registered with the LeaseCache (closed() on release)
+  bool page_cache = false;  // opened without direct_io: reads fill the kernel's cache
   std::mutex append_mu;  // O_APPEND: size lookup + write are one step
 };
 
@@ -350,6 +351,7 @@ void attach_lease(SmbFs& fs, fuse_ino_t ino, const LeaseCache::Opened& o, FileHa
   if (!fs.leases()) return;
   fs.leases()->attach(ino, o, fi);
   h.leased = true;
+  h.page_cache = !fi->direct_io;
 }
 
 bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
@@ -448,7 +450,7 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
     }
   }
   fuse_reply_buf(req, buf.data(), done);
-  if (fs.leases()) fs.leases()->after_read(ino);  // cache=strict without READ caching
+  if (h->page_cache) fs.leases()->after_read(ino);  // cache=strict: READ caching lost since open
 }
 
 void op_write(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off, fuse_file_info* fi) {
