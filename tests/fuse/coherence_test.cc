@@ -176,6 +176,56 @@ TEST_F(Coherence, BlockingLockWaitsForTheOtherMount) {
   EXPECT_EQ(setlk(fa.fd, F_WRLCK, 0, 1), EAGAIN);
 }
 
+TEST_F(Coherence, PosixLocksOfTwoProcessesOnOneMount) {
+  // Each process has its own lock owner and its own handle: the server
+  // arbitrates between them as between two clients.
+  ASSERT_TRUE(write_file(a_ + "/procs.bin", "p"));
+  int to_child[2], to_parent[2];
+  ASSERT_EQ(::pipe(to_child), 0);
+  ASSERT_EQ(::pipe(to_parent), 0);
+  std::string path = a_ + "/procs.bin";
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // Child: only async-signal-safe calls until _exit.
+    int fd = ::open(path.c_str(), O_RDWR);
+    struct flock l{};
+    l.l_type = F_WRLCK;
+    l.l_whence = SEEK_SET;
+    l.l_start = 0;
+    l.l_len = 10;
+    char ok = (fd >= 0 && ::fcntl(fd, F_SETLK, &l) == 0) ? 'y' : 'n';
+    (void)!::write(to_parent[1], &ok, 1);
+    char c;
+    (void)!::read(to_child[0], &c, 1);
+    ::_exit(0);  // exiting closes fd: the lock goes
+  }
+  ::close(to_child[0]);
+  ::close(to_parent[1]);
+  char ok = 0;
+  ASSERT_EQ(::read(to_parent[0], &ok, 1), 1);
+  ASSERT_EQ(ok, 'y');
+  Fd fa(::open(path.c_str(), O_RDWR));
+  ASSERT_GE(fa.fd, 0);
+  EXPECT_EQ(setlk(fa.fd, F_WRLCK, 5, 1), EAGAIN);
+  // This mount knows the other owner's lock: F_GETLK gives its range.
+  auto g = getlk(fa.fd, F_RDLCK, 5, 1);
+  EXPECT_EQ(g.l_type, F_WRLCK);
+  EXPECT_EQ(g.l_start, 0);
+  EXPECT_EQ(g.l_len, 10);
+  // And so does the other mount, through the server.
+  Fd fb(::open((b_ + "/procs.bin").c_str(), O_RDWR));
+  ASSERT_GE(fb.fd, 0);
+  EXPECT_EQ(setlk(fb.fd, F_RDLCK, 0, 1), EAGAIN);
+  char c = 'x';
+  ASSERT_EQ(::write(to_child[1], &c, 1), 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ::close(to_child[1]);
+  ::close(to_parent[0]);
+  EXPECT_EQ(setlk(fa.fd, F_WRLCK, 0, 10), 0);
+}
+
 void on_usr1(int) {}
 
 TEST_F(Coherence, BlockingLockInterruptedBySignal) {
