@@ -83,7 +83,8 @@ namespace {
 constexpr size_t kDeferTransformBytes = 256 * 1024;
 }  // namespace
 
-void Connection::submit(session::Request req, Completion done, MutableByteView read_into) {
+void Connection::submit(session::Request req, Completion done, MutableByteView read_into,
+                        uint64_t* message_id) {
   auto frame = std::make_shared<session::OutFrame>();
   uint64_t mid;
   req.defer_transform = req.payload.size() >= kDeferTransformBytes;
@@ -120,6 +121,7 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
     }
     mid = *r;
     bool deferred = frame->transform.kind != session::FrameTransform::Kind::none;
+    if (message_id) *message_id = mid;
     stats_.frames_out++;
     stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
     waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false, deferred, {}};
@@ -284,12 +286,16 @@ void Connection::reader_loop() {
 void Connection::dispatch(std::vector<session::Response>& rs) {
   if (rs.empty()) return;
   std::vector<std::pair<Completion, Result<session::Response>>> ready;
+  std::vector<session::Response> breaks;
+  std::shared_ptr<BreakHandler> on_break;
   {
     std::lock_guard<std::mutex> g(mu_);
+    on_break = break_handler_;
     for (auto& resp : rs) {
       if (resp.orphan) continue;
       if (resp.hdr.MessageId == ~0ull) {
-        SMBKIT_LOG(debug, "<- break notification ignored (no leases held)");
+        if (on_break) breaks.push_back(std::move(resp));
+        else SMBKIT_LOG(debug, "<- break notification ignored (no leases held)");
         continue;
       }
       auto it = waiters_.find(resp.hdr.MessageId);
@@ -298,8 +304,11 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
                  resp.hdr.MessageId, ntstatus_name(resp.hdr.Status),
                  resp.hdr.CreditRequestResponse, resp.interim ? " (interim)" : "");
       if (resp.interim) {
-        // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer.
-        it->second.deadline = Clock::now() + opts_.timeout;
+        // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer. A
+        // blocking LOCK waits for another holder, as long as that takes:
+        // its caller ends it with cancel().
+        it->second.deadline = resp.hdr.Command == SMB2_LOCK ? Clock::time_point::max()
+                                                            : Clock::now() + opts_.timeout;
         continue;
       }
       if (resp.security_error) {
@@ -313,6 +322,27 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
   }
   credits_cv_.notify_all();
   for (auto& [done, result] : ready) done(std::move(result));
+  for (auto& b : breaks) (*on_break)(b);
+}
+
+void Connection::set_break_handler(BreakHandler h) {
+  std::lock_guard<std::mutex> g(mu_);
+  break_handler_ = h ? std::make_shared<BreakHandler>(std::move(h)) : nullptr;
+}
+
+Result<void> Connection::cancel(uint64_t message_id) {
+  session::OutFrame frame;
+  std::lock_guard<std::mutex> send_lock(send_mu_);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (dead_ || closing_) return nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed");
+    SMBKIT_CHECK(machine_.send_cancel(message_id, frame));
+    stats_.frames_out++;
+    stats_.bytes_out += frame.size();
+  }
+  iovec iov[1] = {{frame.head.data(), frame.head.size()}};
+  std::lock_guard<std::mutex> w(write_mu_);  // send workers write under write_mu_ only
+  return tcp_.write_all(iov, 1, Clock::now() + opts_.timeout);
 }
 
 

@@ -85,9 +85,24 @@ class Connection {
   // response is plain (not sealed) the receiver reads the payload straight
   // into it and Response::direct views it; otherwise the data stays in the
   // frame and the caller copies.
-  void submit(session::Request req, Completion done, MutableByteView read_into = {});
+  // message_id, when given, receives the request's MessageId before it is
+  // sent (for cancel()).
+  void submit(session::Request req, Completion done, MutableByteView read_into = {},
+              uint64_t* message_id = nullptr);
   // Synchronous form of submit.
   Result<session::Response> call(session::Request req);
+
+  // Unsolicited OPLOCK_BREAK notifications (oplock or lease break, MessageId
+  // 0xFFFFFFFFFFFFFFFF, MS-SMB2 3.2.5.19). The handler runs on the receiver
+  // (or a decrypting worker) thread outside the connection's locks: it must
+  // not block on a request; it hands the work to its own thread, which may
+  // then send the acknowledgment (client/lease.h does this).
+  using BreakHandler = std::function<void(const session::Response&)>;
+  void set_break_handler(BreakHandler h);
+  // Sends SMB2 CANCEL for a request still pending (MS-SMB2 3.2.4.24), e.g. a
+  // blocking LOCK whose caller was interrupted; its completion then runs with
+  // the server's answer (STATUS_CANCELLED) or the grant that raced with it.
+  Result<void> cancel(uint64_t message_id);
 
   // Session security state lives in the machine; these lock around it.
   void add_session(session::SessionSecurity s);
@@ -157,6 +172,7 @@ class Connection {
 
   std::mutex send_mu_;   // credit waits and MessageId assignment, in arrival order
   std::mutex write_mu_;  // frames go out whole (order: send_mu_, then write_mu_)
+  std::shared_ptr<BreakHandler> break_handler_;  // guarded by mu_
 };
 
 // Builds a request: a 64-byte header slot followed by the body that

@@ -61,7 +61,20 @@ FsConfig FsConfig::from(const MountOptions& o) {
   return c;
 }
 
-SmbFs::SmbFs(client::Tree& tree, FsConfig cfg) : tree_(tree), cfg_(std::move(cfg)) {}
+SmbFs::SmbFs(client::Tree& tree, FsConfig cfg) : tree_(tree), cfg_(std::move(cfg)), locks_(tree) {
+  if (cfg_.cache == CacheMode::strict && !cfg_.direct) {
+    leases_ = std::make_unique<LeaseCache>(tree);
+    // A break that takes WRITE caching: pending write-behind data reaches
+    // the server before the break is acknowledged. One that takes READ
+    // caching: readahead windows go with the kernel's pages.
+    leases_->set_flush_hook([this](fuse_ino_t ino) {
+      auto r = files_.flush(ino);
+      if (!r) SMBKIT_LOG(info, "lease break: write-behind of inode {}: {}", ino, r.error().message());
+    });
+    leases_->set_drop_hook([this](fuse_ino_t ino) { files_.drop_reads(ino); });
+  }
+}
+SmbFs::~SmbFs() = default;
 
 std::string SmbFs::smb_path(const std::string& p) const {
   if (cfg_.prefix.empty()) return p;
@@ -105,6 +118,8 @@ struct FileHandle {
   uint32_t magic = kFileMagic;
   FileId id;
   bool append = false;
+  bool leased = false;      // registered with the LeaseCache (closed() on release)
+  bool page_cache = false;  // opened without direct_io: reads fill the kernel's cache
   std::mutex append_mu;  // O_APPEND: size lookup + write are one step
   FileData data;         // readahead / write-behind (open_files.h)
 };
@@ -235,7 +250,10 @@ void op_init(void* userdata, fuse_conn_info* conn) {
     conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   else
     conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
-  conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+  // Locks are the server's (fuse/locks.h), so the kernel must not keep
+  // them locally.
+  if (conn->capable & FUSE_CAP_POSIX_LOCKS) conn->want |= FUSE_CAP_POSIX_LOCKS;
+  if (conn->capable & FUSE_CAP_FLOCK_LOCKS) conn->want |= FUSE_CAP_FLOCK_LOCKS;
   SMBKIT_LOG(info, "fuse init: max_write={} max_read={} want=0x{:x}", conn->max_write, conn->max_read, conn->want);
 }
 
@@ -431,6 +449,21 @@ void set_open_flags(SmbFs& fs, fuse_file_info* fi) {
   fi->keep_cache = fs.config().cache == CacheMode::loose && !fs.config().direct ? 1 : 0;
 }
 
+// An open through the lease cache (cache=strict) or a plain one.
+Result<LeaseCache::Opened> leased_open(SmbFs& fs, fuse_ino_t ino, const std::string& path, const OpenParams& p) {
+  if (fs.leases()) return fs.leases()->open(ino, fs.smb_path(path), p);
+  SMBKIT_TRY(auto f, fs.tree().open(fs.smb_path(path), p));
+  LeaseCache::Opened o;
+  o.file = f;
+  return o;
+}
+void attach_lease(SmbFs& fs, fuse_ino_t ino, const LeaseCache::Opened& o, FileHandle& h, fuse_file_info* fi) {
+  if (!fs.leases()) return;
+  fs.leases()->attach(ino, o, fi);
+  h.leased = true;
+  h.page_cache = !fi->direct_io;
+}
+
 bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -444,28 +477,30 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // the inode's path (or this inode away) while the open is in flight, the
   // handle may be another file's, read through this inode's cached size.
   // Open again then; an inode that lost its path gets ENOENT.
-  Result<client::OpenFile> f = Error{};
+  Result<LeaseCache::Opened> f = Error{};
   for (int attempt = 1;; attempt++) {
     uint64_t since = fs.inodes().clock();
     auto path = path_or_reply(req, ino);
     if (!path) return;
-    f = fs.tree().open(fs.smb_path(*path), p);
+    f = leased_open(fs, ino, *path, p);
     if (!f) return reply_error(req, f.error(), "open");
     if (fs.inodes().unchanged_since(ino, since) || attempt == kPathRetries) break;
-    (void)fs.tree().close(f->id);
+    (void)fs.tree().close(f->file.id);  // not attached yet: no lease count to drop
     path_retry_pause(attempt);
   }
   auto h = std::make_unique<FileHandle>();
-  h->id = f->id;
+  h->id = f->file.id;
   h->append = fi->flags & O_APPEND;
-  attach_data(fs, *h, ino, fi->flags, (fi->flags & O_TRUNC) ? 0 : f->size);
+  attach_data(fs, *h, ino, fi->flags, (fi->flags & O_TRUNC) ? 0 : f->file.size);
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
+  attach_lease(fs, ino, *f, *h, fi);
   fs.open_handles().add(ino, h->id);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);
     (void)fs.tree().close(h->id);
+    if (h->leased) fs.leases()->closed(ino);
     return;
   }
   h.release();
@@ -486,27 +521,29 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   p.options = FILE_NON_DIRECTORY_FILE;
   p.attributes = FILE_ATTRIBUTE_NORMAL;
   (void)mode;  // modes come from file_mode (no unix extensions)
-  auto f = fs.tree().open(fs.smb_path(path), p);
+  auto f = leased_open(fs, fs.inodes().find(path).value_or(0), path, p);
   if (!f) return reply_error(req, f.error(), "create");
-  auto s = fs.tree().stat_handle(f->id);
+  auto s = fs.tree().stat_handle(f->file.id);
   if (!s) {
-    (void)fs.tree().close(f->id);
+    (void)fs.tree().close(f->file.id);
     return reply_error(req, s.error(), "create");
   }
   auto h = std::make_unique<FileHandle>();
-  h->id = f->id;
+  h->id = f->file.id;
   h->append = fi->flags & O_APPEND;
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
   uint64_t ino = fs.inodes().lookup(path);
   attach_data(fs, *h, ino, fi->flags, s->size);
+  attach_lease(fs, ino, *f, *h, fi);
   auto e = entry_for(fs, *s, ino);
   fs.open_handles().add(ino, h->id);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);
-    fs.inodes().forget(ino, 1);
     (void)fs.tree().close(h->id);
+    if (h->leased) fs.leases()->closed(ino);
+    fs.inodes().forget(ino, 1);
     return;
   }
   h.release();
@@ -526,17 +563,20 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   // Data written through any handle of this file is read back.
   if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "read");
   auto& buf = thread_buffer(size);
+  // Read before replying: once the kernel has the reply, RELEASE may free h.
+  const bool page_cache = h->page_cache;
   if (h->data.ra) {
     auto r = h->data.ra->read(static_cast<uint64_t>(off), size, buf.data());
     if (!r) return reply_error(req, r.error(), "read");
     // The window's buffers go to the kernel as they are (one writev).
     fuse_reply_iov(req, r->iov.data(), static_cast<int>(r->iov.size()));
-    return;
+  } else {
+    auto n = read_direct(fs.tree(), h->id, static_cast<uint64_t>(off),
+                         MutableByteView(reinterpret_cast<std::byte*>(buf.data()), size), fs.read_chunk());
+    if (!n) return reply_error(req, n.error(), "read");
+    fuse_reply_buf(req, buf.data(), *n);
   }
-  auto n = read_direct(fs.tree(), h->id, static_cast<uint64_t>(off),
-                       MutableByteView(reinterpret_cast<std::byte*>(buf.data()), size), fs.read_chunk());
-  if (!n) return reply_error(req, n.error(), "read");
-  fuse_reply_buf(req, buf.data(), *n);
+  if (page_cache) fs.leases()->after_read(ino);  // cache=strict: READ caching lost since open
 }
 
 void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off_t off, fuse_file_info* fi) {
@@ -571,14 +611,15 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   fuse_reply_write(req, *w);
 }
 
-void op_flush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // close(2): write-behind data reaches the server, and its errors are
-  // the caller's.
+  // the caller's; then the process's POSIX locks on the file go (any
+  // descriptor's close drops them), after the data they protected.
   FileHandle* h = fh_of(fi);
-  if (h->data.wb) {
-    auto r = h->data.wb->flush();
-    if (!r) return reply_error(req, r.error(), "flush");
-  }
+  Result<void> r;
+  if (h->data.wb) r = h->data.wb->flush();
+  fs_of(req).locks().release_owner(ino, fi->lock_owner);
+  if (!r) return reply_error(req, r.error(), "flush");
   fuse_reply_err(req, 0);
 }
 
@@ -595,10 +636,13 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> h(fh_of(fi));
-  fs_of(req).open_handles().remove(ino, h->id);
-  fs_of(req).files().close(h->data);  // write-behind flushed, readahead stopped
-  auto r = fs_of(req).tree().close(h->id);
+  auto& fs = fs_of(req);
+  fs.open_handles().remove(ino, h->id);
+  fs.files().close(h->data);        // write-behind flushed, readahead stopped
+  fs.locks().handle_closed(h->id);  // CLOSE drops the handle's locks on the server
+  auto r = fs.tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
+  if (h->leased) fs.leases()->closed(ino);
   fuse_reply_err(req, 0);
 }
 
@@ -766,6 +810,18 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   fuse_reply_err(req, 0);
 }
 
+void op_getlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock) {
+  int e = fs_of(req).locks().getlk(ino, fh_of(fi)->id, fi->lock_owner, *lock);
+  if (e) return (void)fuse_reply_err(req, e);
+  fuse_reply_lock(req, lock);
+}
+void op_setlk(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, struct flock* lock, int sleep) {
+  fuse_reply_err(req, fs_of(req).locks().setlk(req, ino, fh_of(fi)->id, fi->lock_owner, *lock, sleep != 0));
+}
+void op_flock(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi, int op) {
+  fuse_reply_err(req, fs_of(req).locks().flock(req, ino, fh_of(fi)->id, op));
+}
+
 void op_statfs(fuse_req_t req, fuse_ino_t) {
   auto s = fs_of(req).tree().statfs();
   if (!s) return reply_error(req, s.error(), "statfs");
@@ -805,6 +861,9 @@ fuse_lowlevel_ops make_ops() {
   o.rmdir = op_rmdir;
   o.rename = op_rename;
   o.statfs = op_statfs;
+  o.getlk = op_getlk;
+  o.setlk = op_setlk;
+  o.flock = op_flock;
   return o;
 }
 

@@ -9,12 +9,15 @@
 
 #include <sys/stat.h>
 
+#include <memory>
 #include <string>
 
 #include "client/client.h"
 #include "fuse/inode_table.h"
 #include "fuse/open_files.h"
 #include "fuse/open_handles.h"
+#include "fuse/lease_cache.h"
+#include "fuse/locks.h"
 #include "fuse/options.h"
 
 namespace smbkit::fuse {
@@ -41,6 +44,7 @@ struct FsConfig {
 class SmbFs {
  public:
   SmbFs(client::Tree& tree, FsConfig cfg);
+  ~SmbFs();
   static const fuse_lowlevel_ops& ops();
 
   client::Tree& tree() { return tree_; }
@@ -50,6 +54,15 @@ class SmbFs {
   OpenHandles& open_handles() { return open_handles_; }
   // Open files' readahead and write-behind state (see open_files.h).
   OpenFiles& files() { return files_; }
+  LockTable& locks() { return locks_; }
+  // The lease-backed page cache (cache=strict without directio), else null.
+  LeaseCache* leases() { return leases_.get(); }
+  // The FUSE session (for cache invalidation); nullptr before destroying it.
+  void set_session(fuse_session* se) {
+    if (leases_) leases_->set_session(se);
+  }
+  // Ends lease handling (joins its threads); the tree must outlive it.
+  void stop_leases() { leases_.reset(); }
 
   // The share path for a path relative to the mount root.
   std::string smb_path(const std::string& p) const;
@@ -67,6 +80,8 @@ class SmbFs {
   InodeTable inodes_;
   OpenHandles open_handles_;
   OpenFiles files_;
+  LockTable locks_;
+  std::unique_ptr<LeaseCache> leases_;
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.

@@ -141,6 +141,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   } args_guard{&args};
   fuse_session* se = fuse_session_new(&args, &SmbFs::ops(), sizeof(fuse_lowlevel_ops), &fs);
   if (!se) return rep.failed(o.mountpoint + ": cannot create the FUSE session (options: " + opts + ")");
+  fs.set_session(se);  // lease breaks invalidate the kernel cache through it
   if (fuse_set_signal_handlers(se) != 0) {
     fuse_session_destroy(se);
     return rep.failed("cannot install signal handlers");
@@ -178,7 +179,9 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   fuse_loop_cfg_destroy(lc);
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
+  fs.set_session(nullptr);
   fuse_session_destroy(se);
+  fs.stop_leases();  // before the tree it holds goes
   tree.reset();
   (void)cl->logoff();
   SMBKIT_LOG(info, "unmounted {}", o.mountpoint);

@@ -1,0 +1,217 @@
+#include "client/lease.h"
+
+#include "auth/crypto.h"
+#include "base/log.h"
+#include "proto/constants.h"
+#include "proto/create.h"
+
+namespace smbkit::client {
+
+using namespace proto;
+
+std::string lease_state_name(uint32_t s) {
+  std::string out;
+  if (s & SMB2_LEASE_READ_CACHING) out += 'R';
+  if (s & SMB2_LEASE_WRITE_CACHING) out += 'W';
+  if (s & SMB2_LEASE_HANDLE_CACHING) out += 'H';
+  return out.empty() ? "none" : out;
+}
+
+LeaseManager::LeaseManager(Tree& tree) : tree_(tree) {
+  thread_ = std::thread([this] { run(); });
+  tree_.client().conn().set_break_handler([this](const session::Response& r) { on_notification(r); });
+}
+
+LeaseManager::~LeaseManager() {
+  tree_.client().conn().set_break_handler(nullptr);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+bool LeaseManager::supported() const {
+  const auto& s = tree_.client().conn().server();
+  return s.dialect >= SMB2_DIALECT_0210 && (s.capabilities & SMB2_GLOBAL_CAP_LEASING);
+}
+bool LeaseManager::v2() const { return tree_.client().conn().server().dialect >= SMB2_DIALECT_0300; }
+
+void LeaseManager::set_break_callback(BreakCallback cb) {
+  std::lock_guard<std::mutex> g(mu_);
+  callback_ = std::move(cb);
+}
+
+LeaseKey LeaseManager::new_key() {
+  LeaseKey k;
+  auth::random_bytes(k);
+  return k;
+}
+
+Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams& p, const LeaseKey& key,
+                                      uint32_t want) {
+  CreateRequest c;
+  c.DesiredAccess = p.access;
+  c.FileAttributes = p.attributes;
+  c.ShareAccess = p.share;
+  c.CreateDisposition = p.disposition;
+  c.CreateOptions = p.options;
+  c.Name = to_smb_path(path);
+  bool lease = supported() && want != 0;
+  if (lease) {
+    // MS-SMB2 3.2.4.3.8: RequestedOplockLevel = LEASE plus an RqLs context;
+    // v2 (3.x) carries the epoch the server echoes back on changes.
+    c.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
+    CreateLease l;
+    l.V2 = v2();
+    l.LeaseKey = key;
+    l.LeaseState = want;
+    c.CreateContexts.push_back(to_create_context(l));
+  }
+  SMBKIT_TRY(auto r, tree_.request(SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }));
+  SMBKIT_TRY(auto resp, tree_.call(std::move(r), tree_.url_of(path)));
+  SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
+  LeasedOpen out;
+  out.file.id = cr.FileId;
+  out.file.size = cr.EndofFile;
+  out.file.attributes = cr.FileAttributes;
+  out.file.create_action = cr.CreateAction;
+  if (lease && cr.OplockLevel == SMB2_OPLOCK_LEVEL_LEASE) {
+    const CreateContext* ctx = find_create_context(cr.CreateContexts, SMB2_CREATE_RESPONSE_LEASE);
+    if (!ctx) return protocol_error("CREATE granted a lease without a lease context");
+    SMBKIT_TRY(auto granted, decode_lease(ctx->Data));
+    if (granted.LeaseKey != key) return protocol_error("CREATE granted a lease for another key");
+    std::lock_guard<std::mutex> g(mu_);
+    Entry& e = leases_[key];
+    // Lease v2 (MS-SMB2 2.2.14.2.11): a response carrying an older epoch
+    // than a break we already processed must not resurrect the old state.
+    bool stale = granted.V2 && e.have_epoch && static_cast<int16_t>(granted.Epoch - e.epoch) < 0;
+    if (!stale) {
+      e.state = granted.LeaseState;
+      if (granted.V2) {
+        e.epoch = granted.Epoch;
+        e.have_epoch = true;
+      }
+    }
+    out.lease_state = e.state;
+    cv_.notify_all();
+  }
+  return out;
+}
+
+uint32_t LeaseManager::state(const LeaseKey& key) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = leases_.find(key);
+  return it == leases_.end() ? 0 : it->second.state;
+}
+
+void LeaseManager::forget(const LeaseKey& key) {
+  std::lock_guard<std::mutex> g(mu_);
+  leases_.erase(key);
+  cv_.notify_all();
+}
+
+bool LeaseManager::wait_for(const LeaseKey& key, const std::function<bool(uint32_t)>& pred,
+                            std::chrono::milliseconds limit) const {
+  std::unique_lock<std::mutex> lk(mu_);
+  return cv_.wait_for(lk, limit, [&] {
+    auto it = leases_.find(key);
+    return pred(it == leases_.end() ? 0 : it->second.state);
+  });
+}
+
+LeaseStats LeaseManager::stats() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_;
+}
+
+void LeaseManager::on_notification(const session::Response& r) {
+  auto kind = oplock_break_kind(r.msg());
+  if (!kind || *kind != OplockBreakKind::kLeaseNotification) {
+    // We never ask for oplocks, so an oplock break is not ours.
+    std::lock_guard<std::mutex> g(mu_);
+    stats_.unknown_breaks++;
+    SMBKIT_LOG(debug, "<- oplock break ignored (no oplocks requested)");
+    return;
+  }
+  auto n = decode_lease_break_notification(r.msg());
+  if (!n) {
+    SMBKIT_LOG(warn, "undecodable lease break: {}", n.error().message());
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    queue_.push_back(*n);
+  }
+  cv_.notify_all();
+}
+
+void LeaseManager::run() {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ with nothing left
+    auto n = queue_.front();
+    queue_.pop_front();
+    lk.unlock();
+    handle(n);
+    lk.lock();
+  }
+}
+
+void LeaseManager::handle(const LeaseBreakNotification& n) {
+  LeaseBreakEvent ev;
+  ev.key = n.LeaseKey;
+  ev.new_state = n.NewLeaseState;
+  ev.ack_required = n.Flags & SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED;
+  BreakCallback cb;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = leases_.find(n.LeaseKey);
+    if (it == leases_.end()) {
+      stats_.unknown_breaks++;
+    } else {
+      stats_.breaks++;
+      ev.old_state = it->second.state;
+      // MS-SMB2 3.2.5.19.2: the new epoch comes with the break (v2).
+      if (it->second.have_epoch) it->second.epoch = n.NewEpoch;
+    }
+    cb = callback_;
+  }
+  SMBKIT_LOG(debug, "<- lease break {} -> {}{}", lease_state_name(ev.old_state), lease_state_name(ev.new_state),
+             ev.ack_required ? " (ack required)" : "");
+  if (cb) cb(ev);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = leases_.find(n.LeaseKey);
+    if (it != leases_.end()) it->second.state &= ev.new_state;
+  }
+  cv_.notify_all();
+  if (!ev.ack_required) return;
+  auto a = acknowledge(n.LeaseKey, ev.new_state);
+  std::lock_guard<std::mutex> g(mu_);
+  if (a) {
+    stats_.acks_sent++;
+  } else {
+    stats_.ack_failures++;
+    SMBKIT_LOG(warn, "lease break acknowledgment: {}", a.error().message());
+  }
+  cv_.notify_all();
+}
+
+Result<void> LeaseManager::acknowledge(const LeaseKey& key, uint32_t state) {
+  // MS-SMB2 3.2.4.21.2 / 2.2.24.2: acknowledge with the state we keep, a
+  // subset of NewLeaseState.
+  LeaseBreakAcknowledgment a;
+  a.LeaseKey = key;
+  a.LeaseState = state;
+  SMBKIT_TRY(auto r, tree_.request(SMB2_OPLOCK_BREAK,
+                                   [&](ByteWriter& w) { return encode_lease_break_acknowledgment(a, w); }));
+  SMBKIT_TRY(auto resp, tree_.call(std::move(r), "lease break acknowledgment"));
+  SMBKIT_TRY(auto lr, decode_lease_break_response(resp.msg()));
+  if (lr.LeaseKey != key) return protocol_error("lease break response for another key");
+  return {};
+}
+
+}  // namespace smbkit::client

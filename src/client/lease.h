@@ -1,0 +1,117 @@
+// SMB2 leases (MS-SMB2 2.2.13.2.8/2.2.13.2.10, 3.2.4.3.8, 3.2.5.19.2): the
+// client side bookkeeping. A LeaseManager belongs to one Tree; it opens files
+// with a lease request, remembers per lease key what the server granted
+// (READ/HANDLE/WRITE caching and, for lease v2 on SMB 3.x, the epoch), and
+// handles break notifications: the owner's callback flushes dirty data and
+// drops cached data first, then the manager sends the LEASE_BREAK
+// acknowledgment when the server asked for one.
+//
+// Threading: the Connection's break handler only queues the notification;
+// a thread owned by the manager runs the owner's callback and sends the
+// acknowledgment, so the receiver thread never waits on a request.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "client/client.h"
+#include "proto/create_contexts.h"
+#include "proto/oplock_break.h"
+
+namespace smbkit::client {
+
+using LeaseKey = proto::Guid16;
+
+// Lease states are SMB2_LEASE_{READ,HANDLE,WRITE}_CACHING bits.
+inline constexpr uint32_t kLeaseRWH =
+    proto::SMB2_LEASE_READ_CACHING | proto::SMB2_LEASE_HANDLE_CACHING | proto::SMB2_LEASE_WRITE_CACHING;
+// "RWH" style text for logs and test messages.
+std::string lease_state_name(uint32_t state);
+
+struct LeasedOpen {
+  OpenFile file;
+  uint32_t lease_state = 0;  // what the server granted (0: no lease)
+};
+
+// One break as the owner sees it.
+struct LeaseBreakEvent {
+  LeaseKey key{};
+  uint32_t old_state = 0, new_state = 0;
+  bool ack_required = false;
+};
+
+struct LeaseStats {
+  uint64_t breaks = 0;        // lease break notifications received for known keys
+  uint64_t acks_sent = 0;     // acknowledgments the server accepted
+  uint64_t ack_failures = 0;  // acknowledgments refused or not delivered
+  uint64_t unknown_breaks = 0;  // notifications for keys we do not know (or oplock breaks)
+};
+
+class LeaseManager {
+ public:
+  // Registers itself as the Connection's break handler (one manager per
+  // connection).
+  explicit LeaseManager(Tree& tree);
+  // Unregisters and joins the break thread (queued breaks still run).
+  ~LeaseManager();
+  LeaseManager(const LeaseManager&) = delete;
+  LeaseManager& operator=(const LeaseManager&) = delete;
+
+  // Whether the server can grant leases (SMB 2.1+ with SMB2_GLOBAL_CAP_LEASING).
+  bool supported() const;
+  // Lease v2 (epochs) on SMB 3.x.
+  bool v2() const;
+
+  // Called on the break thread before the acknowledgment: must write back
+  // what the lost WRITE caching covered and drop what the lost READ caching
+  // covered. It may send requests (it is not the receiver thread).
+  using BreakCallback = std::function<void(const LeaseBreakEvent&)>;
+  void set_break_callback(BreakCallback cb);
+
+  static LeaseKey new_key();
+
+  // CREATE with an RqLs context for `key` asking for `want` (MS-SMB2
+  // 3.2.4.3.8). Opens sharing one key share one lease. Without lease support
+  // this is a plain open with lease_state 0.
+  Result<LeasedOpen> open(const std::string& path, const OpenParams& p, const LeaseKey& key,
+                          uint32_t want = kLeaseRWH);
+  // The state we hold for key (0 when none or unknown).
+  uint32_t state(const LeaseKey& key) const;
+  // The last handle with this key was closed: the server dropped the lease.
+  void forget(const LeaseKey& key);
+  // Waits (bounded) until pred(state(key)) holds; for tests and callers that
+  // want a break to have been handled.
+  bool wait_for(const LeaseKey& key, const std::function<bool(uint32_t)>& pred,
+                std::chrono::milliseconds limit) const;
+  LeaseStats stats() const;
+
+ private:
+  struct Entry {
+    uint32_t state = 0;
+    uint16_t epoch = 0;
+    bool have_epoch = false;
+  };
+  void on_notification(const session::Response& r);  // receiver thread
+  void run();                                        // break thread
+  void handle(const proto::LeaseBreakNotification& n);
+  Result<void> acknowledge(const LeaseKey& key, uint32_t state);
+
+  Tree& tree_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;  // queue_ changes, and state changes (wait_for)
+  std::map<LeaseKey, Entry> leases_;
+  std::deque<proto::LeaseBreakNotification> queue_;
+  BreakCallback callback_;
+  LeaseStats stats_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace smbkit::client

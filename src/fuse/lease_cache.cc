@@ -1,0 +1,154 @@
+#include "fuse/lease_cache.h"
+
+#include <algorithm>
+
+#include "base/log.h"
+#include "proto/create_contexts.h"
+
+namespace smbkit::fuse {
+
+using proto::SMB2_LEASE_READ_CACHING;
+using proto::SMB2_LEASE_WRITE_CACHING;
+
+LeaseCache::LeaseCache(client::Tree& tree) : mgr_(tree) {
+  mgr_.set_break_callback([this](const client::LeaseBreakEvent& e) { on_break(e); });
+  inval_thread_ = std::thread([this] { inval_loop(); });
+}
+
+LeaseCache::~LeaseCache() {
+  mgr_.set_break_callback(nullptr);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+    se_ = nullptr;
+  }
+  cv_.notify_all();
+  inval_thread_.join();
+}
+
+void LeaseCache::set_session(fuse_session* se) {
+  std::lock_guard<std::mutex> g(mu_);
+  se_ = se;
+}
+
+void LeaseCache::set_flush_hook(std::function<void(fuse_ino_t)> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  flush_hook_ = std::move(hook);
+}
+
+void LeaseCache::set_drop_hook(std::function<void(fuse_ino_t)> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  drop_hook_ = std::move(hook);
+}
+
+Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& smb_path,
+                                           const client::OpenParams& p) {
+  client::LeaseKey key{};
+  bool known = false;
+  if (ino) {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = nodes_.find(ino);
+    if (it != nodes_.end()) {
+      key = it->second.key;
+      known = true;
+    }
+  }
+  if (!known) key = client::LeaseManager::new_key();
+  SMBKIT_TRY(auto lo, mgr_.open(smb_path, p, key));
+  Opened o;
+  o.file = lo.file;
+  o.key = key;
+  o.lease_state = lo.lease_state;
+  return o;
+}
+
+void LeaseCache::attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi) {
+  bool read_caching = o.lease_state & SMB2_LEASE_READ_CACHING;
+  std::lock_guard<std::mutex> g(mu_);
+  Node& n = nodes_[ino];
+  if (n.opens == 0 || n.key != o.key) {
+    // First open (or a create that raced with another open under a fresh
+    // key: the newest key wins for later opens).
+    if (n.opens > 0) by_key_.erase(n.key);
+    n.key = o.key;
+    by_key_[o.key] = ino;
+    n.cache_valid = false;
+  }
+  n.opens++;
+  fi->keep_cache = read_caching && n.cache_valid ? 1 : 0;
+  fi->direct_io = read_caching ? 0 : 1;
+  n.cache_valid = read_caching;
+}
+
+void LeaseCache::closed(fuse_ino_t ino) {
+  std::optional<client::LeaseKey> gone;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end()) return;
+    if (--it->second.opens > 0) return;
+    gone = it->second.key;
+    by_key_.erase(it->second.key);
+    nodes_.erase(it);
+  }
+  // The last handle is closed: the server ended the lease.
+  mgr_.forget(*gone);
+}
+
+void LeaseCache::after_read(fuse_ino_t ino) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = nodes_.find(ino);
+    if (it == nodes_.end() || it->second.cache_valid) return;
+    if (mgr_.state(it->second.key) & SMB2_LEASE_READ_CACHING) return;
+    if (std::find(inval_.begin(), inval_.end(), ino) != inval_.end()) return;
+    inval_.push_back(ino);
+  }
+  cv_.notify_all();
+}
+
+void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
+  fuse_ino_t ino = 0;
+  std::function<void(fuse_ino_t)> flush, drop;
+  bool lose_read = (e.old_state & SMB2_LEASE_READ_CACHING) && !(e.new_state & SMB2_LEASE_READ_CACHING);
+  bool lose_write = (e.old_state & SMB2_LEASE_WRITE_CACHING) && !(e.new_state & SMB2_LEASE_WRITE_CACHING);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = by_key_.find(e.key);
+    if (it == by_key_.end()) return;
+    ino = it->second;
+    if (lose_read) nodes_[ino].cache_valid = false;
+    flush = flush_hook_;
+    drop = drop_hook_;
+  }
+  if (lose_write && flush) flush(ino);
+  if (lose_read && drop) drop(ino);
+  if (lose_read) invalidate_now(ino);
+}
+
+void LeaseCache::invalidate_now(fuse_ino_t ino) {
+  fuse_session* se;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    se = se_;
+  }
+  if (!se) return;
+  // Pages and attributes (offset 0, length 0: the whole file).
+  int r = fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
+  if (r != 0 && r != -ENOENT) SMBKIT_LOG(debug, "inval inode {}: {}", ino, r);
+}
+
+void LeaseCache::inval_loop() {
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    cv_.wait(lk, [&] { return stop_ || !inval_.empty(); });
+    if (stop_) return;
+    fuse_ino_t ino = inval_.front();
+    inval_.pop_front();
+    lk.unlock();
+    invalidate_now(ino);
+    lk.lock();
+  }
+}
+
+}  // namespace smbkit::fuse

@@ -1,0 +1,93 @@
+// cache=strict on leases: the kernel page cache is trusted only while the
+// server grants READ caching on the file (docs/design/fuse.md "Leases").
+//
+// - Every open of an inode asks for an RWH lease with the inode's lease
+//   key, so the mount's own opens of one file share one lease and never
+//   break each other.
+// - An open that got READ caching keeps the kernel's pages (keep_cache) if
+//   READ caching was held without a gap since they were read; otherwise the
+//   kernel drops them at open. An open without READ caching is direct_io:
+//   every read goes to the server.
+// - On a break the owner's dirty data is written back first if WRITE
+//   caching is lost (hook; writes are write-through today), the inode's
+//   pages and attributes are invalidated with
+//   fuse_lowlevel_notify_inval_inode if READ caching is lost, and only then
+//   is the break acknowledged. This runs on the LeaseManager's thread, never
+//   on a FUSE worker.
+// - A handle opened with READ caching that lost it cannot switch to
+//   direct_io; its reads are followed by an invalidation of the inode
+//   (queued to the invalidation thread) so later reads ask the server again.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "client/lease.h"
+
+namespace smbkit::fuse {
+
+class LeaseCache {
+ public:
+  explicit LeaseCache(client::Tree& tree);
+  ~LeaseCache();
+
+  // The session the invalidations go to; nullptr before it exists and
+  // before it is destroyed (stops the invalidation thread's notifications).
+  void set_session(fuse_session* se);
+  // Called before a break is acknowledged when WRITE caching is lost: write
+  // back the inode's dirty data.
+  void set_flush_hook(std::function<void(fuse_ino_t)> hook);
+  // Called when READ caching is lost, before the kernel's pages are
+  // invalidated: drop the inode's readahead windows.
+  void set_drop_hook(std::function<void(fuse_ino_t)> hook);
+
+  struct Opened {
+    client::OpenFile file;
+    client::LeaseKey key{};
+    uint32_t lease_state = 0;
+  };
+  // CREATE with the lease key of `ino` (0: a new file whose inode is not
+  // known yet: a fresh key, bound by attach()).
+  Result<Opened> open(fuse_ino_t ino, const std::string& smb_path, const client::OpenParams& p);
+  // Binds the open to ino and sets fi->keep_cache / fi->direct_io.
+  void attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi);
+  // The open was released (or never handed to the kernel).
+  void closed(fuse_ino_t ino);
+  // A read was served from the server: without READ caching, drop what the
+  // kernel just cached.
+  void after_read(fuse_ino_t ino);
+
+  client::LeaseManager& manager() { return mgr_; }
+
+ private:
+  struct Node {
+    client::LeaseKey key{};
+    int opens = 0;
+    bool cache_valid = false;  // READ caching held since the pages were read
+  };
+  void on_break(const client::LeaseBreakEvent& e);
+  void invalidate_now(fuse_ino_t ino);
+  void inval_loop();
+
+  client::LeaseManager mgr_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<fuse_ino_t, Node> nodes_;
+  std::map<client::LeaseKey, fuse_ino_t> by_key_;
+  std::function<void(fuse_ino_t)> flush_hook_, drop_hook_;
+  fuse_session* se_ = nullptr;
+  std::deque<fuse_ino_t> inval_;
+  bool stop_ = false;
+  std::thread inval_thread_;
+};
+
+}  // namespace smbkit::fuse
