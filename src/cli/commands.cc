@@ -94,7 +94,12 @@ struct StripeSet {
 
 Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const std::string& local,
                             std::span<Tree* const> extra = {}) {
-  SMBKIT_TRY(auto f, t.open(rpath, read_params()));
+  // A durable handle (with its batch oplock) survives a reconnect; striped
+  // transfers open the file several times, which would break the oplock,
+  // so they rely on reopening by name instead.
+  client::OpenParams rp = read_params();
+  rp.durable = extra.empty();
+  SMBKIT_TRY(auto f, t.open(rpath, rp));
   StripeSet set;
   set.stripes.push_back({&t, f.id});
   if (f.size >= kStripeMin) {
@@ -163,6 +168,7 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
   p.disposition = FILE_CREATE;
   p.options = FILE_NON_DIRECTORY_FILE;
   p.share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  p.durable = extra.empty() || size < kStripeMin;  // see download_file
   auto f = t.open(tmp, p);
   if (!f) {
     ::close(fd);
@@ -172,6 +178,7 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
   set.stripes.push_back({&t, f->id});
   if (size >= kStripeMin) {
     client::OpenParams q = p;
+    q.durable = false;
     q.access = FILE_WRITE_DATA | SYNCHRONIZE;
     q.disposition = FILE_OPEN;
     for (Tree* x : extra) {

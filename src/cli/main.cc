@@ -36,6 +36,11 @@ int main(int argc, char** argv) {
   app.add_option("--connections", g.connections,
                  "stripe large transfers over N connections (default 1)")
       ->check(CLI::Range(1, 16));
+  app.add_flag("--no-reconnect", g.no_reconnect, "fail instead of reconnecting when the connection drops");
+  app.add_flag("--hard", g.hard, "after a lost connection, retry until the server is back (mount.cifs hard)");
+  app.add_option("--reconnect-timeout", g.reconnect_timeout_s,
+                 "seconds to keep trying to reconnect before failing (default 60)")
+      ->check(CLI::Range(1, 86400));
 
   std::string a, b;
   bool long_fmt = false, recursive = false;
