@@ -41,6 +41,8 @@ st::SambaServer* LinkTest::server_ = nullptr;
 
 const std::string kBin = std::string(SMBKIT_BIN_DIR) + "/smbkit";
 
+// With --no-reconnect a cut fails the transfer (reconnect_test.cc and the
+// Resumes tests below cover the default, which reconnects).
 TEST_F(LinkTest, CutDuringGetFailsAndLeavesNoFile) {
   write_file(server_->share_path("share") + "/big-get.bin", 48u << 20);
   st::LinkOptions o;
@@ -50,7 +52,8 @@ TEST_F(LinkTest, CutDuringGetFailsAndLeavesNoFile) {
   ASSERT_TRUE(link.ok()) << link.error().message();
   st::TempDir tmp;
   std::string local = tmp.path() + "/got.bin";
-  auto out = st::run_command({kBin, "--timeout", "10", "get", url((*link)->port(), "big-get.bin"), local}, 60);
+  auto out = st::run_command(
+      {kBin, "--timeout", "10", "--no-reconnect", "get", url((*link)->port(), "big-get.bin"), local}, 60);
   EXPECT_NE(out.status, 0) << out.out;
   EXPECT_NE(out.out.find("smbkit: "), std::string::npos) << out.out;
   EXPECT_TRUE(out.out.find("STATUS_CONNECTION") != std::string::npos ||
@@ -69,9 +72,43 @@ TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
   o.cut_after_bytes = 8u << 20;
   auto link = st::LinkEmulator::start(o);
   ASSERT_TRUE(link.ok());
-  auto out = st::run_command({kBin, "--timeout", "10", "put", src, url((*link)->port(), "big-put.bin")}, 60);
+  auto out = st::run_command(
+      {kBin, "--timeout", "10", "--no-reconnect", "put", src, url((*link)->port(), "big-put.bin")}, 60);
   EXPECT_NE(out.status, 0) << out.out;
   EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin"));
+}
+
+TEST_F(LinkTest, CutDuringGetResumesAfterReconnect) {
+  write_file(server_->share_path("share") + "/resume-get.bin", 48u << 20);
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.cut_after_bytes = 8u << 20;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  st::TempDir tmp;
+  std::string local = tmp.path() + "/got.bin";
+  auto out = st::run_command({kBin, "--timeout", "10", "get", url((*link)->port(), "resume-get.bin"), local}, 120);
+  ASSERT_EQ(out.status, 0) << out.out;
+  EXPECT_TRUE((*link)->was_cut());
+  auto cmp = st::run_command({"cmp", server_->share_path("share") + "/resume-get.bin", local});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_FALSE(fs::exists(local + ".smbkit-part"));
+}
+
+TEST_F(LinkTest, CutDuringPutResumesAfterReconnect) {
+  st::TempDir tmp;
+  std::string src = tmp.path() + "/src.bin";
+  write_file(src, 48u << 20);
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.cut_after_bytes = 8u << 20;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok());
+  auto out = st::run_command({kBin, "--timeout", "10", "put", src, url((*link)->port(), "resume-put.bin")}, 120);
+  ASSERT_EQ(out.status, 0) << out.out;
+  EXPECT_TRUE((*link)->was_cut());
+  auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/resume-put.bin"});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
 }
 
 TEST_F(LinkTest, DelayedLinkRoundTripVerifies) {
