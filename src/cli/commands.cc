@@ -92,6 +92,34 @@ struct StripeSet {
   }
 };
 
+// get -c: where to continue a partial download in fd. The part must be no
+// longer than the remote file and its last bytes must match the remote
+// file's at the same offsets (a cheap check that it is a prefix of this
+// file, not of another one).
+Result<uint64_t> resume_point(Tree& t, const FileId& id, uint64_t remote_size, int fd, const std::string& tmp) {
+  struct stat st{};
+  if (fstat(fd, &st) != 0) return sys_error(errno, tmp);
+  uint64_t have = static_cast<uint64_t>(st.st_size);
+  if (have > remote_size)
+    return nt_error(STATUS_INVALID_PARAMETER, tmp + " is longer than the remote file: not a partial download of it "
+                                                    "(remove it or run without -c)");
+  uint64_t n = std::min<uint64_t>(have, 64 * 1024);
+  if (n == 0) return have;
+  Bytes mine(n), theirs(n);
+  ssize_t r = ::pread(fd, mine.data(), n, static_cast<off_t>(have - n));
+  if (r != static_cast<ssize_t>(n)) return sys_error(r < 0 ? errno : EIO, tmp);
+  size_t got = 0;
+  while (got < n) {
+    SMBKIT_TRY(size_t k, t.read(id, have - n + got, MutableByteView(theirs.data() + got, n - got)));
+    if (k == 0) break;
+    got += k;
+  }
+  if (got != n || mine != theirs)
+    return nt_error(STATUS_INVALID_PARAMETER, tmp + " does not match the remote file: not a partial download of it "
+                                                    "(remove it or run without -c)");
+  return have;
+}
+
 Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const std::string& local,
                             std::span<Tree* const> extra = {}) {
   // A durable handle (with its batch oplock) survives a reconnect; striped
@@ -111,21 +139,36 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const
   bool to_stdout = local == "-";
   std::string tmp;
   int fd = 1;
+  uint64_t start = 0;
   if (!to_stdout) {
     tmp = local + ".smbkit-part";
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool resume = c.opts().resume;
+    fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | (resume ? 0 : O_TRUNC) | O_CLOEXEC, 0644);
     if (fd < 0) {
       (void)t.close(f.id);
       return sys_error(errno, tmp);
+    }
+    if (resume) {
+      auto from = resume_point(t, f.id, f.size, fd, tmp);
+      if (!from) {
+        ::close(fd);
+        (void)t.close(f.id);
+        return from.take_error();
+      }
+      start = *from;
     }
   }
   Progress prog(base_name(rpath), f.size, c.progress_enabled() && !to_stdout);
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
+  o.start = start;
+  bool sink_failed = false;
   auto got = client::download(
       set.stripes, f.size,
       [&](uint64_t off, ByteView data) {
-        return write_all_fd(fd, off, data, !to_stdout, to_stdout ? "stdout" : tmp);
+        auto w = write_all_fd(fd, off, data, !to_stdout, to_stdout ? "stdout" : tmp);
+        if (!w) sink_failed = true;
+        return w;
       },
       o);
   prog.finish();
@@ -138,6 +181,17 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const
     if (!to_stdout) ::unlink(tmp.c_str());
     return e;
   };
+  if (!got && !sink_failed && !to_stdout) {
+    // The network or the server failed (reconnecting did not help): keep
+    // what arrived, in order, for `get -c`.
+    struct stat st{};
+    if (fin && ::stat(tmp.c_str(), &st) == 0 && st.st_size > 0) {
+      Error e = got.take_error();
+      e.context += (e.context.empty() ? "" : "; ") + std::string("the first ") +
+                   std::to_string(st.st_size) + " bytes are kept in " + tmp + " (get -c continues)";
+      return e;
+    }
+  }
   if (!got) return fail(got.take_error());
   if (!fin) return fail(fin.take_error());
   if (*got != f.size)

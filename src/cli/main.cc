@@ -55,6 +55,7 @@ int main(int argc, char** argv) {
   auto* get = app.add_subcommand("get", "download a file");
   get->add_option("URL", a)->required();
   get->add_option("LOCAL", b, "local file or directory (default: the file's name; - for stdout)");
+  get->add_flag("-c,--resume", g.resume, "continue a partial download (LOCAL.smbkit-part) where it stopped");
   auto* put = app.add_subcommand("put", "upload a file");
   put->add_option("LOCAL", a)->required();
   put->add_option("URL", b)->required();

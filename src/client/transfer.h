@@ -21,6 +21,12 @@ struct TransferOptions {
   uint32_t chunk_bytes = 4u << 20;
   // Called after each chunk with (bytes done, total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Resume: transfer only [start, size) (the CLI's -c).
+  uint64_t start = 0;
+  // upload: called as the prefix [0, n) known to be written grows (WRITEs
+  // complete out of order, so the file may have holes above it). Resuming
+  // from n is safe; from the remote file's size is not.
+  std::function<void(uint64_t)> written_prefix;
 };
 
 // One open of the file on one connection. A transfer may stripe its chunks

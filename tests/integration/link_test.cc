@@ -43,11 +43,11 @@ const std::string kBin = std::string(SMBKIT_BIN_DIR) + "/smbkit";
 
 // With --no-reconnect a cut fails the transfer (reconnect_test.cc and the
 // Resumes tests below cover the default, which reconnects).
-TEST_F(LinkTest, CutDuringGetFailsAndLeavesNoFile) {
+TEST_F(LinkTest, CutDuringGetFailsKeepsThePartAndGetCContinues) {
   write_file(server_->share_path("share") + "/big-get.bin", 48u << 20);
   st::LinkOptions o;
   o.target_port = server_->port();
-  o.cut_after_bytes = 8u << 20;
+  o.cut_after_bytes = 24u << 20;  // after some whole chunks have arrived
   auto link = st::LinkEmulator::start(o);
   ASSERT_TRUE(link.ok()) << link.error().message();
   st::TempDir tmp;
@@ -60,7 +60,30 @@ TEST_F(LinkTest, CutDuringGetFailsAndLeavesNoFile) {
               out.out.find("reset") != std::string::npos)
       << out.out;
   EXPECT_FALSE(fs::exists(local));
+  // What arrived is kept under the part name (never the final name) ...
+  ASSERT_TRUE(fs::exists(local + ".smbkit-part")) << out.out;
+  EXPECT_LT(fs::file_size(local + ".smbkit-part"), 48u << 20);
+  EXPECT_NE(out.out.find("get -c"), std::string::npos) << out.out;
+  // ... and `get -c` continues it to the right bytes.
+  auto again = st::run_command({kBin, "get", "-c", url(server_->port(), "big-get.bin"), local}, 60);
+  ASSERT_EQ(again.status, 0) << again.out;
+  auto cmp = st::run_command({"cmp", server_->share_path("share") + "/big-get.bin", local});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
   EXPECT_FALSE(fs::exists(local + ".smbkit-part"));
+}
+
+TEST_F(LinkTest, GetCRefusesAPartOfAnotherFile) {
+  write_file(server_->share_path("share") + "/other.bin", 1u << 20);
+  st::TempDir tmp;
+  std::string local = tmp.path() + "/other.bin";
+  {
+    std::ofstream f(local + ".smbkit-part", std::ios::binary);
+    f << std::string(4096, 'x');
+  }
+  auto out = st::run_command({kBin, "get", "-c", url(server_->port(), "other.bin"), local}, 60);
+  EXPECT_NE(out.status, 0) << out.out;
+  EXPECT_NE(out.out.find("does not match"), std::string::npos) << out.out;
+  EXPECT_FALSE(fs::exists(local));
 }
 
 TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
