@@ -92,6 +92,22 @@ struct StripeSet {
   }
 };
 
+// Whether the 64 KiB of the local fd before `end` equal the remote file's.
+Result<bool> tail_matches(Tree& t, const FileId& id, int fd, uint64_t end, const std::string& what) {
+  uint64_t n = std::min<uint64_t>(end, 64 * 1024);
+  if (n == 0) return true;
+  Bytes mine(n), theirs(n);
+  ssize_t r = ::pread(fd, mine.data(), n, static_cast<off_t>(end - n));
+  if (r != static_cast<ssize_t>(n)) return sys_error(r < 0 ? errno : EIO, what);
+  size_t got = 0;
+  while (got < n) {
+    SMBKIT_TRY(size_t k, t.read(id, end - n + got, MutableByteView(theirs.data() + got, n - got)));
+    if (k == 0) break;
+    got += k;
+  }
+  return got == n && mine == theirs;
+}
+
 // get -c: where to continue a partial download in fd. The part must be no
 // longer than the remote file and its last bytes must match the remote
 // file's at the same offsets (a cheap check that it is a prefix of this
@@ -103,18 +119,8 @@ Result<uint64_t> resume_point(Tree& t, const FileId& id, uint64_t remote_size, i
   if (have > remote_size)
     return nt_error(STATUS_INVALID_PARAMETER, tmp + " is longer than the remote file: not a partial download of it "
                                                     "(remove it or run without -c)");
-  uint64_t n = std::min<uint64_t>(have, 64 * 1024);
-  if (n == 0) return have;
-  Bytes mine(n), theirs(n);
-  ssize_t r = ::pread(fd, mine.data(), n, static_cast<off_t>(have - n));
-  if (r != static_cast<ssize_t>(n)) return sys_error(r < 0 ? errno : EIO, tmp);
-  size_t got = 0;
-  while (got < n) {
-    SMBKIT_TRY(size_t k, t.read(id, have - n + got, MutableByteView(theirs.data() + got, n - got)));
-    if (k == 0) break;
-    got += k;
-  }
-  if (got != n || mine != theirs)
+  SMBKIT_TRY(bool same, tail_matches(t, id, fd, have, tmp));
+  if (!same)
     return nt_error(STATUS_INVALID_PARAMETER, tmp + " does not match the remote file: not a partial download of it "
                                                     "(remove it or run without -c)");
   return have;
@@ -214,19 +220,49 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
     return sys_error(e, local);
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
-  std::byte rnd[4];
-  auth::random_bytes(rnd);
-  std::string tmp = rpath + ".smbkit-part-" + to_hex(rnd);
+  bool resume = c.opts().resume;
+  // The part has a fixed name so that put -c finds it again.
+  std::string tmp = rpath + ".smbkit-part";
   client::OpenParams p;
-  p.access = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
-  p.disposition = FILE_CREATE;
+  p.access = FILE_READ_DATA | FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
+  p.disposition = resume ? FILE_OPEN_IF : FILE_CREATE;
   p.options = FILE_NON_DIRECTORY_FILE;
   p.share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
   p.durable = extra.empty() || size < kStripeMin;  // see download_file
   auto f = t.open(tmp, p);
+  if (!f && !resume && f.error().status == STATUS_OBJECT_NAME_COLLISION) {
+    // Another upload's part (running, or kept for put -c): leave it alone.
+    std::byte rnd[4];
+    auth::random_bytes(rnd);
+    tmp = rpath + ".smbkit-part-" + to_hex(rnd);
+    f = t.open(tmp, p);
+  }
   if (!f) {
     ::close(fd);
     return f.take_error();
+  }
+  uint64_t start = 0;
+  if (resume && f->size > 0) {
+    // Holes can only lie within upload_span() below the end of the part.
+    uint64_t span = client::upload_span(client::TransferOptions{});
+    Result<void> check;
+    if (f->size > size)
+      check = nt_error(STATUS_INVALID_PARAMETER, t.url_of(tmp) + " is longer than " + local +
+                                                     ": not a partial upload of it (remove it or run without -c)");
+    else
+      start = f->size > span ? f->size - span : 0;
+    if (check && start > 0) {
+      auto same = tail_matches(t, f->id, fd, start, local);
+      if (!same) check = same.take_error();
+      else if (!*same)
+        check = nt_error(STATUS_INVALID_PARAMETER, t.url_of(tmp) + " does not match " + local +
+                                                       ": not a partial upload of it (remove it or run without -c)");
+    }
+    if (!check) {
+      (void)t.close(f->id);
+      ::close(fd);
+      return check.take_error();
+    }
   }
   StripeSet set;
   set.stripes.push_back({&t, f->id});
@@ -243,6 +279,7 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
   Progress prog(base_name(local), size, c.progress_enabled());
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
+  o.start = start;
   auto sent = client::upload(
       set.stripes, size,
       [&](uint64_t off, MutableByteView buf) -> Result<void> {
@@ -273,8 +310,15 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
     (void)t.close(f->id);
   }
   if (!ok) {
-    if (!t.client().conn().dead()) (void)t.unlink(tmp);
-    return ok.take_error();
+    Error e = ok.take_error();
+    bool network = t.client().conn().dead() || e.status == STATUS_IO_TIMEOUT;
+    if (!network) {
+      (void)t.unlink(tmp);
+    } else if (tmp == rpath + ".smbkit-part") {
+      e.context += (e.context.empty() ? "" : "; ") + std::string("the partial upload stays as ") +
+                   t.url_of(tmp) + " (put -c continues)";
+    }
+    return e;
   }
   return Stats{*sent, prog.seconds()};
 }

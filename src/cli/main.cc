@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   auto* put = app.add_subcommand("put", "upload a file");
   put->add_option("LOCAL", a)->required();
   put->add_option("URL", b)->required();
+  put->add_flag("-c,--resume", g.resume, "continue a partial upload (URL.smbkit-part) where it stopped");
   auto* cp = app.add_subcommand("cp", "copy between local and remote (one side an smb:// URL)");
   cp->add_flag("-r,--recursive", recursive, "copy directories recursively");
   cp->add_option("SRC", a)->required();

@@ -123,8 +123,12 @@ Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
   uint64_t next = std::min(o.start, size), acked = next, pending_bytes = 0;
   auto win = make_window(o);
   for (;;) {
+    const uint64_t span = upload_span(o);
     while (next < size && pending_bytes < win.window()) {
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, size - next));
+      // Keep holes (WRITEs not yet done) within `span` of each other; see
+      // upload_span().
+      if (!in_flight.empty() && next + len > in_flight.begin()->first + span) break;
       // Pooled chunk, sent straight from this buffer (scatter-gather); the
       // callback keeps it alive until the WRITE is answered.
       const Stripe& st = stripes[turn++ % stripes.size()];

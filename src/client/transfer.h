@@ -2,6 +2,7 @@
 // flight on one connection, completed out of order, delivered in order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -28,6 +29,14 @@ struct TransferOptions {
   // from n is safe; from the remote file's size is not.
   std::function<void(uint64_t)> written_prefix;
 };
+
+// upload never has a WRITE in flight more than this far above the lowest
+// unfinished one, so after an upload stopped at any point, every byte
+// below (size of the remote file - upload_span) is written: the CLI's
+// put -c resumes from there without any record of its own.
+inline uint64_t upload_span(const TransferOptions& o) {
+  return 2 * std::max(o.min_window_bytes, o.max_window_bytes) + o.chunk_bytes;
+}
 
 // One open of the file on one connection. A transfer may stripe its chunks
 // over several (each its own TCP connection and, on Samba, its own smbd

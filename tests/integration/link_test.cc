@@ -1,6 +1,8 @@
 // Through the link emulator: a cut mid-transfer must fail clearly and leave
 // no file that claims to be complete; a delayed link must still verify.
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -99,6 +101,43 @@ TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
       {kBin, "--timeout", "10", "--no-reconnect", "put", src, url((*link)->port(), "big-put.bin")}, 60);
   EXPECT_NE(out.status, 0) << out.out;
   EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin"));
+  // The part stays on the server, and put -c completes it.
+  EXPECT_TRUE(fs::exists(server_->share_path("share") + "/big-put.bin.smbkit-part")) << out.out;
+  EXPECT_NE(out.out.find("put -c"), std::string::npos) << out.out;
+  auto again = st::run_command({kBin, "put", "-c", src, url(server_->port(), "big-put.bin")}, 60);
+  ASSERT_EQ(again.status, 0) << again.out;
+  auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/big-put.bin"});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin.smbkit-part"));
+}
+
+TEST_F(LinkTest, PutCWithHolesBelowTheEndStillGivesTheRightFile) {
+  // A part whose end is written but whose middle is a hole (as out-of-order
+  // WRITEs can leave it): put -c must not trust the part's size.
+  st::TempDir tmp;
+  std::string src = tmp.path() + "/src.bin";
+  const uint64_t n = 300u << 20;
+  write_file(src, n);
+  std::string part = server_->share_path("share") + "/holes.bin.smbkit-part";
+  {
+    std::ifstream in(src, std::ios::binary);
+    std::ofstream f(part, std::ios::binary);
+    std::string buf(1 << 20, '\0');
+    for (uint64_t off = 0; off < n - (1u << 20); off += buf.size()) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      // Leave [250 MiB, 251 MiB) zero (never written): within
+      // upload_span() of the end, where an interrupted upload can leave one.
+      if (off == (250u << 20)) std::fill(buf.begin(), buf.end(), '\0');
+      f.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    }
+  }
+  struct passwd* pw = getpwnam(st::SambaServer::user());
+  ASSERT_NE(pw, nullptr);
+  ASSERT_EQ(chown(part.c_str(), pw->pw_uid, pw->pw_gid), 0);
+  auto out = st::run_command({kBin, "put", "-c", src, url(server_->port(), "holes.bin")}, 120);
+  ASSERT_EQ(out.status, 0) << out.out;
+  auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/holes.bin"});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
 }
 
 TEST_F(LinkTest, CutDuringGetResumesAfterReconnect) {
