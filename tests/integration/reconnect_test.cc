@@ -4,6 +4,8 @@
 // several restarts in one transfer, soft mode giving up with ETIMEDOUT,
 // hard mode waiting, a file replaced while disconnected, and ECHO on an idle
 // connection. Every transfer is checked byte for byte.
+#include <signal.h>
+
 #include <future>
 #include <thread>
 
@@ -322,6 +324,53 @@ TEST_F(Reconnect, EchoKeepsAnIdleConnectionAndDetectsNothingWrong) {
   EXPECT_GE((*c)->reconnect_stats().echoes, 2u);
   EXPECT_EQ((*c)->reconnect_stats().reconnects, 0u);
   IT_EXPECT_OK((*t)->statfs());
+}
+
+// smbd's process group (smbd runs with --no-process-group in its own
+// session, so its pid is the group id); from the pid file it writes.
+pid_t smbd_group(const st::SambaServer& s) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(s.dir() + "/pid", ec)) {
+    if (e.path().extension() != ".pid") continue;
+    std::ifstream f(e.path());
+    long pid = 0;
+    if (f >> pid && pid > 1) return static_cast<pid_t>(pid);
+  }
+  return 0;
+}
+
+TEST_F(Reconnect, EchoNoticesAFrozenServerAndReconnects) {
+  const size_t n = 4u << 20;
+  Bytes data = random_bytes(n, 60);
+  ASSERT_TRUE(write_local(share_file("frozen.bin"), data));
+  auto o = options();
+  o.conn.timeout = 120s;  // the request timeout alone would not fire
+  o.reconnect.echo_interval = 1s;
+  o.reconnect.hard = true;
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto f = (*t)->open("frozen.bin", read_params());
+  IT_ASSERT_OK(f);
+  pid_t pg = smbd_group(*server_);
+  ASSERT_GT(pg, 1);
+  ASSERT_EQ(::kill(-pg, SIGSTOP), 0);
+  Bytes buf(n);
+  auto fut = std::async(std::launch::async, [&] { return (*t)->read(f->id, 0, buf); });
+  // Three silent echo intervals: the connection is declared dead.
+  // (The reconnect attempt then waits on the frozen server.)
+  for (int i = 0; i < 150 && !(*c)->conn().dead(); i++) std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE((*c)->conn().dead());
+  ::kill(-pg, SIGCONT);
+  ASSERT_EQ(fut.wait_for(120s), std::future_status::ready);
+  auto r = fut.get();
+  IT_ASSERT_OK(r);
+  EXPECT_EQ(*r, n);
+  IT_EXPECT_SAME_BYTES(ByteView(buf), ByteView(data));
+  auto s = (*c)->reconnect_stats();
+  EXPECT_GE(s.echoes, 1u);
+  EXPECT_GE(s.reconnects, 1u);
 }
 
 TEST_F(Reconnect, DroppedConnectionWithNothingInFlightReconnectsForTheNextCall) {
