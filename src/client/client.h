@@ -164,7 +164,8 @@ class Tree {
   // bytes. `done` runs on the connection's receiver thread (or the caller's
   // on an early failure) with the byte count; a read at end of file gives 0.
   // READ data lands directly in `dest` when the response is not sealed.
-  // dest/src must stay valid until `done` runs.
+  // dest/src, and the Tree, must stay valid until `done` runs (after a lost
+  // connection the request is re-sent from the reconnect thread).
   using IoDone = std::function<void(Result<size_t>)>;
   void read_async(const proto::FileId& id, uint64_t offset, MutableByteView dest, IoDone done);
   void write_async(const proto::FileId& id, uint64_t offset, ByteView src, IoDone done);

@@ -126,6 +126,7 @@ void Reconnector::run() {
   for (;;) {
     cv_.wait_for(lk, std::chrono::milliseconds(250),
                  [&] { return stop_ || !ready_.empty() || !waiting_.empty() || drop_current_; });
+    if (stop_) break;
     if (!ready_.empty()) {
       auto run_now = std::move(ready_);
       ready_.clear();
@@ -134,7 +135,6 @@ void Reconnector::run() {
       lk.lock();
       continue;
     }
-    if (stop_) break;
     if (needs_reconnect_locked()) {
       outage(lk);
       continue;
@@ -143,8 +143,11 @@ void Reconnector::run() {
     echo_tick(SteadyClock::now());
     lk.lock();
   }
+  // Closing: nothing is re-sent any more (the Trees may be going too).
   auto waiting = std::move(waiting_);
   waiting_.clear();
+  for (auto& [fn, r] : ready_) waiting.push_back(std::move(fn));
+  ready_.clear();
   lk.unlock();
   for (auto& fn : waiting) fn(nt_error(STATUS_CONNECTION_DISCONNECTED, "client closed while reconnecting"));
 }
