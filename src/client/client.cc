@@ -69,7 +69,21 @@ Result<void> Client::session_setup() {
   return {};
 }
 
-Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_session_id) {
+Result<void> Client::reauthenticate() {
+  std::shared_ptr<Connection> conn;
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> g(state_mu_);
+    conn = conn_;
+    id = session_.session_id;
+  }
+  SMBKIT_TRY(auto s, authenticate(*conn, 0, id));
+  (void)s;
+  return {};
+}
+
+Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_session_id,
+                                         uint64_t reauth_session_id) {
   SessionInfo session;
   const ServerInfo& srv = conn.server();
   auth::NtlmCredentials nc;
@@ -83,9 +97,13 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
   auto hint = spnego.check_server_hint(srv.security_blob);
   if (!hint) return nt_error(hint.error().status, "session setup: server does not offer NTLM");
 
-  conn.begin_session_preauth();
+  bool reauth = reauth_session_id != 0;
+  // A re-authentication keeps the session's keys (MS-SMB2 3.2.5.3.1): no
+  // preauth hash, no key derivation; its messages are signed or sealed
+  // with the session's existing keys.
+  if (!reauth) conn.begin_session_preauth();
   Bytes token = spnego.initial_token();
-  uint64_t session_id = 0;
+  uint64_t session_id = reauth_session_id;
   SessionSetupResponse final_rsp;
   session::Response final_msg;
   for (int round = 0;; round++) {
@@ -98,7 +116,10 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
     SMBKIT_TRY(auto r, make_request(SMB2_SESSION_SETUP, session_id, 0, [&](ByteWriter& w) {
                  return encode_session_setup_request(req, w);
                }));
+    r.sign = reauth;  // with the session's key (MS-SMB2 3.2.4.1.1)
     SMBKIT_TRY(auto resp, conn.call(std::move(r)));
+    if (reauth && resp.hdr.SessionId != reauth_session_id)
+      return protocol_error("re-authentication answered for another session");
     session_id = resp.hdr.SessionId;
     uint32_t st = resp.hdr.Status;
     if (st == STATUS_MORE_PROCESSING_REQUIRED) {
@@ -114,6 +135,11 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
     if (!fin) return Error{fin.error().status, 0, "session setup: " + fin.error().context};
     final_msg = std::move(resp);
     break;
+  }
+  if (reauth) {
+    std::lock_guard<std::mutex> g(state_mu_);
+    SMBKIT_LOG(debug, "session {:#x} re-authenticated as {}", session_id, who);
+    return session_;
   }
   session.session_id = session_id;
   session.guest = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_GUEST;

@@ -62,11 +62,16 @@ class Client {
     uint64_t lost_handles = 0;     // handles that could not be brought back
     uint64_t resent = 0;           // requests re-sent after a reconnect
     uint64_t echoes = 0;           // ECHO requests sent
+    uint64_t reauths = 0;          // sessions re-authenticated in place
   };
   ReconnectStats reconnect_stats() const;
   // Drops the connection as if the network had failed (tests, tools): the
   // reconnect logic takes over.
   void drop_connection();
+  // Re-authenticates the current session on its connection (MS-SMB2
+  // 3.2.4.2.3): same SessionId, keys, trees and handles. Done by the client
+  // on STATUS_NETWORK_SESSION_EXPIRED; callable directly.
+  Result<void> reauthenticate();
   const SessionInfo& session() const { return session_; }
   const ClientOptions& options() const { return opts_; }
   // smb://host[:port] for messages.
@@ -77,7 +82,8 @@ class Client {
   Result<void> session_setup();
   // Authenticates a new session on c (PreviousSessionId lets the server
   // drop a session we lost with an old connection, MS-SMB2 3.2.4.2.3).
-  Result<SessionInfo> authenticate(Connection& c, uint64_t previous_session_id);
+  // reauth_session_id: re-authenticate that existing session instead.
+  Result<SessionInfo> authenticate(Connection& c, uint64_t previous_session_id, uint64_t reauth_session_id = 0);
   struct TreeLink {
     uint32_t tree_id = 0;
     bool encrypt = false;
@@ -196,6 +202,9 @@ class Tree {
   Result<session::Response> call(session::Request req, const std::string& what,
                                  std::initializer_list<uint32_t> also_ok = {});
 
+  // Whether (and why) a failed request waits for the reconnect and is re-sent.
+  enum class Retry { no, lost, unresponsive, expired };
+
   // One consistent view of where a request goes: connection, session, tree
   // and (if `id`) the handle's current FileId, written to *current.
   struct Route {
@@ -223,7 +232,6 @@ class Tree {
   friend class Client;
   friend class Reconnector;
   Tree() = default;
-  enum class Retry { no, after_reconnect, new_session };
   Retry retry_kind(const Result<session::Response>& r, Connection* conn, int attempt) const;
   void read_attempt(proto::FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt);
   void write_attempt(proto::FileId id, uint64_t offset, ByteView src, IoDone done, int attempt);

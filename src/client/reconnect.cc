@@ -70,7 +70,7 @@ Reconnector::~Reconnector() {
   if (thread_.joinable()) thread_.join();
 }
 
-void Reconnector::after(uint64_t gen, bool new_session, Resume resume) {
+void Reconnector::after(uint64_t gen, Cause why, Resume resume) {
   {
     std::lock_guard<std::mutex> g(mu_);
     if (!stop_) {
@@ -79,7 +79,8 @@ void Reconnector::after(uint64_t gen, bool new_session, Resume resume) {
         ready_.emplace_back(std::move(resume), Result<void>{});
       } else {
         waiting_.push_back(std::move(resume));
-        if (new_session) drop_current_ = true;
+        if (why != Cause::lost) drop_current_ = true;
+        if (why == Cause::session_expired) reauth_first_ = true;
       }
       cv_.notify_all();
       return;
@@ -88,11 +89,11 @@ void Reconnector::after(uint64_t gen, bool new_session, Resume resume) {
   resume(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection lost while the client was closing"));
 }
 
-Result<void> Reconnector::wait(uint64_t gen, bool new_session) {
+Result<void> Reconnector::wait(uint64_t gen, Cause why) {
   std::mutex m;
   std::condition_variable cv;
   std::optional<Result<void>> out;
-  after(gen, new_session, [&](Result<void> r) {
+  after(gen, why, [&](Result<void> r) {
     std::lock_guard<std::mutex> g(m);
     out.emplace(std::move(r));
     cv.notify_one();
@@ -157,11 +158,27 @@ void Reconnector::outage(std::unique_lock<std::mutex>& lk) {
   Backoff backoff(o, SteadyClock::now());
   std::string where = c_.host_url();
   auto give_up = [&](Error e) {
-    drop_current_ = false;
+    drop_current_ = reauth_first_ = false;
     gave_up_gen_ = c_.generation();
     for (auto& w : waiting_) ready_.emplace_back(std::move(w), e);
     waiting_.clear();
   };
+  if (reauth_first_) {
+    // MS-SMB2 3.2.5.1.6: re-authenticate the session where it is; the
+    // connection, trees and handles stay. If that fails, start over.
+    reauth_first_ = false;
+    lk.unlock();
+    auto r = c_.conn().dead() ? Result<void>(nt_error(STATUS_CONNECTION_DISCONNECTED)) : c_.reauthenticate();
+    lk.lock();
+    if (r) {
+      stats_.reauths++;
+      drop_current_ = false;
+      for (auto& w : waiting_) ready_.emplace_back(std::move(w), Result<void>{});
+      waiting_.clear();
+      return;
+    }
+    SMBKIT_LOG(debug, "re-authenticating with {} failed ({}); reconnecting", where, r.error().message());
+  }
   for (;;) {
     if (stop_) return;
     lk.unlock();
@@ -169,7 +186,7 @@ void Reconnector::outage(std::unique_lock<std::mutex>& lk) {
     lk.lock();
     if (r) {
       stats_.reconnects++;
-      drop_current_ = false;
+      drop_current_ = reauth_first_ = false;
       gave_up_gen_ = ~0ull;
       for (auto& w : waiting_) ready_.emplace_back(std::move(w), Result<void>{});
       waiting_.clear();
@@ -347,7 +364,7 @@ void Reconnector::echo_tick(SteadyClock::time_point now) {
     return;
   }
   if (now - last_heard_ >= iv && now - last_echo_ >= iv && conn.credits_available() > 0) {
-    // MS-SMB2 3.2.4.? / 2.2.28: an ECHO keeps the idle connection proven.
+    // MS-SMB2 2.2.28: an ECHO proves the quiet connection still works.
     auto r = make_request(SMB2_ECHO, 0, 0, [](ByteWriter& w) { return encode_echo_request(EchoRequest{}, w); });
     if (!r) return;
     last_echo_ = now;

@@ -36,12 +36,12 @@ class Reconnector {
   // Runs `resume(ok)` on the reconnect thread (never inline: callers may
   // hold connection locks) once the client has a connection newer than
   // generation `gen`, or `resume(error)` when reconnecting gives up (soft
-  // timeout, bad credentials, client closing). new_session: the connection
+  // timeout, bad credentials, client closing). Cause other than lost: the connection
   // of `gen` may still be up but its session is not usable (expired, or the
   // server stopped answering under `hard`): drop it and start over.
-  void after(uint64_t gen, bool new_session, Resume resume);
+  void after(uint64_t gen, Cause why, Resume resume);
   // Blocking form of after().
-  Result<void> wait(uint64_t gen, bool new_session);
+  Result<void> wait(uint64_t gen, Cause why);
 
   void count_resend();
   Client::ReconnectStats stats() const;
@@ -62,7 +62,8 @@ class Reconnector {
   std::vector<Resume> waiting_;                               // for a newer connection
   std::vector<std::pair<Resume, Result<void>>> ready_;        // to run now
   bool stop_ = false;
-  bool drop_current_ = false;    // new_session was asked for the current gen
+  bool drop_current_ = false;    // a live connection must be replaced
+  bool reauth_first_ = false;    // ... unless re-authenticating its session helps
   uint64_t gave_up_gen_ = ~0ull; // soft timeout hit for this gen: wait for a caller
   Client::ReconnectStats stats_;
   // Echo (mount.cifs echo_interval).

@@ -90,11 +90,19 @@ inline bool reconnect_error_is_final(const Error& e) {
   }
 }
 
+// Why an operation waits for the Reconnector.
+enum class Cause : uint8_t {
+  lost,             // its connection died: reconnect
+  unresponsive,     // `hard` and the server stopped answering: drop and reconnect
+  session_expired,  // re-authenticate the session (MS-SMB2 3.2.5.1.6), else reconnect
+};
+
 // Response statuses that mean the session (not the operation) is gone: the
-// client re-establishes it and re-sends (MS-SMB2 3.2.5.1.6: on
-// STATUS_NETWORK_SESSION_EXPIRED the client re-authenticates).
+// client re-authenticates and re-sends (MS-SMB2 3.2.5.1.6 for
+// STATUS_NETWORK_SESSION_EXPIRED; servers that reap idle sessions answer
+// STATUS_USER_SESSION_DELETED, which the Linux client treats the same way).
 inline bool status_needs_new_session(uint32_t status) {
-  return status == STATUS_NETWORK_SESSION_EXPIRED;
+  return status == STATUS_NETWORK_SESSION_EXPIRED || status == STATUS_USER_SESSION_DELETED;
 }
 
 }  // namespace smbkit::client

@@ -63,19 +63,24 @@ Tree::Retry Tree::retry_kind(const Result<session::Response>& r, Connection* con
   if (!r) {
     // Whatever failed on a connection that is now dead (reset, closed,
     // undecryptable frame) is sent again on the next one.
-    if (conn->dead()) return Retry::after_reconnect;
+    if (conn->dead()) return Retry::lost;
     // mount.cifs `hard`: an unresponsive server is treated like a lost one.
-    if (ro.hard && r.error().status == STATUS_IO_TIMEOUT) return Retry::new_session;
+    if (ro.hard && r.error().status == STATUS_IO_TIMEOUT) return Retry::unresponsive;
     return Retry::no;
   }
-  if (status_needs_new_session(r->hdr.Status)) return Retry::new_session;
+  if (status_needs_new_session(r->hdr.Status)) return Retry::expired;
   return Retry::no;
 }
 
 namespace {
-// MS-SMB2 3.2.4.1 / 3.2.5.1.?: on 3.x a request re-sent after a reconnect
+// MS-SMB2 2.2.1.2 / 3.2.4.1: on 3.x a request re-sent after a reconnect
 // carries SMB2_FLAGS_REPLAY_OPERATION so the server can recognise a replay
 // of one it may already have run.
+Cause cause_of(Tree::Retry r) {
+  return r == Tree::Retry::expired ? Cause::session_expired
+                                   : r == Tree::Retry::unresponsive ? Cause::unresponsive : Cause::lost;
+}
+
 bool replay_flag_for(uint16_t command, uint16_t dialect) {
   if (dialect < SMB2_DIALECT_0300) return false;
   return command == SMB2_CREATE || command == SMB2_WRITE || command == SMB2_SET_INFO ||
@@ -97,7 +102,7 @@ Result<session::Response> Tree::transact(const FileId* id, uint16_t command, con
     auto resp = rt.conn->call(std::move(r));
     auto rk = retry_kind(resp, rt.conn, attempt);
     if (rk != Retry::no) {
-      SMBKIT_CHECK(client_->reconnector_->wait(rt.gen, rk == Retry::new_session));
+      SMBKIT_CHECK(client_->reconnector_->wait(rt.gen, cause_of(rk)));
       client_->reconnector_->count_resend();
       continue;
     }
@@ -212,7 +217,7 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
       [this, id, conn, gen, attempt, dest, asked, offset, done = std::move(done)](Result<session::Response> resp) mutable {
         auto rk = retry_kind(resp, conn, attempt);
         if (rk != Retry::no) {
-          client_->reconnector_->after(gen, rk == Retry::new_session,
+          client_->reconnector_->after(gen, cause_of(rk),
                                        [this, id, offset, dest, attempt, done = std::move(done)](Result<void> ok) mutable {
                                          if (!ok) return done(ok.take_error());
                                          client_->reconnector_->count_resend();
@@ -263,7 +268,7 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
                                done = std::move(done)](Result<session::Response> resp) mutable {
     auto rk = retry_kind(resp, conn, attempt);
     if (rk != Retry::no) {
-      client_->reconnector_->after(gen, rk == Retry::new_session,
+      client_->reconnector_->after(gen, cause_of(rk),
                                    [this, id, offset, src, attempt, done = std::move(done)](Result<void> ok) mutable {
                                      if (!ok) return done(ok.take_error());
                                      client_->reconnector_->count_resend();

@@ -49,8 +49,10 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
     encode_header(h, w);
     std::copy(hb.begin(), hb.end(), req.msg.begin());
   }
-  bool sign = !encrypt && s && !s->signing_key.empty() && (s->signing_required || req.sign) &&
-              h.Command != SMB2_SESSION_SETUP;
+  // SESSION_SETUP is signed only when asked: a re-authentication of an
+  // established session (MS-SMB2 3.2.4.1.1), never a new one.
+  bool sign = !encrypt && s && !s->signing_key.empty() &&
+              (h.Command == SMB2_SESSION_SETUP ? req.sign : (s->signing_required || req.sign));
   if (sign) {
     ByteView pieces[1] = {req.payload};
     auto r = req.payload.empty()

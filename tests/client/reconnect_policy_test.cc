@@ -76,6 +76,7 @@ TEST(ReconnectPolicy, FinalErrorsStopRetrying) {
   EXPECT_FALSE(reconnect_error_is_final(nt_error(STATUS_IO_TIMEOUT)));
   EXPECT_FALSE(reconnect_error_is_final(nt_error(STATUS_CONNECTION_RESET)));
   EXPECT_TRUE(status_needs_new_session(STATUS_NETWORK_SESSION_EXPIRED));
+  EXPECT_TRUE(status_needs_new_session(STATUS_USER_SESSION_DELETED));
   EXPECT_FALSE(status_needs_new_session(STATUS_ACCESS_DENIED));
 }
 

@@ -386,6 +386,51 @@ TEST_F(Reconnect, DroppedConnectionWithNothingInFlightReconnectsForTheNextCall) 
   EXPECT_GE((*c)->reconnect_stats().reconnects, 1u);
 }
 
+// MS-SMB2 3.2.4.2.3 re-authentication, as done on
+// STATUS_NETWORK_SESSION_EXPIRED (Samba does not expire NTLM sessions, so
+// the client asks for it): same session, trees and handles afterwards.
+void reauth_keeps_everything(st::SambaServer& srv, bool sign, bool seal, const std::string& share) {
+  auto o = client_options(srv, {}, sign, seal);
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect(share);
+  IT_ASSERT_OK(t);
+  Bytes data = random_bytes(64 << 10, 61);
+  ASSERT_TRUE(write_local(srv.share_path(share) + "/reauth.bin", data));
+  cl::OpenParams p;
+  p.access = pr::FILE_READ_DATA | pr::SYNCHRONIZE;
+  auto f = (*t)->open("reauth.bin", p);
+  IT_ASSERT_OK(f);
+  uint64_t sid = (*c)->session().session_id;
+  IT_ASSERT_OK((*c)->reauthenticate());
+  EXPECT_EQ((*c)->session().session_id, sid);
+  Bytes buf(data.size());
+  auto r = (*t)->read(f->id, 0, buf);
+  IT_ASSERT_OK(r);
+  IT_EXPECT_SAME_BYTES(ByteView(buf).first(*r), ByteView(data));
+  IT_EXPECT_OK((*t)->close(f->id));
+  EXPECT_EQ((*c)->generation(), 0u);  // no reconnect was needed
+}
+
+TEST_F(Reconnect, ReauthenticateKeepsSessionTreesAndHandles) {
+  reauth_keeps_everything(*server_, false, false, "share");
+}
+
+TEST_F(Reconnect, ReauthenticateOnSignedAndSealedSessions) {
+  st::SambaOptions so;
+  so.global = {"server signing = mandatory"};
+  auto srv = st::SambaServer::start(so);
+  ASSERT_TRUE(srv.ok()) << srv.error().message();
+  {
+    SCOPED_TRACE("signed");
+    reauth_keeps_everything(**srv, true, false, "share");
+  }
+  {
+    SCOPED_TRACE("sealed");
+    reauth_keeps_everything(**srv, false, true, "secure");
+  }
+}
+
 TEST_F(Reconnect, DisabledReconnectFailsClearly) {
   auto o = options();
   o.reconnect.enabled = false;
