@@ -43,6 +43,18 @@ void HandleTable::mark_lost(const proto::FileId& stable, Error why) {
   if (it != by_stable_.end()) it->second.lost = std::move(why);
 }
 
+bool HandleTable::same_file(const HandleEntry& e, uint64_t disk_file_id, uint64_t end_of_file,
+                            uint64_t last_write_time) {
+  if (e.disk_file_id != 0 && disk_file_id != 0 && e.disk_file_id != disk_file_id) return false;
+  constexpr uint32_t kMayChange = proto::FILE_WRITE_DATA | proto::FILE_APPEND_DATA | proto::GENERIC_WRITE |
+                                  proto::GENERIC_ALL | proto::MAXIMUM_ALLOWED;
+  // Our own writes change size and times; a read-only handle's file must
+  // look exactly as it did (a reader never mixes two versions).
+  if (!(e.access & kMayChange))
+    return e.end_of_file == end_of_file && e.last_write_time == last_write_time;
+  return true;
+}
+
 uint32_t HandleTable::reopen_disposition(uint32_t) {
   // Whatever the first CREATE asked, the file existed when it succeeded:
   // FILE_CREATE would now collide, and SUPERSEDE/OVERWRITE would throw away

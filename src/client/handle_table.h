@@ -31,9 +31,13 @@ struct HandleEntry {
   bool want_durable = false;
   Durability durable = Durability::none;
   proto::Guid16 create_guid{};
-  // CreationTime from the first CREATE response: a reopen by path must find
-  // the same value, or the name now names another file.
-  uint64_t creation_time = 0;
+  // Identity of the file at the first open, checked when the handle has to
+  // be reopened by name: the server's on-disk id (QFid; 0 if not given)
+  // and, for handles that cannot write, size and LastWriteTime. (Samba's
+  // CreationTime is not stable: without a stored one it is computed from
+  // the Unix times, atime included.)
+  uint64_t disk_file_id = 0;
+  uint64_t end_of_file = 0, last_write_time = 0;
   // Set when a reconnect could not bring the handle back; every later use
   // fails with it.
   std::optional<Error> lost;
@@ -61,6 +65,10 @@ class HandleTable {
   // Disposition for reopening a handle by path: never create or truncate
   // again (the data written before the disconnect must survive).
   static uint32_t reopen_disposition(uint32_t disposition);
+  // Whether a handle reopened by name (as `reopened`, with its on-disk id,
+  // size and LastWriteTime) is plausibly the same file as `e`.
+  static bool same_file(const HandleEntry& e, uint64_t disk_file_id, uint64_t end_of_file,
+                        uint64_t last_write_time);
 
  private:
   using Key = std::pair<uint64_t, uint64_t>;

@@ -35,6 +35,9 @@ CreateRequest make_create(const HandleEntry& e, uint16_t dialect, CreateMode m) 
     }
     return c;
   }
+  // MS-SMB2 2.2.13.2.9: the on-disk id, to recognise the file when it has to
+  // be reopened by name.
+  c.CreateContexts.push_back(to_create_context(CreateQueryOnDiskIdRequest{}));
   if (e.want_durable) {
     // MS-SMB2 3.3.5.9.6 / 3.3.5.9.10: servers grant durability only with a
     // batch oplock or a handle-caching lease.
@@ -49,6 +52,13 @@ CreateRequest make_create(const HandleEntry& e, uint16_t dialect, CreateMode m) 
     }
   }
   return c;
+}
+
+uint64_t on_disk_id(const CreateResponse& cr) {
+  auto* c = find_create_context(cr.CreateContexts, SMB2_CREATE_QUERY_ON_DISK_ID);
+  if (!c) return 0;
+  auto r = decode_on_disk_id_response(c->Data);
+  return r ? r->DiskFileId : 0;
 }
 
 Durability granted_durability(const CreateResponse& cr) {
@@ -290,7 +300,7 @@ Result<void> Reconnector::attempt() {
         lost++;
       } else {
         SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
-        if (cr.CreationTime != e.creation_time) {
+        if (!HandleTable::same_file(e, on_disk_id(cr), cr.EndofFile, cr.LastWriteTime)) {
           CloseRequest cl;
           cl.FileId = cr.FileId;
           auto r = make_request(SMB2_CLOSE, sess.session_id, p.link.tree_id,

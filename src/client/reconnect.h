@@ -25,6 +25,8 @@ enum class CreateMode {
 proto::CreateRequest make_create(const HandleEntry& e, uint16_t dialect, CreateMode m);
 // What durability the server granted in a CREATE response.
 Durability granted_durability(const proto::CreateResponse& cr);
+// DiskFileId from a QFid response context, 0 if absent.
+uint64_t on_disk_id(const proto::CreateResponse& cr);
 
 class Reconnector {
  public:

@@ -169,7 +169,9 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p) {
   f.attributes = cr.FileAttributes;
   f.create_action = cr.CreateAction;
   e.stable = e.current = cr.FileId;
-  e.creation_time = cr.CreationTime;
+  e.disk_file_id = on_disk_id(cr);
+  e.end_of_file = cr.EndofFile;
+  e.last_write_time = cr.LastWriteTime;
   e.durable = granted_durability(cr);
   std::lock_guard<std::mutex> g(client_->state_mu_);
   // A reconnect between the response and now would not have known this

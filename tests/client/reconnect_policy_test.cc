@@ -128,6 +128,23 @@ TEST(HandleTable, RejectsADuplicateStableId) {
   EXPECT_FALSE(t.add(entry(1, 2, "b")));
 }
 
+TEST(HandleTable, SameFileChecksDiskIdAndForReadersSizeAndTime) {
+  HandleEntry r = entry(1, 1, "f");
+  r.access = proto::FILE_READ_DATA;
+  r.disk_file_id = 77;
+  r.end_of_file = 100;
+  r.last_write_time = 5;
+  EXPECT_TRUE(HandleTable::same_file(r, 77, 100, 5));
+  EXPECT_FALSE(HandleTable::same_file(r, 78, 100, 5));  // another inode
+  EXPECT_FALSE(HandleTable::same_file(r, 77, 101, 5));  // a reader's file changed
+  EXPECT_FALSE(HandleTable::same_file(r, 77, 100, 6));
+  EXPECT_TRUE(HandleTable::same_file(r, 0, 100, 5));    // server gave no id
+  HandleEntry w = r;
+  w.access = proto::FILE_WRITE_DATA;
+  EXPECT_TRUE(HandleTable::same_file(w, 77, 4096, 9));  // our own writes moved them
+  EXPECT_FALSE(HandleTable::same_file(w, 78, 100, 5));
+}
+
 TEST(HandleTable, ReopenNeverCreatesOrTruncates) {
   for (uint32_t d : {proto::FILE_SUPERSEDE, proto::FILE_OPEN, proto::FILE_CREATE, proto::FILE_OPEN_IF,
                      proto::FILE_OVERWRITE, proto::FILE_OVERWRITE_IF})
@@ -153,7 +170,8 @@ TEST(MakeCreate, FirstOpenAsksForDurabilityByDialect) {
   EXPECT_EQ(proto::find_create_context(c2.CreateContexts, proto::SMB2_CREATE_DURABLE_HANDLE_REQUEST_V2), nullptr);
   e.want_durable = false;
   auto plain = make_create(e, proto::SMB2_DIALECT_0311, CreateMode::first);
-  EXPECT_TRUE(plain.CreateContexts.empty());
+  ASSERT_EQ(plain.CreateContexts.size(), 1u);  // only QFid, for the identity check
+  EXPECT_EQ(plain.CreateContexts[0].Name, proto::SMB2_CREATE_QUERY_ON_DISK_ID);
   EXPECT_EQ(plain.RequestedOplockLevel, proto::SMB2_OPLOCK_LEVEL_NONE);
 }
 
