@@ -128,6 +128,32 @@ TEST_F(Reconnect, CutMidGetCompletesThroughDurableHandle) {
   EXPECT_GT(s.resent, 0u);
 }
 
+TEST_F(Reconnect, CutMidGetOnSmb21UsesDurableV1) {
+  const size_t n = 8u << 20;
+  Bytes data = random_bytes(n, 62);
+  ASSERT_TRUE(write_local(share_file("cut-21.bin"), data));
+  st::LinkOptions lo;
+  lo.target_port = server_->port();
+  lo.cut_after_bytes = 3u << 20;
+  auto link = st::LinkEmulator::start(lo);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  auto o = options((*link)->port());
+  o.conn.dialects = {pr::SMB2_DIALECT_0210};
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  ASSERT_EQ((*c)->conn().server().dialect, pr::SMB2_DIALECT_0210);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto got = download_checked(**t, "cut-21.bin", data);
+  IT_ASSERT_OK(got);
+  EXPECT_EQ(*got, n);
+  EXPECT_TRUE((*link)->was_cut());
+  auto s = (*c)->reconnect_stats();
+  EXPECT_GE(s.reconnects, 1u);
+  EXPECT_EQ(s.durable_reopens, 1u);  // DHnC: v1, the only kind 2.1 has
+  EXPECT_EQ(s.path_reopens, 0u);
+}
+
 TEST_F(Reconnect, CutMidPutCompletesAndServerFileMatches) {
   const size_t n = 96u << 20;
   Bytes data = random_bytes(n, 52);
