@@ -92,9 +92,48 @@ struct StripeSet {
   }
 };
 
+// Whether the 64 KiB of the local fd before `end` equal the remote file's.
+Result<bool> tail_matches(Tree& t, const FileId& id, int fd, uint64_t end, const std::string& what) {
+  uint64_t n = std::min<uint64_t>(end, 64 * 1024);
+  if (n == 0) return true;
+  Bytes mine(n), theirs(n);
+  ssize_t r = ::pread(fd, mine.data(), n, static_cast<off_t>(end - n));
+  if (r != static_cast<ssize_t>(n)) return sys_error(r < 0 ? errno : EIO, what);
+  size_t got = 0;
+  while (got < n) {
+    SMBKIT_TRY(size_t k, t.read(id, end - n + got, MutableByteView(theirs.data() + got, n - got)));
+    if (k == 0) break;
+    got += k;
+  }
+  return got == n && mine == theirs;
+}
+
+// get -c: where to continue a partial download in fd. The part must be no
+// longer than the remote file and its last bytes must match the remote
+// file's at the same offsets (a cheap check that it is a prefix of this
+// file, not of another one).
+Result<uint64_t> resume_point(Tree& t, const FileId& id, uint64_t remote_size, int fd, const std::string& tmp) {
+  struct stat st{};
+  if (fstat(fd, &st) != 0) return sys_error(errno, tmp);
+  uint64_t have = static_cast<uint64_t>(st.st_size);
+  if (have > remote_size)
+    return nt_error(STATUS_INVALID_PARAMETER, tmp + " is longer than the remote file: not a partial download of it "
+                                                    "(remove it or run without -c)");
+  SMBKIT_TRY(bool same, tail_matches(t, id, fd, have, tmp));
+  if (!same)
+    return nt_error(STATUS_INVALID_PARAMETER, tmp + " does not match the remote file: not a partial download of it "
+                                                    "(remove it or run without -c)");
+  return have;
+}
+
 Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const std::string& local,
                             std::span<Tree* const> extra = {}) {
-  SMBKIT_TRY(auto f, t.open(rpath, read_params()));
+  // A durable handle (with its batch oplock) survives a reconnect; striped
+  // transfers open the file several times, which would break the oplock,
+  // so they rely on reopening by name instead.
+  client::OpenParams rp = read_params();
+  rp.durable = extra.empty();
+  SMBKIT_TRY(auto f, t.open(rpath, rp));
   StripeSet set;
   set.stripes.push_back({&t, f.id});
   if (f.size >= kStripeMin) {
@@ -106,21 +145,36 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const
   bool to_stdout = local == "-";
   std::string tmp;
   int fd = 1;
+  uint64_t start = 0;
   if (!to_stdout) {
     tmp = local + ".smbkit-part";
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool resume = c.opts().resume;
+    fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | (resume ? 0 : O_TRUNC) | O_CLOEXEC, 0644);
     if (fd < 0) {
       (void)t.close(f.id);
       return sys_error(errno, tmp);
+    }
+    if (resume) {
+      auto from = resume_point(t, f.id, f.size, fd, tmp);
+      if (!from) {
+        ::close(fd);
+        (void)t.close(f.id);
+        return from.take_error();
+      }
+      start = *from;
     }
   }
   Progress prog(base_name(rpath), f.size, c.progress_enabled() && !to_stdout);
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
+  o.start = start;
+  bool sink_failed = false;
   auto got = client::download(
       set.stripes, f.size,
       [&](uint64_t off, ByteView data) {
-        return write_all_fd(fd, off, data, !to_stdout, to_stdout ? "stdout" : tmp);
+        auto w = write_all_fd(fd, off, data, !to_stdout, to_stdout ? "stdout" : tmp);
+        if (!w) sink_failed = true;
+        return w;
       },
       o);
   prog.finish();
@@ -133,6 +187,17 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, const
     if (!to_stdout) ::unlink(tmp.c_str());
     return e;
   };
+  if (!got && !sink_failed && !to_stdout) {
+    // The network or the server failed (reconnecting did not help): keep
+    // what arrived, in order, for `get -c`.
+    struct stat st{};
+    if (fin && ::stat(tmp.c_str(), &st) == 0 && st.st_size > 0) {
+      Error e = got.take_error();
+      e.context += (e.context.empty() ? "" : "; ") + std::string("the first ") +
+                   std::to_string(st.st_size) + " bytes are kept in " + tmp + " (get -c continues)";
+      return e;
+    }
+  }
   if (!got) return fail(got.take_error());
   if (!fin) return fail(fin.take_error());
   if (*got != f.size)
@@ -155,23 +220,55 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
     return sys_error(e, local);
   }
   uint64_t size = static_cast<uint64_t>(st.st_size);
-  std::byte rnd[4];
-  auth::random_bytes(rnd);
-  std::string tmp = rpath + ".smbkit-part-" + to_hex(rnd);
+  bool resume = c.opts().resume;
+  // The part has a fixed name so that put -c finds it again.
+  std::string tmp = rpath + ".smbkit-part";
   client::OpenParams p;
-  p.access = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
-  p.disposition = FILE_CREATE;
+  p.access = FILE_READ_DATA | FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
+  p.disposition = resume ? FILE_OPEN_IF : FILE_CREATE;
   p.options = FILE_NON_DIRECTORY_FILE;
   p.share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  p.durable = extra.empty() || size < kStripeMin;  // see download_file
   auto f = t.open(tmp, p);
+  if (!f && !resume && f.error().status == STATUS_OBJECT_NAME_COLLISION) {
+    // Another upload's part (running, or kept for put -c): leave it alone.
+    std::byte rnd[4];
+    auth::random_bytes(rnd);
+    tmp = rpath + ".smbkit-part-" + to_hex(rnd);
+    f = t.open(tmp, p);
+  }
   if (!f) {
     ::close(fd);
     return f.take_error();
+  }
+  uint64_t start = 0;
+  if (resume && f->size > 0) {
+    // Holes can only lie within upload_span() below the end of the part.
+    uint64_t span = client::upload_span(client::TransferOptions{});
+    Result<void> check;
+    if (f->size > size)
+      check = nt_error(STATUS_INVALID_PARAMETER, t.url_of(tmp) + " is longer than " + local +
+                                                     ": not a partial upload of it (remove it or run without -c)");
+    else
+      start = f->size > span ? f->size - span : 0;
+    if (check && start > 0) {
+      auto same = tail_matches(t, f->id, fd, start, local);
+      if (!same) check = same.take_error();
+      else if (!*same)
+        check = nt_error(STATUS_INVALID_PARAMETER, t.url_of(tmp) + " does not match " + local +
+                                                       ": not a partial upload of it (remove it or run without -c)");
+    }
+    if (!check) {
+      (void)t.close(f->id);
+      ::close(fd);
+      return check.take_error();
+    }
   }
   StripeSet set;
   set.stripes.push_back({&t, f->id});
   if (size >= kStripeMin) {
     client::OpenParams q = p;
+    q.durable = false;
     q.access = FILE_WRITE_DATA | SYNCHRONIZE;
     q.disposition = FILE_OPEN;
     for (Tree* x : extra) {
@@ -182,6 +279,7 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
   Progress prog(base_name(local), size, c.progress_enabled());
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
+  o.start = start;
   auto sent = client::upload(
       set.stripes, size,
       [&](uint64_t off, MutableByteView buf) -> Result<void> {
@@ -212,8 +310,15 @@ Result<Stats> upload_file(Context& c, Tree& t, const std::string& local, const s
     (void)t.close(f->id);
   }
   if (!ok) {
-    if (!t.client().conn().dead()) (void)t.unlink(tmp);
-    return ok.take_error();
+    Error e = ok.take_error();
+    bool network = t.client().conn().dead() || e.status == STATUS_IO_TIMEOUT;
+    if (!network) {
+      (void)t.unlink(tmp);
+    } else if (tmp == rpath + ".smbkit-part") {
+      e.context += (e.context.empty() ? "" : "; ") + std::string("the partial upload stays as ") +
+                   t.url_of(tmp) + " (put -c continues)";
+    }
+    return e;
   }
   return Stats{*sent, prog.seconds()};
 }

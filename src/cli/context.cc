@@ -58,6 +58,9 @@ Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
     o.conn.require_signing = g_.sign;
     o.conn.require_encryption = g_.seal;
     o.conn.timeout = std::chrono::seconds(g_.timeout_s);
+    o.reconnect.enabled = !g_.no_reconnect;
+    o.reconnect.hard = g_.hard;
+    o.reconnect.soft_timeout = std::chrono::seconds(g_.reconnect_timeout_s);
     SMBKIT_TRY(o.creds, credentials(u));
     auto c = client::Client::connect(o);
     if (!c) {

@@ -19,6 +19,12 @@ struct GlobalOptions {
   int verbose = 0;
   bool quiet = false, stats = false;
   int connections = 1;  // TCP connections a large transfer is striped over
+  // Reconnect (docs/design/reconnect.md): after a lost connection, retry for
+  // reconnect_timeout_s seconds (forever with hard), then fail.
+  bool no_reconnect = false;
+  bool hard = false;
+  int reconnect_timeout_s = 60;
+  bool resume = false;  // get/put -c: continue a partial transfer
 };
 
 // Dialects for a mount.cifs style vers= value.

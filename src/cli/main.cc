@@ -36,6 +36,11 @@ int main(int argc, char** argv) {
   app.add_option("--connections", g.connections,
                  "stripe large transfers over N connections (default 1)")
       ->check(CLI::Range(1, 16));
+  app.add_flag("--no-reconnect", g.no_reconnect, "fail instead of reconnecting when the connection drops");
+  app.add_flag("--hard", g.hard, "after a lost connection, retry until the server is back (mount.cifs hard)");
+  app.add_option("--reconnect-timeout", g.reconnect_timeout_s,
+                 "seconds to keep trying to reconnect before failing (default 60)")
+      ->check(CLI::Range(1, 86400));
 
   std::string a, b;
   bool long_fmt = false, recursive = false;
@@ -50,9 +55,11 @@ int main(int argc, char** argv) {
   auto* get = app.add_subcommand("get", "download a file");
   get->add_option("URL", a)->required();
   get->add_option("LOCAL", b, "local file or directory (default: the file's name; - for stdout)");
+  get->add_flag("-c,--resume", g.resume, "continue a partial download (LOCAL.smbkit-part) where it stopped");
   auto* put = app.add_subcommand("put", "upload a file");
   put->add_option("LOCAL", a)->required();
   put->add_option("URL", b)->required();
+  put->add_flag("-c,--resume", g.resume, "continue a partial upload (URL.smbkit-part) where it stopped");
   auto* cp = app.add_subcommand("cp", "copy between local and remote (one side an smb:// URL)");
   cp->add_flag("-r,--recursive", recursive, "copy directories recursively");
   cp->add_option("SRC", a)->required();

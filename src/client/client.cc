@@ -6,6 +6,7 @@
 #include "auth/signing.h"
 #include "auth/spnego.h"
 #include "base/log.h"
+#include "client/reconnect.h"
 #include "proto/ioctl.h"
 #include "proto/logoff.h"
 #include "proto/session_setup.h"
@@ -38,17 +39,53 @@ Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& opts) {
   std::unique_ptr<Client> c(new Client());
   c->opts_ = opts;
   SMBKIT_TRY(c->conn_, Connection::connect(opts.conn));
+  c->live_.store(c->conn_.get(), std::memory_order_release);
+  c->client_guid_ = c->conn_->client_guid();
   auto s = c->session_setup();
   if (!s) return s.take_error();
+  if (opts.reconnect.enabled) c->reconnector_ = std::make_unique<Reconnector>(*c);
   return c;
 }
 
 Client::~Client() {
+  // First stop reconnecting: operations still waiting for it fail.
+  reconnector_.reset();
   if (conn_ && !logged_off_ && !conn_->dead()) (void)logoff();
 }
 
+uint64_t Client::generation() const {
+  std::lock_guard<std::mutex> g(state_mu_);
+  return gen_;
+}
+
+Client::ReconnectStats Client::reconnect_stats() const {
+  return reconnector_ ? reconnector_->stats() : ReconnectStats{};
+}
+
+void Client::drop_connection() { conn().close(); }
+
 Result<void> Client::session_setup() {
-  const ServerInfo& srv = conn_->server();
+  SMBKIT_TRY(session_, authenticate(*conn_, 0));
+  return {};
+}
+
+Result<void> Client::reauthenticate() {
+  std::shared_ptr<Connection> conn;
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> g(state_mu_);
+    conn = conn_;
+    id = session_.session_id;
+  }
+  SMBKIT_TRY(auto s, authenticate(*conn, 0, id));
+  (void)s;
+  return {};
+}
+
+Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_session_id,
+                                         uint64_t reauth_session_id) {
+  SessionInfo session;
+  const ServerInfo& srv = conn.server();
   auth::NtlmCredentials nc;
   nc.user = opts_.creds.user;
   nc.password = opts_.creds.password;
@@ -60,9 +97,13 @@ Result<void> Client::session_setup() {
   auto hint = spnego.check_server_hint(srv.security_blob);
   if (!hint) return nt_error(hint.error().status, "session setup: server does not offer NTLM");
 
-  conn_->begin_session_preauth();
+  bool reauth = reauth_session_id != 0;
+  // A re-authentication keeps the session's keys (MS-SMB2 3.2.5.3.1): no
+  // preauth hash, no key derivation; its messages are signed or sealed
+  // with the session's existing keys.
+  if (!reauth) conn.begin_session_preauth();
   Bytes token = spnego.initial_token();
-  uint64_t session_id = 0;
+  uint64_t session_id = reauth_session_id;
   SessionSetupResponse final_rsp;
   session::Response final_msg;
   for (int round = 0;; round++) {
@@ -71,10 +112,14 @@ Result<void> Client::session_setup() {
     req.SecurityMode = static_cast<uint8_t>(opts_.conn.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED
                                                                      : SMB2_NEGOTIATE_SIGNING_ENABLED);
     req.SecurityBuffer = token;
+    req.PreviousSessionId = round == 0 ? previous_session_id : 0;
     SMBKIT_TRY(auto r, make_request(SMB2_SESSION_SETUP, session_id, 0, [&](ByteWriter& w) {
                  return encode_session_setup_request(req, w);
                }));
-    SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
+    r.sign = reauth;  // with the session's key (MS-SMB2 3.2.4.1.1)
+    SMBKIT_TRY(auto resp, conn.call(std::move(r)));
+    if (reauth && resp.hdr.SessionId != reauth_session_id)
+      return protocol_error("re-authentication answered for another session");
     session_id = resp.hdr.SessionId;
     uint32_t st = resp.hdr.Status;
     if (st == STATUS_MORE_PROCESSING_REQUIRED) {
@@ -91,17 +136,22 @@ Result<void> Client::session_setup() {
     final_msg = std::move(resp);
     break;
   }
-  session_.session_id = session_id;
-  session_.guest = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_GUEST;
+  if (reauth) {
+    std::lock_guard<std::mutex> g(state_mu_);
+    SMBKIT_LOG(debug, "session {:#x} re-authenticated as {}", session_id, who);
+    return session_;
+  }
+  session.session_id = session_id;
+  session.guest = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_GUEST;
   // Samba does not set IS_NULL for an anonymous NTLM logon: what we sent
   // decides too.
-  session_.anonymous = (final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_NULL) || nc.anonymous;
-  bool has_key = !session_.guest && !session_.anonymous && !spnego.session_key().empty();
+  session.anonymous = (final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_NULL) || nc.anonymous;
+  bool has_key = !session.guest && !session.anonymous && !spnego.session_key().empty();
 
   session::SessionSecurity sec;
   sec.session_id = session_id;
   if (has_key) {
-    Bytes preauth = conn_->session_preauth_value();
+    Bytes preauth = conn.session_preauth_value();
     auto keys = auth::derive_session_keys(srv.dialect, srv.cipher, spnego.session_key(), preauth);
     sec.sign_alg = auth::sign_alg_for(srv.dialect, srv.signing_algorithm);
     sec.signing_key = keys.signing_key;
@@ -120,8 +170,8 @@ Result<void> Client::session_setup() {
   } else if (opts_.conn.require_signing || opts_.conn.require_encryption) {
     return nt_error(STATUS_ACCESS_DENIED,
                     "session setup: signing/encryption requested but the server made this a " +
-                        std::string(session_.anonymous ? "anonymous" : "guest") + " session");
-  } else if (srv.signing_required() && !session_.anonymous && !session_.guest) {
+                        std::string(session.anonymous ? "anonymous" : "guest") + " session");
+  } else if (srv.signing_required() && !session.anonymous && !session.guest) {
     return nt_error(STATUS_ACCESS_DENIED, "session setup: server requires signing but no key");
   }
   bool server_wants_encryption = final_rsp.SessionFlags & SMB2_SESSION_FLAG_ENCRYPT_DATA;
@@ -131,12 +181,12 @@ Result<void> Client::session_setup() {
                       "encryption required but the negotiated dialect or cipher cannot encrypt");
     sec.encrypt_data = true;
   }
-  session_.signing = sec.signing_required && !sec.encrypt_data;
-  session_.encrypting = sec.encrypt_data;
-  conn_->add_session(sec);
+  session.signing = sec.signing_required && !sec.encrypt_data;
+  session.encrypting = sec.encrypt_data;
+  conn.add_session(sec);
   SMBKIT_LOG(debug, "session {:#x} as {}: dialect {:#x} signing={} encryption={} cipher={}",
-             session_id, who, srv.dialect, session_.signing, session_.encrypting, sec.cipher);
-  return {};
+             session_id, who, srv.dialect, session.signing, session.encrypting, sec.cipher);
+  return session;
 }
 
 std::string Client::host_url() const {
@@ -147,57 +197,85 @@ std::string Client::host_url() const {
 
 Result<void> Client::logoff() {
   logged_off_ = true;
-  SMBKIT_TRY(auto r, make_request(SMB2_LOGOFF, session_.session_id, 0, [&](ByteWriter& w) {
+  std::shared_ptr<Connection> conn;
+  SessionInfo session;
+  {
+    std::lock_guard<std::mutex> g(state_mu_);
+    conn = conn_;
+    session = session_;
+  }
+  SMBKIT_TRY(auto r, make_request(SMB2_LOGOFF, session.session_id, 0, [&](ByteWriter& w) {
                return encode_logoff_request(LogoffRequest{}, w);
              }));
-  r.encrypt = session_.encrypting;
-  SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
-  conn_->remove_session(session_.session_id);
+  r.encrypt = session.encrypting;
+  SMBKIT_TRY(auto resp, conn->call(std::move(r)));
+  conn->remove_session(session.session_id);
   if (resp.hdr.Status != STATUS_SUCCESS) return nt_error(resp.hdr.Status, "logoff");
   return {};
 }
 
 Result<std::unique_ptr<Tree>> Client::tree_connect(const std::string& share) {
-  TreeConnectRequest req;
-  req.Path = "\\\\" + opts_.conn.host + "\\" + share;
-  SMBKIT_TRY(auto r, make_request(SMB2_TREE_CONNECT, session_.session_id, 0, [&](ByteWriter& w) {
-               return encode_tree_connect_request(req, w);
-             }));
-  r.encrypt = session_.encrypting;
-  // MS-SMB2 3.2.4.1.1: on 3.1.1 TREE_CONNECT is always signed (it stands in
-  // for VALIDATE_NEGOTIATE against downgrades).
-  r.sign = conn_->server().dialect == SMB2_DIALECT_0311;
-  SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
-  std::string where = host_url() + "/" + share;
-  if (resp.hdr.Status != STATUS_SUCCESS) return nt_error(resp.hdr.Status, where);
-  SMBKIT_TRY(auto rsp, decode_tree_connect_response(resp.msg()));
+  std::shared_ptr<Connection> conn;
+  SessionInfo session;
+  uint64_t gen;
+  {
+    std::lock_guard<std::mutex> g(state_mu_);
+    conn = conn_;
+    session = session_;
+    gen = gen_;
+  }
+  SMBKIT_TRY(auto link, connect_tree(*conn, session, share));
   std::unique_ptr<Tree> t(new Tree());
   t->client_ = this;
-  t->tree_id_ = resp.hdr.TreeId;
   t->share_ = share;
+  std::lock_guard<std::mutex> g(state_mu_);
+  if (gen != gen_)  // a reconnect came in between: this tree id is stale
+    return nt_error(STATUS_CONNECTION_DISCONNECTED, host_url() + "/" + share + ": reconnected during tree connect");
   t->connected_ = true;
-  bool share_encrypts = rsp.ShareFlags & SMB2_SHAREFLAG_ENCRYPT_DATA;
-  if (share_encrypts || session_.encrypting) {
-    const session::SessionSecurity* s = nullptr;
-    if (conn_->server().dialect < SMB2_DIALECT_0300 || conn_->server().cipher == 0 || session_.guest ||
-        session_.anonymous)
-      return nt_error(STATUS_ACCESS_DENIED, where + ": share requires encryption, which this session cannot do");
-    (void)s;
-    t->encrypt_ = true;
-  }
-  // MS-SMB2 3.2.5.5 / 3.2.4.1.5: 3.0 and 3.0.2 validate the negotiation
-  // on a signed (or sealed) IOCTL to catch a downgrade in the middle.
-  uint16_t d = conn_->server().dialect;
-  if ((d == SMB2_DIALECT_0300 || d == SMB2_DIALECT_0302) && !session_.guest && !session_.anonymous)
-    SMBKIT_CHECK(validate_negotiate(t->tree_id_, t->encrypt_));
+  t->tree_id_ = link.tree_id;
+  t->encrypt_ = link.encrypt;
+  trees_.push_back(t.get());
   return t;
 }
 
-Result<void> Client::validate_negotiate(uint32_t tree_id, bool encrypt) {
+Result<Client::TreeLink> Client::connect_tree(Connection& conn, const SessionInfo& session,
+                                              const std::string& share) {
+  TreeConnectRequest req;
+  req.Path = "\\\\" + opts_.conn.host + "\\" + share;
+  SMBKIT_TRY(auto r, make_request(SMB2_TREE_CONNECT, session.session_id, 0, [&](ByteWriter& w) {
+               return encode_tree_connect_request(req, w);
+             }));
+  r.encrypt = session.encrypting;
+  // MS-SMB2 3.2.4.1.1: on 3.1.1 TREE_CONNECT is always signed (it stands in
+  // for VALIDATE_NEGOTIATE against downgrades).
+  r.sign = conn.server().dialect == SMB2_DIALECT_0311;
+  SMBKIT_TRY(auto resp, conn.call(std::move(r)));
+  std::string where = host_url() + "/" + share;
+  if (resp.hdr.Status != STATUS_SUCCESS) return nt_error(resp.hdr.Status, where);
+  SMBKIT_TRY(auto rsp, decode_tree_connect_response(resp.msg()));
+  TreeLink link;
+  link.tree_id = resp.hdr.TreeId;
+  bool share_encrypts = rsp.ShareFlags & SMB2_SHAREFLAG_ENCRYPT_DATA;
+  if (share_encrypts || session.encrypting) {
+    if (conn.server().dialect < SMB2_DIALECT_0300 || conn.server().cipher == 0 || session.guest ||
+        session.anonymous)
+      return nt_error(STATUS_ACCESS_DENIED, where + ": share requires encryption, which this session cannot do");
+    link.encrypt = true;
+  }
+  // MS-SMB2 3.2.5.5 / 3.2.4.1.5: 3.0 and 3.0.2 validate the negotiation
+  // on a signed (or sealed) IOCTL to catch a downgrade in the middle.
+  uint16_t d = conn.server().dialect;
+  if ((d == SMB2_DIALECT_0300 || d == SMB2_DIALECT_0302) && !session.guest && !session.anonymous)
+    SMBKIT_CHECK(validate_negotiate(conn, session, link.tree_id, link.encrypt));
+  return link;
+}
+
+Result<void> Client::validate_negotiate(Connection& conn, const SessionInfo& session, uint32_t tree_id,
+                                        bool encrypt) {
   const auto& o = opts_.conn;
   ValidateNegotiateInfoRequest v;
   v.Capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
-  v.Guid = conn_->client_guid();
+  v.Guid = conn.client_guid();
   v.SecurityMode = o.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
   v.Dialects = o.dialects.empty()
                    ? std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
@@ -210,11 +288,11 @@ Result<void> Client::validate_negotiate(uint32_t tree_id, bool encrypt) {
   io.Input = std::move(input);
   io.MaxOutputResponse = 24;
   io.Flags = SMB2_0_IOCTL_IS_FSCTL;
-  SMBKIT_TRY(auto r, make_request(SMB2_IOCTL, session_.session_id, tree_id,
+  SMBKIT_TRY(auto r, make_request(SMB2_IOCTL, session.session_id, tree_id,
                                   [&](ByteWriter& w) { return encode_ioctl_request(io, w); }));
   r.encrypt = encrypt;
   r.sign = true;  // MS-SMB2 3.2.5.5: this request MUST be signed
-  SMBKIT_TRY(auto resp, conn_->call(std::move(r)));
+  SMBKIT_TRY(auto resp, conn.call(std::move(r)));
   if (resp.hdr.Status != STATUS_SUCCESS) {
     // Servers that do not implement it may answer with these; anything
     // else (or an unsigned answer, caught by the machine) ends the session.
@@ -227,7 +305,7 @@ Result<void> Client::validate_negotiate(uint32_t tree_id, bool encrypt) {
     return nt_error(STATUS_ACCESS_DENIED, "validate negotiate: response not signed");
   SMBKIT_TRY(auto ior, decode_ioctl_response(resp.msg()));
   SMBKIT_TRY(auto vr, decode_validate_negotiate_info_response(ior.Output));
-  const ServerInfo& s = conn_->server();
+  const ServerInfo& s = conn.server();
   if (vr.Dialect != s.dialect || vr.SecurityMode != s.security_mode || vr.Capabilities != s.capabilities ||
       vr.Guid != s.server_guid)
     return nt_error(STATUS_ACCESS_DENIED, "validate negotiate: mismatch (possible downgrade attack)");

@@ -4,13 +4,17 @@
 // asynchronous engine underneath is Connection::submit.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "auth/ntlm.h"
 #include "client/connection.h"
+#include "client/handle_table.h"
+#include "client/reconnect_policy.h"
 #include "proto/types.h"
 
 namespace smbkit::client {
@@ -23,6 +27,8 @@ struct Credentials {
 struct ClientOptions {
   ConnectionOptions conn;
   Credentials creds;
+  // What happens when the connection drops (issue 5, docs/design/reconnect.md).
+  ReconnectOptions reconnect;
 };
 
 struct SessionInfo {
@@ -32,6 +38,7 @@ struct SessionInfo {
 };
 
 class Tree;
+class Reconnector;
 
 class Client {
  public:
@@ -42,7 +49,29 @@ class Client {
   Result<std::unique_ptr<Tree>> tree_connect(const std::string& share);
   Result<void> logoff();
 
-  Connection& conn() { return *conn_; }
+  // The current connection. A reconnect replaces it; the old object stays
+  // alive (closed) until the Client goes, so a reference never dangles.
+  Connection& conn() { return *live_.load(std::memory_order_acquire); }
+  // Bumped by each successful reconnect.
+  uint64_t generation() const;
+  struct ReconnectStats {
+    uint64_t reconnects = 0;       // successful
+    uint64_t failed_attempts = 0;  // attempts that did not get through
+    uint64_t durable_reopens = 0;  // handles brought back by DH2C/DHnC
+    uint64_t path_reopens = 0;     // handles reopened by name (server lost them)
+    uint64_t lost_handles = 0;     // handles that could not be brought back
+    uint64_t resent = 0;           // requests re-sent after a reconnect
+    uint64_t echoes = 0;           // ECHO requests sent
+    uint64_t reauths = 0;          // sessions re-authenticated in place
+  };
+  ReconnectStats reconnect_stats() const;
+  // Drops the connection as if the network had failed (tests, tools): the
+  // reconnect logic takes over.
+  void drop_connection();
+  // Re-authenticates the current session on its connection (MS-SMB2
+  // 3.2.4.2.3): same SessionId, keys, trees and handles. Done by the client
+  // on STATUS_NETWORK_SESSION_EXPIRED; callable directly.
+  Result<void> reauthenticate();
   const SessionInfo& session() const { return session_; }
   const ClientOptions& options() const { return opts_; }
   // smb://host[:port] for messages.
@@ -51,13 +80,34 @@ class Client {
  private:
   Client() = default;
   Result<void> session_setup();
-  Result<void> validate_negotiate(uint32_t tree_id, bool encrypt);
+  // Authenticates a new session on c (PreviousSessionId lets the server
+  // drop a session we lost with an old connection, MS-SMB2 3.2.4.2.3).
+  // reauth_session_id: re-authenticate that existing session instead.
+  Result<SessionInfo> authenticate(Connection& c, uint64_t previous_session_id, uint64_t reauth_session_id = 0);
+  struct TreeLink {
+    uint32_t tree_id = 0;
+    bool encrypt = false;
+  };
+  Result<TreeLink> connect_tree(Connection& c, const SessionInfo& s, const std::string& share);
+  Result<void> validate_negotiate(Connection& c, const SessionInfo& s, uint32_t tree_id, bool encrypt);
 
   ClientOptions opts_;
+  // state_mu_ guards what a reconnect replaces: conn_, session_, gen_,
+  // trees_ and every tree's id and handle table. Operations take it briefly
+  // to read one consistent view (Tree::route); a reconnect builds the new
+  // state without it and publishes it in one step.
+  mutable std::mutex state_mu_;
   std::shared_ptr<Connection> conn_;
+  std::atomic<Connection*> live_{nullptr};
+  std::vector<std::shared_ptr<Connection>> retired_;
   SessionInfo session_;
+  uint64_t gen_ = 0;
+  std::vector<Tree*> trees_;
+  std::array<std::byte, 16> client_guid_{};
+  std::unique_ptr<Reconnector> reconnector_;
   bool logged_off_ = false;
   friend class Tree;
+  friend class Reconnector;
 };
 
 // File metadata in POSIX-friendly form.
@@ -85,6 +135,10 @@ struct OpenParams {
   uint32_t options = 0;       // CreateOptions
   uint32_t attributes = 0;    // FILE_ATTRIBUTE_*
   uint32_t share = 7;         // FILE_SHARE_READ|WRITE|DELETE
+  // Ask for a durable handle (batch oplock + DH2Q on 3.x, DHnQ on 2.x) so
+  // the open survives a lost connection (docs/design/reconnect.md). Any
+  // open is reopened by name after a reconnect if the server lost it.
+  bool durable = false;
 };
 
 struct OpenFile {
@@ -98,7 +152,7 @@ struct OpenFile {
 class Tree {
  public:
   ~Tree();
-  uint32_t id() const { return tree_id_; }
+  uint32_t id() const;
   bool encrypted() const { return encrypt_; }
   Client& client() { return *client_; }
   const std::string& share() const { return share_; }
@@ -116,7 +170,8 @@ class Tree {
   // bytes. `done` runs on the connection's receiver thread (or the caller's
   // on an early failure) with the byte count; a read at end of file gives 0.
   // READ data lands directly in `dest` when the response is not sealed.
-  // dest/src must stay valid until `done` runs.
+  // dest/src, and the Tree, must stay valid until `done` runs (after a lost
+  // connection the request is re-sent from the reconnect thread).
   using IoDone = std::function<void(Result<size_t>)>;
   void read_async(const proto::FileId& id, uint64_t offset, MutableByteView dest, IoDone done);
   void write_async(const proto::FileId& id, uint64_t offset, ByteView src, IoDone done);
@@ -131,11 +186,15 @@ class Tree {
   Result<void> unlink(const std::string& path);
   Result<void> rename(const std::string& from, const std::string& to, bool replace);
 
-  // Builds a request on this tree (encryption and ids filled in).
+  // Builds a request on this tree (encryption and ids filled in). It is not
+  // re-sent after a reconnect and FileIds in it are not translated: use
+  // transact() for that.
   template <class F>
   Result<session::Request> request(uint16_t command, F&& encode) {
-    auto r = make_request(command, client_->session_.session_id, tree_id_, std::forward<F>(encode));
-    if (r.ok()) r->encrypt = encrypt_;
+    auto rt = route(nullptr, nullptr);
+    if (!rt) return rt.take_error();
+    auto r = make_request(command, rt->session_id, rt->tree_id, std::forward<F>(encode));
+    if (r.ok()) r->encrypt = rt->encrypt;
     return r;
   }
   // Sends and returns the response if its Status is success (or one of
@@ -143,16 +202,44 @@ class Tree {
   Result<session::Response> call(session::Request req, const std::string& what,
                                  std::initializer_list<uint32_t> also_ok = {});
 
+  // Whether (and why) a failed request waits for the reconnect and is re-sent.
+  enum class Retry { no, lost, unresponsive, expired };
+
+  // One consistent view of where a request goes: connection, session, tree
+  // and (if `id`) the handle's current FileId, written to *current.
+  struct Route {
+    Connection* conn = nullptr;
+    uint64_t session_id = 0;
+    uint32_t tree_id = 0;
+    bool encrypt = false;
+    uint64_t gen = 0;
+    uint16_t dialect = 0;
+  };
+  Result<Route> route(const proto::FileId* id, proto::FileId* current);
+  // Builds (with the handle's current FileId), sends, and after a lost
+  // connection waits for the reconnect and sends again; returns like call().
+  using Encode = std::function<Result<void>(ByteWriter&, const Route&, const proto::FileId&)>;
+  Result<session::Response> transact(const proto::FileId* id, uint16_t command, const Encode& encode,
+                                     const std::string& what, std::initializer_list<uint32_t> also_ok = {},
+                                     uint64_t charge_bytes = 0);
+  Result<void> set_info(const proto::FileId& id, uint8_t info_class, Bytes buffer, const std::string& what);
+
   uint32_t max_read() const;
   uint32_t max_write() const;
   std::string url_of(const std::string& path) const;
 
  private:
   friend class Client;
+  friend class Reconnector;
   Tree() = default;
+  Retry retry_kind(const Result<session::Response>& r, Connection* conn, int attempt) const;
+  void read_attempt(proto::FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt);
+  void write_attempt(proto::FileId id, uint64_t offset, ByteView src, IoDone done, int attempt);
   Client* client_ = nullptr;
+  // Guarded by client_->state_mu_ (a reconnect changes them).
   uint32_t tree_id_ = 0;
   bool encrypt_ = false;
+  HandleTable handles_;
   std::string share_;
   bool connected_ = false;
 };

@@ -16,7 +16,10 @@ using namespace proto;
 Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions& opts) {
   std::shared_ptr<Connection> c(new Connection(opts));
   SMBKIT_TRY(c->tcp_, transport::TcpStream::connect(opts.host, opts.port, opts.timeout));
-  auth::random_bytes(c->client_guid_);
+  if (opts.client_guid == std::array<std::byte, 16>{})
+    auth::random_bytes(c->client_guid_);
+  else
+    c->client_guid_ = opts.client_guid;
   uint32_t prefix;
   auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), 4));
   c->machine_.set_nonce_prefix(prefix);

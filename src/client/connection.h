@@ -5,6 +5,7 @@
 // the clock.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -40,6 +41,10 @@ struct ConnectionOptions {
   // Cipher and signing preferences for 3.1.1, most preferred first.
   std::vector<uint16_t> ciphers;
   std::vector<uint16_t> signing_algorithms;
+  // ClientGuid to negotiate with; all zero: a random one. A reconnect reuses
+  // the first connection's, which durable handle reconnects require
+  // (MS-SMB2 3.3.5.9.12).
+  std::array<std::byte, 16> client_guid{};
 };
 
 // What NEGOTIATE settled.

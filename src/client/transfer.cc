@@ -56,7 +56,7 @@ Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
   };
   std::map<uint64_t, Slot> in_flight;
   auto win = make_window(o);
-  uint64_t next = 0, delivered = 0, eof = size;
+  uint64_t next = std::min(o.start, size), delivered = next, eof = size;
   auto issue = [&](uint64_t off, uint32_t len) {
     // Chunks go round-robin over the stripes. READ data lands straight in
     // this pooled buffer; the callback keeps it alive if we return early.
@@ -120,11 +120,15 @@ Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
     session::WindowController::Time sent;
   };
   std::map<uint64_t, Slot> in_flight;
-  uint64_t next = 0, acked = 0, pending_bytes = 0;
+  uint64_t next = std::min(o.start, size), acked = next, pending_bytes = 0;
   auto win = make_window(o);
   for (;;) {
+    const uint64_t span = upload_span(o);
     while (next < size && pending_bytes < win.window()) {
       uint32_t len = static_cast<uint32_t>(std::min<uint64_t>(chunk, size - next));
+      // Keep holes (WRITEs not yet done) within `span` of each other; see
+      // upload_span().
+      if (!in_flight.empty() && next + len > in_flight.begin()->first + span) break;
       // Pooled chunk, sent straight from this buffer (scatter-gather); the
       // callback keeps it alive until the WRITE is answered.
       const Stripe& st = stripes[turn++ % stripes.size()];
@@ -158,6 +162,8 @@ Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
       acked += len;
       if (o.progress) o.progress(acked, size);
     }
+    // Everything below the lowest WRITE still in flight is on the server.
+    if (o.written_prefix) o.written_prefix(in_flight.empty() ? next : in_flight.begin()->first);
   }
   return acked;
 }

@@ -2,6 +2,7 @@
 // flight on one connection, completed out of order, delivered in order.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -21,7 +22,21 @@ struct TransferOptions {
   uint32_t chunk_bytes = 4u << 20;
   // Called after each chunk with (bytes done, total).
   std::function<void(uint64_t, uint64_t)> progress;
+  // Resume: transfer only [start, size) (the CLI's -c).
+  uint64_t start = 0;
+  // upload: called as the prefix [0, n) known to be written grows (WRITEs
+  // complete out of order, so the file may have holes above it). Resuming
+  // from n is safe; from the remote file's size is not.
+  std::function<void(uint64_t)> written_prefix;
 };
+
+// upload never has a WRITE in flight more than this far above the lowest
+// unfinished one, so after an upload stopped at any point, every byte
+// below (size of the remote file - upload_span) is written: the CLI's
+// put -c resumes from there without any record of its own.
+inline uint64_t upload_span(const TransferOptions& o) {
+  return 2 * std::max(o.min_window_bytes, o.max_window_bytes) + o.chunk_bytes;
+}
 
 // One open of the file on one connection. A transfer may stripe its chunks
 // over several (each its own TCP connection and, on Samba, its own smbd

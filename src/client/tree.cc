@@ -4,9 +4,12 @@
 #include <mutex>
 #include <optional>
 
+#include "auth/crypto.h"
 #include "client/client.h"
+#include "client/reconnect.h"
 #include "proto/close.h"
 #include "proto/create.h"
+#include "proto/create_contexts.h"
 #include "proto/flush.h"
 #include "proto/fscc_dir_info.h"
 #include "proto/fscc_file_info.h"
@@ -23,6 +26,10 @@ namespace smbkit::client {
 using namespace proto;
 
 Tree::~Tree() {
+  {
+    std::lock_guard<std::mutex> g(client_->state_mu_);
+    std::erase(client_->trees_, this);
+  }
   if (!connected_ || client_->conn().dead()) return;
   auto r = request(SMB2_TREE_DISCONNECT, [](ByteWriter& w) {
     return encode_tree_disconnect_request(TreeDisconnectRequest{}, w);
@@ -30,15 +37,92 @@ Tree::~Tree() {
   if (r) (void)client_->conn().call(std::move(*r));
 }
 
+uint32_t Tree::id() const {
+  std::lock_guard<std::mutex> g(client_->state_mu_);
+  return tree_id_;
+}
+
+Result<Tree::Route> Tree::route(const FileId* id, FileId* current) {
+  std::lock_guard<std::mutex> g(client_->state_mu_);
+  Route rt;
+  rt.conn = client_->conn_.get();
+  rt.session_id = client_->session_.session_id;
+  rt.tree_id = tree_id_;
+  rt.encrypt = encrypt_;
+  rt.gen = client_->gen_;
+  rt.dialect = rt.conn->server().dialect;
+  if (id) {
+    SMBKIT_TRY(*current, handles_.resolve(*id));
+  }
+  return rt;
+}
+
+Tree::Retry Tree::retry_kind(const Result<session::Response>& r, Connection* conn, int attempt) const {
+  const ReconnectOptions& ro = client_->opts_.reconnect;
+  if (!client_->reconnector_ || attempt >= ro.max_resends) return Retry::no;
+  if (!r) {
+    // Whatever failed on a connection that is now dead (reset, closed,
+    // undecryptable frame) is sent again on the next one.
+    if (conn->dead()) return Retry::lost;
+    // mount.cifs `hard`: an unresponsive server is treated like a lost one.
+    if (ro.hard && r.error().status == STATUS_IO_TIMEOUT) return Retry::unresponsive;
+    return Retry::no;
+  }
+  if (status_needs_new_session(r->hdr.Status)) return Retry::expired;
+  return Retry::no;
+}
+
+namespace {
+// MS-SMB2 2.2.1.2 / 3.2.4.1: on 3.x a request re-sent after a reconnect
+// carries SMB2_FLAGS_REPLAY_OPERATION so the server can recognise a replay
+// of one it may already have run.
+Cause cause_of(Tree::Retry r) {
+  return r == Tree::Retry::expired ? Cause::session_expired
+                                   : r == Tree::Retry::unresponsive ? Cause::unresponsive : Cause::lost;
+}
+
+bool replay_flag_for(uint16_t command, uint16_t dialect) {
+  if (dialect < SMB2_DIALECT_0300) return false;
+  return command == SMB2_CREATE || command == SMB2_WRITE || command == SMB2_SET_INFO ||
+         command == SMB2_IOCTL;
+}
+}  // namespace
+
+Result<session::Response> Tree::transact(const FileId* id, uint16_t command, const Encode& encode,
+                                         const std::string& what, std::initializer_list<uint32_t> also_ok,
+                                         uint64_t charge_bytes) {
+  for (int attempt = 0;; attempt++) {
+    FileId cur{};
+    SMBKIT_TRY(auto rt, route(id, &cur));
+    SMBKIT_TRY(auto r, make_request(command, rt.session_id, rt.tree_id,
+                                    [&](ByteWriter& w) { return encode(w, rt, cur); }));
+    r.encrypt = rt.encrypt;
+    r.charge_bytes = charge_bytes;
+    if (attempt > 0 && replay_flag_for(command, rt.dialect)) r.hdr.Flags |= SMB2_FLAGS_REPLAY_OPERATION;
+    auto resp = rt.conn->call(std::move(r));
+    auto rk = retry_kind(resp, rt.conn, attempt);
+    if (rk != Retry::no) {
+      SMBKIT_CHECK(client_->reconnector_->wait(rt.gen, cause_of(rk)));
+      client_->reconnector_->count_resend();
+      continue;
+    }
+    if (!resp) return resp.take_error();
+    uint32_t st = resp->hdr.Status;
+    if (st == STATUS_SUCCESS || std::find(also_ok.begin(), also_ok.end(), st) != also_ok.end())
+      return resp;
+    return nt_error(st, what);
+  }
+}
+
 uint32_t Tree::max_read() const {
-  const auto& s = client_->conn_->server();
+  const auto& s = client_->conn().server();
   // Without LARGE_MTU every request is one credit: 64 KiB at most.
   uint32_t cap = (s.dialect > SMB2_DIALECT_0202 && (s.capabilities & SMB2_GLOBAL_CAP_LARGE_MTU))
                      ? (8u << 20) : 65536u;
   return std::min(s.max_read, cap);
 }
 uint32_t Tree::max_write() const {
-  const auto& s = client_->conn_->server();
+  const auto& s = client_->conn().server();
   uint32_t cap = (s.dialect > SMB2_DIALECT_0202 && (s.capabilities & SMB2_GLOBAL_CAP_LARGE_MTU))
                      ? (8u << 20) : 65536u;
   return std::min(s.max_write, cap);
@@ -52,7 +136,8 @@ std::string Tree::url_of(const std::string& path) const {
 
 Result<session::Response> Tree::call(session::Request req, const std::string& what,
                                      std::initializer_list<uint32_t> also_ok) {
-  SMBKIT_TRY(auto resp, client_->conn().call(std::move(req)));
+  SMBKIT_TRY(auto rt, route(nullptr, nullptr));
+  SMBKIT_TRY(auto resp, rt.conn->call(std::move(req)));
   uint32_t st = resp.hdr.Status;
   if (st == STATUS_SUCCESS || std::find(also_ok.begin(), also_ok.end(), st) != also_ok.end())
     return resp;
@@ -60,45 +145,88 @@ Result<session::Response> Tree::call(session::Request req, const std::string& wh
 }
 
 Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p) {
-  CreateRequest c;
-  c.DesiredAccess = p.access;
-  c.FileAttributes = p.attributes;
-  c.ShareAccess = p.share;
-  c.CreateDisposition = p.disposition;
-  c.CreateOptions = p.options;
-  c.Name = to_smb_path(path);
-  SMBKIT_TRY(auto r, request(SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }));
-  SMBKIT_TRY(auto resp, call(std::move(r), url_of(path)));
+  bool durable = p.durable && client_->reconnector_ != nullptr;
+  Guid16 create_guid{};
+  if (durable) auth::random_bytes(create_guid);
+  HandleEntry e;
+  e.path = path;
+  e.access = p.access;
+  e.disposition = p.disposition;
+  e.options = p.options;
+  e.attributes = p.attributes;
+  e.share = p.share;
+  e.want_durable = durable;
+  e.create_guid = create_guid;
+  uint64_t gen = 0;
+  SMBKIT_TRY(auto resp, transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
+               gen = rt.gen;
+               return encode_create_request(make_create(e, rt.dialect, CreateMode::first), w);
+             }, url_of(path)));
   SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
   OpenFile f;
   f.id = cr.FileId;
   f.size = cr.EndofFile;
   f.attributes = cr.FileAttributes;
   f.create_action = cr.CreateAction;
+  e.stable = e.current = cr.FileId;
+  e.disk_file_id = on_disk_id(cr);
+  e.end_of_file = cr.EndofFile;
+  e.last_write_time = cr.LastWriteTime;
+  e.durable = granted_durability(cr);
+  std::lock_guard<std::mutex> g(client_->state_mu_);
+  // A reconnect between the response and now would not have known this
+  // handle: it belongs to the old connection.
+  if (client_->gen_ != gen)
+    e.lost = nt_error(STATUS_FILE_CLOSED, url_of(path) + ": the connection was re-established during the open");
+  SMBKIT_CHECK(handles_.add(std::move(e)));
   return f;
 }
 
 Result<void> Tree::close(const FileId& id) {
-  CloseRequest c;
-  c.FileId = id;
-  SMBKIT_TRY(auto r, request(SMB2_CLOSE, [&](ByteWriter& w) { return encode_close_request(c, w); }));
-  SMBKIT_TRY(auto resp, call(std::move(r), "close"));
-  (void)resp;
+  auto r = transact(&id, SMB2_CLOSE, [&](ByteWriter& w, const Route&, const FileId& cur) {
+    CloseRequest c;
+    c.FileId = cur;
+    return encode_close_request(c, w);
+  }, "close");
+  std::lock_guard<std::mutex> g(client_->state_mu_);
+  handles_.remove(id);
+  if (!r) return r.take_error();
   return {};
 }
 
 void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, IoDone done) {
+  read_attempt(id, offset, dest, std::move(done), 0);
+}
+
+void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt) {
+  FileId cur{};
+  auto rt = route(&id, &cur);
+  if (!rt) return done(rt.take_error());
   ReadRequest rq;
   rq.Length = static_cast<uint32_t>(std::min<size_t>(dest.size(), max_read()));
   rq.Offset = offset;
-  rq.FileId = id;
-  auto r = request(SMB2_READ, [&](ByteWriter& w) { return encode_read_request(rq, w); });
+  rq.FileId = cur;
+  auto r = make_request(SMB2_READ, rt->session_id, rt->tree_id,
+                        [&](ByteWriter& w) { return encode_read_request(rq, w); });
   if (!r) return done(r.take_error());
+  r->encrypt = rt->encrypt;
   r->charge_bytes = rq.Length;
   uint32_t asked = rq.Length;
-  client_->conn().submit(
+  Connection* conn = rt->conn;
+  uint64_t gen = rt->gen;
+  conn->submit(
       std::move(*r),
-      [dest, asked, offset, done = std::move(done)](Result<session::Response> resp) {
+      [this, id, conn, gen, attempt, dest, asked, offset, done = std::move(done)](Result<session::Response> resp) mutable {
+        auto rk = retry_kind(resp, conn, attempt);
+        if (rk != Retry::no) {
+          client_->reconnector_->after(gen, cause_of(rk),
+                                       [this, id, offset, dest, attempt, done = std::move(done)](Result<void> ok) mutable {
+                                         if (!ok) return done(ok.take_error());
+                                         client_->reconnector_->count_resend();
+                                         read_attempt(id, offset, dest, std::move(done), attempt + 1);
+                                       });
+          return;
+        }
         if (!resp) return done(resp.take_error());
         uint32_t st = resp->hdr.Status;
         if (st == STATUS_END_OF_FILE) return done(size_t{0});
@@ -117,16 +245,39 @@ void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, I
 }
 
 void Tree::write_async(const FileId& id, uint64_t offset, ByteView src, IoDone done) {
+  write_attempt(id, offset, src, std::move(done), 0);
+}
+
+void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, int attempt) {
+  FileId cur{};
+  auto rt = route(&id, &cur);
+  if (!rt) return done(rt.take_error());
   WriteRequest wq;
   wq.Length = static_cast<uint32_t>(std::min<size_t>(src.size(), max_write()));
   wq.Offset = offset;
-  wq.FileId = id;
-  auto r = request(SMB2_WRITE, [&](ByteWriter& w) { return encode_write_request(wq, w); });
+  wq.FileId = cur;
+  auto r = make_request(SMB2_WRITE, rt->session_id, rt->tree_id,
+                        [&](ByteWriter& w) { return encode_write_request(wq, w); });
   if (!r) return done(r.take_error());
+  r->encrypt = rt->encrypt;
+  if (attempt > 0 && replay_flag_for(SMB2_WRITE, rt->dialect)) r->hdr.Flags |= SMB2_FLAGS_REPLAY_OPERATION;
   r->payload = src.first(wq.Length);
   r->charge_bytes = wq.Length;
   uint32_t sent = wq.Length;
-  client_->conn().submit(std::move(*r), [sent, offset, done = std::move(done)](Result<session::Response> resp) {
+  Connection* conn = rt->conn;
+  uint64_t gen = rt->gen;
+  conn->submit(std::move(*r), [this, id, conn, gen, attempt, src, sent, offset,
+                               done = std::move(done)](Result<session::Response> resp) mutable {
+    auto rk = retry_kind(resp, conn, attempt);
+    if (rk != Retry::no) {
+      client_->reconnector_->after(gen, cause_of(rk),
+                                   [this, id, offset, src, attempt, done = std::move(done)](Result<void> ok) mutable {
+                                     if (!ok) return done(ok.take_error());
+                                     client_->reconnector_->count_resend();
+                                     write_attempt(id, offset, src, std::move(done), attempt + 1);
+                                   });
+      return;
+    }
     if (!resp) return done(resp.take_error());
     if (resp->hdr.Status != STATUS_SUCCESS)
       return done(nt_error(resp->hdr.Status, "write at offset " + std::to_string(offset)));
@@ -171,10 +322,11 @@ Result<size_t> Tree::write(const FileId& id, uint64_t offset, ByteView data) {
 }
 
 Result<void> Tree::flush(const FileId& id) {
-  FlushRequest f;
-  f.FileId = id;
-  SMBKIT_TRY(auto r, request(SMB2_FLUSH, [&](ByteWriter& w) { return encode_flush_request(f, w); }));
-  SMBKIT_TRY(auto resp, call(std::move(r), "flush"));
+  SMBKIT_TRY(auto resp, transact(&id, SMB2_FLUSH, [&](ByteWriter& w, const Route&, const FileId& cur) {
+               FlushRequest f;
+               f.FileId = cur;
+               return encode_flush_request(f, w);
+             }, "flush"));
   (void)resp;
   return {};
 }
@@ -186,16 +338,21 @@ Result<Bytes> set_info_buffer(const Info& v) {
 }
 }  // namespace
 
-static Result<void> do_set_info(Tree& t, const FileId& id, uint8_t cls, Bytes buf, const std::string& what) {
+Result<void> Tree::set_info(const FileId& id, uint8_t cls, Bytes buf, const std::string& what) {
   SetInfoRequest s;
   s.InfoType = SMB2_0_INFO_FILE;
   s.FileInfoClass = cls;
-  s.FileId = id;
   s.Buffer = std::move(buf);
-  SMBKIT_TRY(auto r, t.request(SMB2_SET_INFO, [&](ByteWriter& w) { return encode_set_info_request(s, w); }));
-  SMBKIT_TRY(auto resp, t.call(std::move(r), what));
+  SMBKIT_TRY(auto resp, transact(&id, SMB2_SET_INFO, [&](ByteWriter& w, const Route&, const FileId& cur) {
+               s.FileId = cur;
+               return encode_set_info_request(s, w);
+             }, what));
   (void)resp;
   return {};
+}
+
+static Result<void> do_set_info(Tree& t, const FileId& id, uint8_t cls, Bytes buf, const std::string& what) {
+  return t.set_info(id, cls, std::move(buf), what);
 }
 
 Result<void> Tree::set_end_of_file(const FileId& id, uint64_t size) {
@@ -211,10 +368,10 @@ static Result<Bytes> query_info(Tree& t, const FileId& id, uint8_t type, uint8_t
   q.InfoType = type;
   q.FileInfoClass = cls;
   q.OutputBufferLength = max;
-  q.FileId = id;
-  SMBKIT_TRY(auto r, t.request(SMB2_QUERY_INFO, [&](ByteWriter& w) { return encode_query_info_request(q, w); }));
-  r.charge_bytes = max;
-  SMBKIT_TRY(auto resp, t.call(std::move(r), what, {STATUS_BUFFER_OVERFLOW}));
+  SMBKIT_TRY(auto resp, t.transact(&id, SMB2_QUERY_INFO, [&](ByteWriter& w, const Tree::Route&, const FileId& cur) {
+               q.FileId = cur;
+               return encode_query_info_request(q, w);
+             }, what, {STATUS_BUFFER_OVERFLOW}, max));
   SMBKIT_TRY(auto qr, decode_query_info_response(resp.msg()));
   return std::move(qr.OutputBuffer);
 }
@@ -258,25 +415,28 @@ Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::stri
   std::vector<FileStat> out;
   Error err{};
   bool failed = false;
+  uint64_t scan_gen = 0;
   // MS-SMB2 3.2.4.17: repeat QUERY_DIRECTORY until STATUS_NO_MORE_FILES.
   for (int round = 0; round < 1000000; round++) {
     QueryDirectoryRequest q;
     q.FileInformationClass = FILE_ID_BOTH_DIRECTORY_INFORMATION;
+    // A listing cut by a reconnect starts over on the reopened handle
+    // (a directory enumeration position does not survive a reopen).
     q.Flags = round == 0 ? SMB2_RESTART_SCANS : 0;
-    q.FileId = f.id;
     q.FileName = pattern;
     q.OutputBufferLength = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
-    auto r = request(SMB2_QUERY_DIRECTORY, [&](ByteWriter& w) { return encode_query_directory_request(q, w); });
-    if (!r) { err = r.take_error(); failed = true; break; }
-    r->charge_bytes = q.OutputBufferLength;
-    auto resp = client_->conn().call(std::move(*r));
+    auto resp = transact(&f.id, SMB2_QUERY_DIRECTORY, [&](ByteWriter& w, const Route& rt, const FileId& cur) {
+      if (round == 0) scan_gen = rt.gen;
+      if (rt.gen != scan_gen) {
+        q.Flags = SMB2_RESTART_SCANS;
+        out.clear();
+        scan_gen = rt.gen;
+      }
+      q.FileId = cur;
+      return encode_query_directory_request(q, w);
+    }, url_of(dir), {STATUS_NO_MORE_FILES}, q.OutputBufferLength);
     if (!resp) { err = resp.take_error(); failed = true; break; }
     if (resp->hdr.Status == STATUS_NO_MORE_FILES) break;
-    if (resp->hdr.Status != STATUS_SUCCESS) {
-      err = nt_error(resp->hdr.Status, url_of(dir));
-      failed = true;
-      break;
-    }
     auto qr = decode_query_directory_response(resp->msg());
     if (!qr) { err = qr.take_error(); failed = true; break; }
     auto entries = decode_directory_entries(FILE_ID_BOTH_DIRECTORY_INFORMATION, qr->OutputBuffer);

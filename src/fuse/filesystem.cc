@@ -183,15 +183,8 @@ fuse_entry_param entry_for(SmbFs& fs, const FileStat& s, uint64_t ino) {
 }
 
 Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicInformation& b) {
-  SetInfoRequest s;
-  s.InfoType = SMB2_0_INFO_FILE;
-  s.FileInfoClass = FileBasicInformation::kInfoClass;
-  s.FileId = id;
-  SMBKIT_TRY(s.Buffer, encode_info(b));
-  SMBKIT_TRY(auto r, t.request(SMB2_SET_INFO, [&](ByteWriter& w) { return encode_set_info_request(s, w); }));
-  SMBKIT_TRY(auto resp, t.call(std::move(r), "set basic info"));
-  (void)resp;
-  return {};
+  SMBKIT_TRY(Bytes buf, encode_info(b));
+  return t.set_info(id, FileBasicInformation::kInfoClass, std::move(buf), "set basic info");
 }
 
 // Pending write-behind data of ino reaches the server (before anything

@@ -39,7 +39,8 @@ const char kUsage[] =
     "Options (mount.cifs names): username=, password=, domain=, credentials=FILE, port=,\n"
     "vers=2.0|2.1|3|3.0|3.02|3.1.1, sec=ntlmssp|ntlmsspi|none, sign, seal, rsize=, wsize=, rasize=,\n"
     "cache=strict|none|loose, actimeo=, acregmax=, acdirmax=, uid=, gid=, file_mode=,\n"
-    "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=. The password may also come from\n"
+    "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=, hard, soft, echo_interval=.\n"
+    "The password may also come from "
     "SMBKIT_PASSWORD. -f stays in the foreground; -v/-vv log (with -f).\n";
 
 void fail_line(const std::string& msg) { std::fprintf(stderr, "smbkit: %s\n", msg.c_str()); }
@@ -111,6 +112,9 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   co.conn.require_encryption = o.seal;
   co.conn.timeout = std::chrono::seconds(o.timeout_s);
   if (o.max_credits) co.conn.credit_target = o.max_credits;
+  co.reconnect.hard = o.hard;
+  co.reconnect.echo_interval = std::chrono::seconds(o.echo_interval);
+  co.reconnect.soft_timeout = std::chrono::seconds(o.echo_interval);
   co.creds.user = o.username;
   co.creds.password = o.password;
   co.creds.domain = o.domain;

@@ -262,6 +262,14 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 3600));
       if (n == 0) return bad(name, "'0' is out of range (1 to 3600)");
       o.timeout_s = static_cast<uint32_t>(n);
+    } else if (name == "hard" || name == "soft") {
+      SMBKIT_CHECK(no_value());
+      o.hard = name == "hard";
+    } else if (name == "echo_interval") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 600));
+      if (n < 1) return bad(name, "'" + v + "' is out of range (1 to 600)");
+      o.echo_interval = static_cast<uint32_t>(n);
     } else if (name == "max_credits") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 60000));
@@ -269,7 +277,7 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       o.max_credits = static_cast<uint32_t>(n);
     } else if (name == "nounix" || name == "nobrl" || name == "noserverino" || name == "serverino" ||
                name == "mapposix" || name == "nomapposix" || name == "mapchars" || name == "nomapchars" ||
-               name == "nocase" || name == "hard" || name == "soft" || name == "nosharesock" ||
+               name == "nocase" || name == "nosharesock" ||
                name == "nostrictsync" || name == "nouser_xattr") {
       // Accepted for fstab compatibility; not acted on (see docs/design/fuse.md).
       SMBKIT_CHECK(no_value());

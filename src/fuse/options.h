@@ -41,6 +41,13 @@ struct MountOptions {
   bool sign = false, seal = false;
   uint32_t max_credits = 0;  // 0: the engine's default window
   uint32_t timeout_s = 30;   // a request unanswered this long fails (ETIMEDOUT)
+  // Reconnect (docs/design/reconnect.md). mount.cifs meanings: `hard`
+  // retries until the server is back; `soft` (default) fails operations
+  // that waited echo_interval seconds for a reconnect. echo_interval
+  // (1-600 s, default 60): ECHO on a quiet connection; silent for three
+  // intervals = dead.
+  bool hard = false;
+  uint32_t echo_interval = 60;
 
   // I/O sizes (bytes per SMB READ / WRITE; the server's maximum also caps).
   uint32_t rsize = 4u << 20, wsize = 4u << 20;

@@ -37,8 +37,10 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   h.CreditRequestResponse = credits_.request_for(charge, cfg_.credit_target);
   h.MessageId = credits_.consume(charge);
   h.Flags &= ~SMB2_FLAGS_SERVER_TO_REDIR;
-  bool sign = !encrypt && s && !s->signing_key.empty() && (s->signing_required || req.sign) &&
-              h.Command != SMB2_SESSION_SETUP;
+  // SESSION_SETUP is signed only when asked: a re-authentication of an
+  // established session (MS-SMB2 3.2.4.1.1), never a new one.
+  bool sign = !encrypt && s && !s->signing_key.empty() &&
+              (h.Command == SMB2_SESSION_SETUP ? req.sign : (s->signing_required || req.sign));
   // MS-SMB2 3.2.4.1.1: the SIGNED flag is part of the signed header.
   if (sign) h.Flags |= SMB2_FLAGS_SIGNED;
   {
@@ -48,8 +50,14 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
     encode_header(h, w);
     std::copy(hb.begin(), hb.end(), req.msg.begin());
   }
-  // MS-SMB2 3.2.5.2: preauth hash over NEGOTIATE and SESSION_SETUP requests
-  // (neither is ever signed or encrypted, so the bytes are final here).
+  // MS-SMB2 3.2.5.2: preauth hash over NEGOTIATE and SESSION_SETUP
+  // requests, over their final bytes: a (re-authentication) SESSION_SETUP
+  // that is signed is signed here, before hashing, and never deferred.
+  if (sign && h.Command == SMB2_SESSION_SETUP) {
+    auto r = auth::sign_message(s->sign_alg, s->signing_key, req.msg);
+    if (!r) return r.take_error();
+    sign = false;  // done
+  }
   if (h.Command == SMB2_NEGOTIATE) {
     conn_preauth_.init();
     conn_preauth_.update(req.msg);

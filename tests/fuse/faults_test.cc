@@ -344,7 +344,7 @@ TEST_F(Faults, CutConnectionGetAndPutNeverLeaveWrongFiles) {
   for (int i = 0; i < 6; i++) points.push_back(300 + rng() % (n + (n >> 4)));
   points.push_back(1000 + rng() % 4000);  // inside session setup / tree connect
   points.push_back(uint64_t{64} << 20);
-  int completed = 0, failed = 0;
+  int completed = 0, failed = 0, cuts = 0;
   for (uint64_t cut : points) {
     for (bool put : {false, true}) {
       SCOPED_TRACE(std::string(put ? "put" : "get") + " cut after " + std::to_string(cut) + " bytes");
@@ -355,6 +355,7 @@ TEST_F(Faults, CutConnectionGetAndPutNeverLeaveWrongFiles) {
       ::unlink(target.c_str());
       auto o = put ? bounded({"--timeout", "10", "put", src, url("cut-dst.bin", link->port())}, 90)
                    : bounded({"--timeout", "10", "get", url("cut-src.bin", link->port()), target}, 90);
+      cuts += link->was_cut() ? 1 : 0;
       link.reset();
       if (o.status == 0) {
         completed++;
@@ -364,7 +365,12 @@ TEST_F(Faults, CutConnectionGetAndPutNeverLeaveWrongFiles) {
         EXPECT_EQ(o.status, 1) << o.out;
         EXPECT_EQ(o.out.rfind("smbkit: ", 0), 0u) << o.out;
         if (exists(target)) { EXPECT_TRUE(same(slurp(target), data)) << "a failed transfer left a wrong file"; }
-        if (!put) { EXPECT_TRUE(names_with(local.path(), "cut-dst").empty()) << "a local temporary was left"; }
+        // What arrived may stay as cut-dst.bin.smbkit-part for `get -c`;
+        // never under the target's own name (checked above).
+        if (!put) {
+          for (auto& f : names_with(local.path(), "cut-dst"))
+            EXPECT_NE(f.find(".smbkit-part"), std::string::npos) << "unexpected local file " << f;
+        }
       }
       if (cut >= (uint64_t{64} << 20)) { EXPECT_EQ(o.status, 0) << "no cut, yet: " << o.out; }
       // Remote temporaries may stay when the connection died before their
@@ -372,8 +378,10 @@ TEST_F(Faults, CutConnectionGetAndPutNeverLeaveWrongFiles) {
       for (auto& f : names_with(share_dir(), "cut-dst")) ::unlink((share_dir() + "/" + f).c_str());
     }
   }
-  std::printf("cut points: %d transfers completed, %d failed cleanly\n", completed, failed);
-  EXPECT_GT(failed, 0) << "no cut point interrupted anything: the test tests nothing";
+  std::printf("cut points: %d transfers cut, %d completed, %d failed cleanly\n", cuts, completed, failed);
+  // Reconnect turns most cuts into completions; what proves the test tests
+  // something is that the links really were cut mid-transfer.
+  EXPECT_GE(cuts, 6) << "the links were not cut: the test tests nothing";
 }
 
 }  // namespace

@@ -203,9 +203,23 @@ TEST(MountOptions, Timeout) {
 TEST(MountOptions, GenericAndIgnored) {
   auto o = parse_ok("defaults,_netdev,nofail,x-systemd.automount,noauto,user,nosuid,nodev,noexec");
   EXPECT_TRUE(o.username.empty());  // "user" alone is the fstab flag
-  o = parse_ok("nounix,nobrl,noserverino,hard,soft,iocharset=utf8");
-  EXPECT_EQ(o.ignored.size(), 5u);
+  o = parse_ok("nounix,nobrl,noserverino,iocharset=utf8");
+  EXPECT_EQ(o.ignored.size(), 3u);
   EXPECT_NE(parse_err("iocharset=latin1").find("'iocharset'"), std::string::npos);
+}
+
+TEST(MountOptions, HardSoftEchoInterval) {
+  auto o = parse_ok("username=x");
+  EXPECT_FALSE(o.hard);  // soft is the mount.cifs default
+  EXPECT_EQ(o.echo_interval, 60u);
+  o = parse_ok("hard,echo_interval=5");
+  EXPECT_TRUE(o.hard);
+  EXPECT_EQ(o.echo_interval, 5u);
+  EXPECT_FALSE(parse_ok("hard,soft").hard);  // the last one wins
+  EXPECT_TRUE(o.ignored.empty());
+  EXPECT_NE(parse_err("echo_interval=0").find("'echo_interval'"), std::string::npos);
+  EXPECT_NE(parse_err("echo_interval=601").find("'echo_interval'"), std::string::npos);
+  EXPECT_NE(parse_err("hard=1").find("'hard'"), std::string::npos);
 }
 
 TEST(MountOptions, UnknownAndMalformedNameTheOption) {

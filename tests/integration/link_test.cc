@@ -1,6 +1,8 @@
 // Through the link emulator: a cut mid-transfer must fail clearly and leave
 // no file that claims to be complete; a delayed link must still verify.
 #include <gtest/gtest.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -41,8 +43,105 @@ st::SambaServer* LinkTest::server_ = nullptr;
 
 const std::string kBin = std::string(SMBKIT_BIN_DIR) + "/smbkit";
 
-TEST_F(LinkTest, CutDuringGetFailsAndLeavesNoFile) {
+// With --no-reconnect a cut fails the transfer (reconnect_test.cc and the
+// Resumes tests below cover the default, which reconnects).
+TEST_F(LinkTest, CutDuringGetFailsKeepsThePartAndGetCContinues) {
   write_file(server_->share_path("share") + "/big-get.bin", 48u << 20);
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.cut_after_bytes = 24u << 20;  // after some whole chunks have arrived
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  st::TempDir tmp;
+  std::string local = tmp.path() + "/got.bin";
+  auto out = st::run_command(
+      {kBin, "--timeout", "10", "--no-reconnect", "get", url((*link)->port(), "big-get.bin"), local}, 60);
+  EXPECT_NE(out.status, 0) << out.out;
+  EXPECT_NE(out.out.find("smbkit: "), std::string::npos) << out.out;
+  EXPECT_TRUE(out.out.find("STATUS_CONNECTION") != std::string::npos ||
+              out.out.find("reset") != std::string::npos)
+      << out.out;
+  EXPECT_FALSE(fs::exists(local));
+  // What arrived is kept under the part name (never the final name) ...
+  ASSERT_TRUE(fs::exists(local + ".smbkit-part")) << out.out;
+  EXPECT_LT(fs::file_size(local + ".smbkit-part"), 48u << 20);
+  EXPECT_NE(out.out.find("get -c"), std::string::npos) << out.out;
+  // ... and `get -c` continues it to the right bytes.
+  auto again = st::run_command({kBin, "get", "-c", url(server_->port(), "big-get.bin"), local}, 60);
+  ASSERT_EQ(again.status, 0) << again.out;
+  auto cmp = st::run_command({"cmp", server_->share_path("share") + "/big-get.bin", local});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_FALSE(fs::exists(local + ".smbkit-part"));
+}
+
+TEST_F(LinkTest, GetCRefusesAPartOfAnotherFile) {
+  write_file(server_->share_path("share") + "/other.bin", 1u << 20);
+  st::TempDir tmp;
+  std::string local = tmp.path() + "/other.bin";
+  {
+    std::ofstream f(local + ".smbkit-part", std::ios::binary);
+    f << std::string(4096, 'x');
+  }
+  auto out = st::run_command({kBin, "get", "-c", url(server_->port(), "other.bin"), local}, 60);
+  EXPECT_NE(out.status, 0) << out.out;
+  EXPECT_NE(out.out.find("does not match"), std::string::npos) << out.out;
+  EXPECT_FALSE(fs::exists(local));
+}
+
+TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
+  st::TempDir tmp;
+  std::string src = tmp.path() + "/src.bin";
+  write_file(src, 48u << 20);
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.cut_after_bytes = 8u << 20;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok());
+  auto out = st::run_command(
+      {kBin, "--timeout", "10", "--no-reconnect", "put", src, url((*link)->port(), "big-put.bin")}, 60);
+  EXPECT_NE(out.status, 0) << out.out;
+  EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin"));
+  // The part stays on the server, and put -c completes it.
+  EXPECT_TRUE(fs::exists(server_->share_path("share") + "/big-put.bin.smbkit-part")) << out.out;
+  EXPECT_NE(out.out.find("put -c"), std::string::npos) << out.out;
+  auto again = st::run_command({kBin, "put", "-c", src, url(server_->port(), "big-put.bin")}, 60);
+  ASSERT_EQ(again.status, 0) << again.out;
+  auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/big-put.bin"});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
+  EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin.smbkit-part"));
+}
+
+TEST_F(LinkTest, PutCWithHolesBelowTheEndStillGivesTheRightFile) {
+  // A part whose end is written but whose middle is a hole (as out-of-order
+  // WRITEs can leave it): put -c must not trust the part's size.
+  st::TempDir tmp;
+  std::string src = tmp.path() + "/src.bin";
+  const uint64_t n = 300u << 20;
+  write_file(src, n);
+  std::string part = server_->share_path("share") + "/holes.bin.smbkit-part";
+  {
+    std::ifstream in(src, std::ios::binary);
+    std::ofstream f(part, std::ios::binary);
+    std::string buf(1 << 20, '\0');
+    for (uint64_t off = 0; off < n - (1u << 20); off += buf.size()) {
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      // Leave [250 MiB, 251 MiB) zero (never written): within
+      // upload_span() of the end, where an interrupted upload can leave one.
+      if (off == (250u << 20)) std::fill(buf.begin(), buf.end(), '\0');
+      f.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+    }
+  }
+  struct passwd* pw = getpwnam(st::SambaServer::user());
+  ASSERT_NE(pw, nullptr);
+  ASSERT_EQ(chown(part.c_str(), pw->pw_uid, pw->pw_gid), 0);
+  auto out = st::run_command({kBin, "put", "-c", src, url(server_->port(), "holes.bin")}, 120);
+  ASSERT_EQ(out.status, 0) << out.out;
+  auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/holes.bin"});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
+}
+
+TEST_F(LinkTest, CutDuringGetResumesAfterReconnect) {
+  write_file(server_->share_path("share") + "/resume-get.bin", 48u << 20);
   st::LinkOptions o;
   o.target_port = server_->port();
   o.cut_after_bytes = 8u << 20;
@@ -50,39 +149,49 @@ TEST_F(LinkTest, CutDuringGetFailsAndLeavesNoFile) {
   ASSERT_TRUE(link.ok()) << link.error().message();
   st::TempDir tmp;
   std::string local = tmp.path() + "/got.bin";
-  auto out = st::run_command({kBin, "--timeout", "10", "get", url((*link)->port(), "big-get.bin"), local}, 60);
-  EXPECT_NE(out.status, 0) << out.out;
-  EXPECT_NE(out.out.find("smbkit: "), std::string::npos) << out.out;
-  EXPECT_TRUE(out.out.find("STATUS_CONNECTION") != std::string::npos ||
-              out.out.find("reset") != std::string::npos)
-      << out.out;
-  EXPECT_FALSE(fs::exists(local));
+  auto out = st::run_command({kBin, "--timeout", "10", "get", url((*link)->port(), "resume-get.bin"), local}, 120);
+  ASSERT_EQ(out.status, 0) << out.out;
+  EXPECT_TRUE((*link)->was_cut());
+  auto cmp = st::run_command({"cmp", server_->share_path("share") + "/resume-get.bin", local});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
   EXPECT_FALSE(fs::exists(local + ".smbkit-part"));
 }
 
-TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
+TEST_F(LinkTest, CutDuringPutResumesAfterReconnect) {
   st::TempDir tmp;
   std::string src = tmp.path() + "/src.bin";
   write_file(src, 48u << 20);
-  // Plain WRITEs go out from the submitting thread; signed and sealed ones
-  // from the send workers, which must also end in a clear failure.
-  for (std::string sec : {"", "--sign", "--seal"}) {
+  st::LinkOptions o;
+  o.target_port = server_->port();
+  o.cut_after_bytes = 8u << 20;
+  auto link = st::LinkEmulator::start(o);
+  ASSERT_TRUE(link.ok());
+  auto out = st::run_command({kBin, "--timeout", "10", "put", src, url((*link)->port(), "resume-put.bin")}, 120);
+  ASSERT_EQ(out.status, 0) << out.out;
+  EXPECT_TRUE((*link)->was_cut());
+  auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/resume-put.bin"});
+  EXPECT_EQ(cmp.status, 0) << cmp.out;
+}
+
+TEST_F(LinkTest, CutDuringSignedAndSealedPutResumesAfterReconnect) {
+  // Signed and sealed WRITEs leave from the send workers: a cut while they
+  // hold the caller's buffers must still end in a re-send and a whole file.
+  st::TempDir tmp;
+  std::string src = tmp.path() + "/src.bin";
+  write_file(src, 48u << 20);
+  for (std::string sec : {"--sign", "--seal"}) {
     SCOPED_TRACE("security: " + sec);
     st::LinkOptions o;
     o.target_port = server_->port();
     o.cut_after_bytes = 8u << 20;
     auto link = st::LinkEmulator::start(o);
     ASSERT_TRUE(link.ok());
-    std::vector<std::string> argv = {kBin, "--timeout", "10"};
-    if (!sec.empty()) argv.push_back(sec);
-    std::string name = "big-put" + sec + ".bin";
-    argv.push_back("put");
-    argv.push_back(src);
-    argv.push_back(url((*link)->port(), name));
-    auto out = st::run_command(argv, 60);
-    EXPECT_NE(out.status, 0) << out.out;
-    EXPECT_NE(out.out.find("smbkit: "), std::string::npos) << out.out;
-    EXPECT_FALSE(fs::exists(server_->share_path("share") + "/" + name));
+    std::string name = "resume-put" + sec + ".bin";
+    auto out = st::run_command({kBin, "--timeout", "10", sec, "put", src, url((*link)->port(), name)}, 120);
+    ASSERT_EQ(out.status, 0) << out.out;
+    EXPECT_TRUE((*link)->was_cut());
+    auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/" + name});
+    EXPECT_EQ(cmp.status, 0) << cmp.out;
   }
 }
 

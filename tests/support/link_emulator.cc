@@ -28,7 +28,7 @@ void hard_close(int fd) {
 class Pipe {
  public:
   Pipe(int from, int to, const LinkOptions& o, std::atomic<uint64_t>& total, std::atomic<bool>& stop,
-       std::function<void()> cut)
+       std::function<bool()> cut)
       : from_(from), to_(to), o_(o), total_(total), stop_(stop), cut_(std::move(cut)) {}
 
   void run() {
@@ -52,10 +52,7 @@ class Pipe {
       ssize_t n = recv(from_, buf.data(), buf.size(), 0);
       if (n <= 0) break;
       uint64_t before = total_.fetch_add(static_cast<uint64_t>(n));
-      if (o_.cut_after_bytes && before + static_cast<uint64_t>(n) >= o_.cut_after_bytes) {
-        cut_();
-        break;
-      }
+      if (o_.cut_after_bytes && before + static_cast<uint64_t>(n) >= o_.cut_after_bytes && cut_()) break;
       auto due = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(o_.one_way_delay_ms * 1000));
       std::lock_guard<std::mutex> g(mu_);
       q_.push_back(Chunk{due, std::vector<char>(buf.begin(), buf.begin() + n)});
@@ -107,7 +104,7 @@ class Pipe {
   const LinkOptions& o_;
   std::atomic<uint64_t>& total_;
   std::atomic<bool>& stop_;
-  std::function<void()> cut_;
+  std::function<bool()> cut_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Chunk> q_;
@@ -186,7 +183,13 @@ void LinkEmulator::serve(int client_fd) {
     fds_.push_back(client_fd);
     fds_.push_back(server_fd);
   }
-  auto cut = [this] { cut_all(); };
+  // The cut happens once: connections made afterwards (a client
+  // reconnecting through the link) are relayed normally.
+  auto cut = [this] {
+    if (cut_done_.exchange(true)) return false;
+    cut_all();
+    return true;
+  };
   Pipe up(client_fd, server_fd, o_, bytes_, stop_, cut);
   Pipe down(server_fd, client_fd, o_, bytes_, stop_, cut);
   std::thread t([&] { up.run(); });

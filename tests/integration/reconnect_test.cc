@@ -1,0 +1,474 @@
+// Reconnect (issue 5) against a real smbd: the connection cut mid-transfer
+// through the link emulator (the server keeps the durable handle), smbd
+// killed and restarted mid-transfer (the server loses it: reopen by name),
+// several restarts in one transfer, soft mode giving up with ETIMEDOUT,
+// hard mode waiting, a file replaced while disconnected, and ECHO on an idle
+// connection. Every transfer is checked byte for byte.
+#include <signal.h>
+
+#include <future>
+#include <thread>
+
+#include "fixture.h"
+#include "support/link_emulator.h"
+
+namespace smbkit_it {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A fresh smbd per test: tests stop and restart it.
+class Reconnect : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    st::SambaOptions o;
+    // Samba hands out durable handles only without kernel share modes
+    // (flock) and kernel oplocks (source3/smbd/durable.c).
+    o.share = {"kernel share modes = no", "kernel oplocks = no"};
+    auto r = st::SambaServer::start(o);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    server_ = std::move(*r);
+  }
+  void TearDown() override { server_.reset(); }
+
+  cl::ClientOptions options(uint16_t port = 0) {
+    auto o = client_options(*server_);
+    if (port) o.conn.port = port;
+    o.conn.timeout = 10s;
+    o.reconnect.initial_backoff = 50ms;
+    o.reconnect.max_backoff = 500ms;
+    o.reconnect.soft_timeout = 30s;
+    return o;
+  }
+  std::string share_file(const std::string& name) { return server_->share_path("share") + "/" + name; }
+
+  static cl::OpenParams read_params() {
+    cl::OpenParams p;
+    p.access = pr::FILE_READ_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
+    p.options = pr::FILE_NON_DIRECTORY_FILE;
+    p.share = pr::FILE_SHARE_READ | pr::FILE_SHARE_WRITE;
+    p.durable = true;
+    return p;
+  }
+  static cl::OpenParams write_params() {
+    cl::OpenParams p;
+    p.access = pr::FILE_WRITE_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
+    p.disposition = pr::FILE_CREATE;
+    p.options = pr::FILE_NON_DIRECTORY_FILE;
+    p.share = pr::FILE_SHARE_READ;
+    p.durable = true;
+    return p;
+  }
+
+  // Downloads `name` through t, comparing each chunk with `want`; calls
+  // at_offset(bytes delivered) after each chunk (to cut or restart).
+  Result<uint64_t> download_checked(cl::Tree& t, const std::string& name, ByteView want,
+                                    const std::function<void(uint64_t)>& at_offset = {}) {
+    SMBKIT_TRY(auto f, t.open(name, read_params()));
+    if (f.size != want.size()) return smbkit::sys_error(EIO, "size on open " + std::to_string(f.size));
+    uint64_t mismatch = ~0ull;
+    auto got = cl::download(t, f.id, f.size, [&](uint64_t off, ByteView chunk) -> Result<void> {
+      if (off + chunk.size() > want.size() ||
+          !std::equal(chunk.begin(), chunk.end(), want.begin() + static_cast<ptrdiff_t>(off))) {
+        mismatch = off;
+        return smbkit::sys_error(EIO, "chunk at " + std::to_string(off) + " differs");
+      }
+      if (at_offset) at_offset(off + chunk.size());
+      return {};
+    });
+    auto c = t.close(f.id);
+    if (!got) return got.take_error();
+    if (mismatch != ~0ull) return smbkit::sys_error(EIO, "mismatch");
+    if (!c) return c.take_error();
+    return *got;
+  }
+
+  Result<uint64_t> upload_from(cl::Tree& t, const std::string& name, ByteView data,
+                               const std::function<void(uint64_t)>& at_offset = {}) {
+    SMBKIT_TRY(auto f, t.open(name, write_params()));
+    cl::TransferOptions to;
+    to.progress = [&](uint64_t done, uint64_t) {
+      if (at_offset) at_offset(done);
+    };
+    auto up = cl::upload(t, f.id, data.size(), [&](uint64_t off, MutableByteView buf) -> Result<void> {
+      std::memcpy(buf.data(), data.data() + off, buf.size());
+      return {};
+    }, to);
+    auto c = t.close(f.id);
+    if (!up) return up.take_error();
+    if (!c) return c.take_error();
+    return *up;
+  }
+
+  std::unique_ptr<st::SambaServer> server_;
+};
+
+TEST_F(Reconnect, CutMidGetCompletesThroughDurableHandle) {
+  const size_t n = 96u << 20;
+  Bytes data = random_bytes(n, 51);
+  ASSERT_TRUE(write_local(share_file("cut-get.bin"), data));
+  st::LinkOptions lo;
+  lo.target_port = server_->port();
+  lo.cut_after_bytes = 40u << 20;
+  auto link = st::LinkEmulator::start(lo);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  auto c = cl::Client::connect(options((*link)->port()));
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto got = download_checked(**t, "cut-get.bin", data);
+  IT_ASSERT_OK(got);
+  EXPECT_EQ(*got, n);
+  EXPECT_TRUE((*link)->was_cut());
+  auto s = (*c)->reconnect_stats();
+  EXPECT_GE(s.reconnects, 1u);
+  EXPECT_EQ(s.durable_reopens, 1u);  // the server kept the handle for us
+  EXPECT_EQ(s.path_reopens, 0u);
+  EXPECT_EQ(s.lost_handles, 0u);
+  EXPECT_GT(s.resent, 0u);
+}
+
+TEST_F(Reconnect, CutMidGetOnSmb21UsesDurableV1) {
+  const size_t n = 8u << 20;
+  Bytes data = random_bytes(n, 62);
+  ASSERT_TRUE(write_local(share_file("cut-21.bin"), data));
+  st::LinkOptions lo;
+  lo.target_port = server_->port();
+  lo.cut_after_bytes = 3u << 20;
+  auto link = st::LinkEmulator::start(lo);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  auto o = options((*link)->port());
+  o.conn.dialects = {pr::SMB2_DIALECT_0210};
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  ASSERT_EQ((*c)->conn().server().dialect, pr::SMB2_DIALECT_0210);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto got = download_checked(**t, "cut-21.bin", data);
+  IT_ASSERT_OK(got);
+  EXPECT_EQ(*got, n);
+  EXPECT_TRUE((*link)->was_cut());
+  auto s = (*c)->reconnect_stats();
+  EXPECT_GE(s.reconnects, 1u);
+  EXPECT_EQ(s.durable_reopens, 1u);  // DHnC: v1, the only kind 2.1 has
+  EXPECT_EQ(s.path_reopens, 0u);
+}
+
+TEST_F(Reconnect, CutMidPutCompletesAndServerFileMatches) {
+  const size_t n = 96u << 20;
+  Bytes data = random_bytes(n, 52);
+  st::LinkOptions lo;
+  lo.target_port = server_->port();
+  lo.cut_after_bytes = 40u << 20;
+  auto link = st::LinkEmulator::start(lo);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  auto c = cl::Client::connect(options((*link)->port()));
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto up = upload_from(**t, "cut-put.bin", data);
+  IT_ASSERT_OK(up);
+  EXPECT_EQ(*up, n);
+  EXPECT_TRUE((*link)->was_cut());
+  IT_EXPECT_SAME_BYTES(slurp(share_file("cut-put.bin")), data);
+  auto s = (*c)->reconnect_stats();
+  EXPECT_GE(s.reconnects, 1u);
+  EXPECT_EQ(s.durable_reopens, 1u);
+  EXPECT_EQ(s.lost_handles, 0u);
+}
+
+TEST_F(Reconnect, ServerRestartMidGetReopensByName) {
+  const size_t n = 96u << 20;
+  Bytes data = random_bytes(n, 53);
+  ASSERT_TRUE(write_local(share_file("restart-get.bin"), data));
+  auto c = cl::Client::connect(options());
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  bool restarted = false;
+  Result<void> rs;
+  auto got = download_checked(**t, "restart-get.bin", data, [&](uint64_t done) {
+    if (!restarted && done >= n / 3) {
+      restarted = true;
+      rs = server_->restart();  // kills smbd (and its state) mid-transfer
+    }
+  });
+  IT_ASSERT_OK(rs);
+  ASSERT_TRUE(restarted);
+  IT_ASSERT_OK(got);
+  EXPECT_EQ(*got, n);
+  auto s = (*c)->reconnect_stats();
+  EXPECT_GE(s.reconnects, 1u);
+  // Samba keeps durable handles in volatile databases: a full restart
+  // loses them, so the handle comes back by name.
+  EXPECT_EQ(s.durable_reopens, 0u);
+  EXPECT_EQ(s.path_reopens, 1u);
+}
+
+TEST_F(Reconnect, ServerRestartMidPutCompletesOrFailsNeverCorrupts) {
+  const size_t n = 96u << 20;
+  Bytes data = random_bytes(n, 54);
+  auto c = cl::Client::connect(options());
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  bool restarted = false;
+  Result<void> rs;
+  auto up = upload_from(**t, "restart-put.bin", data, [&](uint64_t done) {
+    if (!restarted && done >= n / 3) {
+      restarted = true;
+      rs = server_->restart();
+    }
+  });
+  IT_ASSERT_OK(rs);
+  ASSERT_TRUE(restarted);
+  IT_ASSERT_OK(up);
+  IT_EXPECT_SAME_BYTES(slurp(share_file("restart-put.bin")), data);
+  EXPECT_EQ((*c)->reconnect_stats().path_reopens, 1u);
+}
+
+// Scaled-down "a 2 GiB copy survives three server restarts".
+TEST_F(Reconnect, ThreeRestartsDuringOneTransferEachWay) {
+  const size_t n = 256u << 20;
+  Bytes data = random_bytes(n, 55);
+  auto c = cl::Client::connect(options());
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  int restarts = 0;
+  Result<void> rs;
+  auto restart_at_quarters = [&](uint64_t done) {
+    if (restarts < 3 && done >= (static_cast<uint64_t>(restarts) + 1) * n / 4) {
+      restarts++;
+      auto r = server_->restart();
+      if (!r) rs = r;
+    }
+  };
+  auto up = upload_from(**t, "three.bin", data, restart_at_quarters);
+  IT_ASSERT_OK(rs);
+  EXPECT_EQ(restarts, 3);
+  IT_ASSERT_OK(up);
+  IT_EXPECT_SAME_BYTES(slurp(share_file("three.bin")), data);
+  EXPECT_GE((*c)->reconnect_stats().reconnects, 3u);
+
+  restarts = 0;
+  auto got = download_checked(**t, "three.bin", data, restart_at_quarters);
+  IT_ASSERT_OK(rs);
+  EXPECT_EQ(restarts, 3);
+  IT_ASSERT_OK(got);
+  EXPECT_EQ(*got, n);
+  EXPECT_GE((*c)->reconnect_stats().reconnects, 6u);
+}
+
+TEST_F(Reconnect, SoftModeFailsWithTimeoutWhenServerStaysDown) {
+  const size_t n = 32u << 20;
+  Bytes data = random_bytes(n, 56);
+  ASSERT_TRUE(write_local(share_file("soft.bin"), data));
+  auto o = options();
+  o.reconnect.soft_timeout = 2s;
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto f = (*t)->open("soft.bin", read_params());
+  IT_ASSERT_OK(f);
+  server_->stop();
+  auto t0 = std::chrono::steady_clock::now();
+  Bytes buf(1 << 20);
+  auto r = (*t)->read(f->id, 0, buf);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  IT_EXPECT_STATUS(r, smbkit::STATUS_IO_TIMEOUT);
+  EXPECT_EQ(r.ok() ? 0 : r.error().to_errno(), ETIMEDOUT);
+  EXPECT_NE(err_of(r).find("soft"), std::string::npos) << err_of(r);
+  EXPECT_LT(secs, 30.0);  // a bound (2 s timeout plus slack), not a benchmark
+  // When the server is back, the next operation reconnects and works.
+  IT_ASSERT_OK(server_->restart());
+  auto again = (*t)->read(f->id, 0, buf);
+  IT_ASSERT_OK(again);
+  ASSERT_EQ(*again, buf.size());
+  IT_EXPECT_SAME_BYTES(ByteView(buf), ByteView(data).first(buf.size()));
+}
+
+TEST_F(Reconnect, HardModeWaitsForTheServer) {
+  Bytes data = random_bytes(1 << 20, 57);
+  ASSERT_TRUE(write_local(share_file("hard.bin"), data));
+  auto o = options();
+  o.reconnect.hard = true;
+  o.reconnect.soft_timeout = 500ms;  // ignored when hard
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto f = (*t)->open("hard.bin", read_params());
+  IT_ASSERT_OK(f);
+  server_->stop();
+  Bytes buf(data.size());
+  auto fut = std::async(std::launch::async, [&] { return (*t)->read(f->id, 0, buf); });
+  // Longer than the (ignored) soft timeout: the read must still be waiting.
+  EXPECT_EQ(fut.wait_for(2s), std::future_status::timeout);
+  IT_ASSERT_OK(server_->restart());
+  ASSERT_EQ(fut.wait_for(60s), std::future_status::ready);
+  auto r = fut.get();
+  IT_ASSERT_OK(r);
+  EXPECT_EQ(*r, data.size());
+  IT_EXPECT_SAME_BYTES(ByteView(buf), ByteView(data));
+}
+
+TEST_F(Reconnect, FileReplacedWhileDisconnectedFailsThatHandle) {
+  Bytes data = random_bytes(1 << 20, 58);
+  ASSERT_TRUE(write_local(share_file("replaced.bin"), data));
+  auto c = cl::Client::connect(options());
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto f = (*t)->open("replaced.bin", read_params());
+  IT_ASSERT_OK(f);
+  server_->stop();
+  // Another file under the same name, created later.
+  std::this_thread::sleep_for(1100ms);
+  fs::remove(share_file("replaced.bin"));
+  ASSERT_TRUE(write_local(share_file("replaced.bin"), random_bytes(1 << 20, 59)));
+  IT_ASSERT_OK(server_->restart());
+  Bytes buf(4096);
+  auto r = (*t)->read(f->id, 0, buf);
+  IT_EXPECT_STATUS(r, smbkit::STATUS_FILE_CLOSED);
+  EXPECT_NE(err_of(r).find("different file"), std::string::npos) << err_of(r);
+  EXPECT_EQ((*c)->reconnect_stats().lost_handles, 1u);
+  // The tree itself is back: other operations work.
+  auto s = (*t)->stat("replaced.bin");
+  IT_EXPECT_OK(s);
+}
+
+TEST_F(Reconnect, EchoKeepsAnIdleConnectionAndDetectsNothingWrong) {
+  auto o = options();
+  o.reconnect.echo_interval = 1s;
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  for (int i = 0; i < 40 && (*c)->reconnect_stats().echoes < 2; i++) std::this_thread::sleep_for(100ms);
+  EXPECT_GE((*c)->reconnect_stats().echoes, 2u);
+  EXPECT_EQ((*c)->reconnect_stats().reconnects, 0u);
+  IT_EXPECT_OK((*t)->statfs());
+}
+
+// smbd's process group (smbd runs with --no-process-group in its own
+// session, so its pid is the group id); from the pid file it writes.
+pid_t smbd_group(const st::SambaServer& s) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(s.dir() + "/pid", ec)) {
+    if (e.path().extension() != ".pid") continue;
+    std::ifstream f(e.path());
+    long pid = 0;
+    if (f >> pid && pid > 1) return static_cast<pid_t>(pid);
+  }
+  return 0;
+}
+
+TEST_F(Reconnect, EchoNoticesAFrozenServerAndReconnects) {
+  const size_t n = 4u << 20;
+  Bytes data = random_bytes(n, 60);
+  ASSERT_TRUE(write_local(share_file("frozen.bin"), data));
+  auto o = options();
+  o.conn.timeout = 120s;  // the request timeout alone would not fire
+  o.reconnect.echo_interval = 1s;
+  o.reconnect.hard = true;
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto f = (*t)->open("frozen.bin", read_params());
+  IT_ASSERT_OK(f);
+  pid_t pg = smbd_group(*server_);
+  ASSERT_GT(pg, 1);
+  ASSERT_EQ(::kill(-pg, SIGSTOP), 0);
+  Bytes buf(n);
+  auto fut = std::async(std::launch::async, [&] { return (*t)->read(f->id, 0, buf); });
+  // Three silent echo intervals: the connection is declared dead.
+  // (The reconnect attempt then waits on the frozen server.)
+  for (int i = 0; i < 150 && !(*c)->conn().dead(); i++) std::this_thread::sleep_for(100ms);
+  EXPECT_TRUE((*c)->conn().dead());
+  ::kill(-pg, SIGCONT);
+  ASSERT_EQ(fut.wait_for(120s), std::future_status::ready);
+  auto r = fut.get();
+  IT_ASSERT_OK(r);
+  EXPECT_EQ(*r, n);
+  IT_EXPECT_SAME_BYTES(ByteView(buf), ByteView(data));
+  auto s = (*c)->reconnect_stats();
+  EXPECT_GE(s.echoes, 1u);
+  EXPECT_GE(s.reconnects, 1u);
+}
+
+TEST_F(Reconnect, DroppedConnectionWithNothingInFlightReconnectsForTheNextCall) {
+  auto c = cl::Client::connect(options());
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  ASSERT_TRUE(write_local(share_file("idle.txt"), to_bytes("hello")));
+  (*c)->drop_connection();
+  auto s = (*t)->stat("idle.txt");
+  IT_ASSERT_OK(s);
+  EXPECT_EQ(s->size, 5u);
+  EXPECT_GE((*c)->reconnect_stats().reconnects, 1u);
+}
+
+// MS-SMB2 3.2.4.2.3 re-authentication, as done on
+// STATUS_NETWORK_SESSION_EXPIRED (Samba does not expire NTLM sessions, so
+// the client asks for it): same session, trees and handles afterwards.
+void reauth_keeps_everything(st::SambaServer& srv, bool sign, bool seal, const std::string& share) {
+  auto o = client_options(srv, {}, sign, seal);
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect(share);
+  IT_ASSERT_OK(t);
+  Bytes data = random_bytes(64 << 10, 61);
+  ASSERT_TRUE(write_local(srv.share_path(share) + "/reauth.bin", data));
+  cl::OpenParams p;
+  p.access = pr::FILE_READ_DATA | pr::SYNCHRONIZE;
+  auto f = (*t)->open("reauth.bin", p);
+  IT_ASSERT_OK(f);
+  uint64_t sid = (*c)->session().session_id;
+  IT_ASSERT_OK((*c)->reauthenticate());
+  EXPECT_EQ((*c)->session().session_id, sid);
+  Bytes buf(data.size());
+  auto r = (*t)->read(f->id, 0, buf);
+  IT_ASSERT_OK(r);
+  IT_EXPECT_SAME_BYTES(ByteView(buf).first(*r), ByteView(data));
+  IT_EXPECT_OK((*t)->close(f->id));
+  EXPECT_EQ((*c)->generation(), 0u);  // no reconnect was needed
+}
+
+TEST_F(Reconnect, ReauthenticateKeepsSessionTreesAndHandles) {
+  reauth_keeps_everything(*server_, false, false, "share");
+}
+
+TEST_F(Reconnect, ReauthenticateOnSignedAndSealedSessions) {
+  st::SambaOptions so;
+  so.global = {"server signing = mandatory"};
+  auto srv = st::SambaServer::start(so);
+  ASSERT_TRUE(srv.ok()) << srv.error().message();
+  {
+    SCOPED_TRACE("signed");
+    reauth_keeps_everything(**srv, true, false, "share");
+  }
+  {
+    SCOPED_TRACE("sealed");
+    reauth_keeps_everything(**srv, false, true, "secure");
+  }
+}
+
+TEST_F(Reconnect, DisabledReconnectFailsClearly) {
+  auto o = options();
+  o.reconnect.enabled = false;
+  auto c = cl::Client::connect(o);
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  (*c)->drop_connection();
+  auto s = (*t)->stat("");
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.ok() ? 0 : s.error().to_errno(), ECONNRESET) << err_of(s);
+}
+
+}  // namespace
+}  // namespace smbkit_it
