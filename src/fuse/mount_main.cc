@@ -178,6 +178,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
 
   fuse_loop_config* lc = fuse_loop_cfg_create();
   fuse_loop_cfg_set_max_threads(lc, 16);
+  fuse_loop_cfg_set_idle_threads(lc, 16);
   fuse_loop_cfg_set_clone_fd(lc, 0);
   int rc = fuse_session_loop_mt(se, lc);
   fuse_loop_cfg_destroy(lc);
