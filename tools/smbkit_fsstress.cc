@@ -42,6 +42,8 @@
 #include <string>
 #include <vector>
 
+#include "fstool_util.h"
+
 namespace {
 
 enum Op {
@@ -102,25 +104,6 @@ uint64_t fnv64(const char* p, size_t n) {
   uint64_t h = 1469598103934665603ULL;
   for (size_t i = 0; i < n; i++) h = (h ^ static_cast<unsigned char>(p[i])) * 1099511628211ULL;
   return h;
-}
-
-bool read_all(const std::string& path, std::string& out, int& err) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return err = errno, false;
-  out.clear();
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      err = errno;
-      ::close(fd);
-      return false;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return true;
 }
 
 bool write_all(int fd, const char* p, size_t n, int& err) {
@@ -308,7 +291,7 @@ struct Worker {
     if (!rel) return true;
     std::string got;
     int e = 0;
-    if (!read_all(P(*rel), got, e)) return bad_errno("read", P(*rel), e);
+    if (!smbkit::fstool::read_whole_file(P(*rel), got, e)) return bad_errno("read", P(*rel), e);
     const std::string& want = inodes[tree[*rel]].data;
     if (got != want) {
       size_t i = 0;
@@ -489,7 +472,7 @@ struct Worker {
     std::string path = shared + "/" + shared_file_rel();
     std::string got;
     int e = 0;
-    if (!read_all(path, got, e)) return shared_err("s_read", path, e);
+    if (!smbkit::fstool::read_whole_file(path, got, e)) return shared_err("s_read", path, e);
     std::string why = check_shared_file(got);
     if (!why.empty()) return bad("s_read", path, "%s (size %zu)", why.c_str(), got.size());
     return true;
@@ -582,7 +565,7 @@ struct Worker {
       if (ino == 0) continue;
       std::string got;
       int e = 0;
-      if (!read_all(P(rel), got, e)) {
+      if (!smbkit::fstool::read_whole_file(P(rel), got, e)) {
         ok = bad_errno("final read", P(rel), e);
       } else if (got != inodes[ino].data) {
         ok = bad("final read", P(rel), "content differs from model (size %zu, expected %zu)", got.size(),
@@ -667,7 +650,7 @@ int check_shared_tree(const std::string& shared, uint64_t& files, uint64_t& dirs
       } else if (n[0] == 's' && S_ISREG(st.st_mode)) {
         files++;
         std::string s;
-        if (!read_all(p, s, e)) {
+        if (!smbkit::fstool::read_whole_file(p, s, e)) {
           err(p, std::string("read: ") + std::strerror(e));
           continue;
         }
@@ -695,15 +678,6 @@ void remove_tree(const std::string& path) {
   } else {
     ::unlink(path.c_str());
   }
-}
-
-bool parse_u64(const char* s, uint64_t& v) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long x = std::strtoull(s, &end, 0);
-  if (errno || !end || *end || !*s) return false;
-  v = x;
-  return true;
 }
 
 int errno_by_name(const std::string& n) {
@@ -734,13 +708,7 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
-    auto num = [&](uint64_t& v) {
-      if (i + 1 >= argc || !parse_u64(argv[i + 1], v)) {
-        std::fprintf(stderr, "smbkit-fsstress: %s needs a number\n", a.c_str());
-        std::exit(2);
-      }
-      i++;
-    };
+    auto num = [&](uint64_t& v) { v = smbkit::fstool::number_arg("smbkit-fsstress", argc, argv, i); };
     uint64_t v = 0;
     if (a == "-p" || a == "--procs") num(v), o.procs = static_cast<int>(v);
     else if (a == "-n" || a == "--ops") num(o.ops);

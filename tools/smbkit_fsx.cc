@@ -43,6 +43,8 @@
 #define FALLOC_FL_PUNCH_HOLE 0x02
 #endif
 
+#include "fstool_util.h"
+
 namespace {
 
 enum Op { kRead, kWrite, kTruncate, kMapRead, kMapWrite, kFallocate, kPunch, kFsync, kReopen, kNumOps };
@@ -510,15 +512,6 @@ void usage() {
                "  --keep              keep the file   -q  quiet\n");
 }
 
-bool parse_u64(const char* s, uint64_t& v) {
-  char* end = nullptr;
-  errno = 0;
-  unsigned long long x = std::strtoull(s, &end, 0);
-  if (errno || !end || *end || !*s) return false;
-  v = x;
-  return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -526,13 +519,7 @@ int main(int argc, char** argv) {
   Options& o = f.o;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
-    auto num = [&](uint64_t& v) {
-      if (i + 1 >= argc || !parse_u64(argv[i + 1], v)) {
-        std::fprintf(stderr, "smbkit-fsx: %s needs a number\n", a.c_str());
-        std::exit(2);
-      }
-      i++;
-    };
+    auto num = [&](uint64_t& v) { v = smbkit::fstool::number_arg("smbkit-fsx", argc, argv, i); };
     if (a == "--seed") num(o.seed), o.seed_set = true;
     else if (a == "--ops") num(o.ops);
     else if (a == "--max-size") num(o.max_size);

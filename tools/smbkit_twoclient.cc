@@ -40,6 +40,8 @@
 #include <string>
 #include <thread>
 
+#include "fstool_util.h"
+
 namespace {
 
 std::string A, B;
@@ -86,25 +88,6 @@ std::string put(const std::string& path, const std::string& data, int flags = O_
   return "";
 }
 
-bool get(const std::string& path, std::string& out, int& err) {
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return err = errno, false;
-  out.clear();
-  char buf[65536];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0) {
-      err = errno;
-      ::close(fd);
-      return false;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return true;
-}
-
 std::string diff(const std::string& want, const std::string& got) {
   if (want == got) return "";
   size_t i = 0;
@@ -127,7 +110,7 @@ std::string read_via_b(const std::string& name, const std::string& want) {
   return eventually([&] {
     std::string got;
     int e = 0;
-    if (!get(B + "/" + name, got, e)) return err_str("read via B", e);
+    if (!smbkit::fstool::read_whole_file(B + "/" + name, got, e)) return err_str("read via B", e);
     return diff(want, got);
   });
 }
@@ -149,7 +132,7 @@ void data_checks() {
     why = eventually([&] {
       std::string got;
       int e = 0;
-      if (!get(A + "/" + f, got, e)) return err_str("read via A", e);
+      if (!smbkit::fstool::read_whole_file(A + "/" + f, got, e)) return err_str("read via A", e);
       return diff(d3, got);
     });
   }

@@ -3,6 +3,7 @@
 #include <poll.h>
 
 #include "auth/crypto.h"
+#include "base/await.h"
 #include "base/log.h"
 #include "proto/error_response.h"
 #include "proto/read.h"
@@ -198,17 +199,8 @@ void Connection::transmit_deferred(uint64_t mid, std::shared_ptr<session::Reques
 }
 
 Result<session::Response> Connection::call(session::Request req) {
-  std::mutex m;
-  std::condition_variable cv;
-  std::optional<Result<session::Response>> out;
-  submit(std::move(req), [&](Result<session::Response> r) {
-    std::lock_guard<std::mutex> g(m);
-    out.emplace(std::move(r));
-    cv.notify_one();
-  });
-  std::unique_lock<std::mutex> lk(m);
-  cv.wait(lk, [&] { return out.has_value(); });
-  return std::move(*out);
+  return await_completion<Result<session::Response>>(
+      [&](Completion done) { submit(std::move(req), std::move(done)); });
 }
 
 void Connection::fail_all(const Error& e) {

@@ -1,6 +1,7 @@
 #include "client/reconnect.h"
 
 #include "auth/crypto.h"
+#include "base/await.h"
 #include "base/log.h"
 #include "proto/close.h"
 #include "proto/echo.h"
@@ -100,17 +101,7 @@ void Reconnector::after(uint64_t gen, Cause why, Resume resume) {
 }
 
 Result<void> Reconnector::wait(uint64_t gen, Cause why) {
-  std::mutex m;
-  std::condition_variable cv;
-  std::optional<Result<void>> out;
-  after(gen, why, [&](Result<void> r) {
-    std::lock_guard<std::mutex> g(m);
-    out.emplace(std::move(r));
-    cv.notify_one();
-  });
-  std::unique_lock<std::mutex> lk(m);
-  cv.wait(lk, [&] { return out.has_value(); });
-  return std::move(*out);
+  return await_completion<Result<void>>([&](Resume done) { after(gen, why, std::move(done)); });
 }
 
 void Reconnector::count_resend() {

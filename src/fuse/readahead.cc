@@ -1,5 +1,7 @@
 #include "fuse/readahead.h"
 
+#include "fuse/split_io.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -49,40 +51,21 @@ Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t of
                            uint32_t chunk) {
   chunk = std::max<uint32_t>(4096, std::min(chunk, t.max_read()));
   if (buf.empty()) return size_t{0};
-  size_t pieces = (buf.size() + chunk - 1) / chunk;
-  struct Wait {
-    std::mutex mu;
-    std::condition_variable cv;
-    size_t left = 0;
-    std::vector<Result<size_t>> results;
-  };
-  // Completions may outlive an early return only if we returned before
-  // they all ran; we never do (the buffers are the caller's).
-  Wait w;
-  w.left = pieces;
-  w.results.assign(pieces, Result<size_t>(size_t{0}));
-  for (size_t i = 0; i < pieces; i++) {
-    size_t at = i * chunk;
-    size_t len = std::min<size_t>(chunk, buf.size() - at);
-    t.read_async(id, off + at, buf.subspan(at, len), [&w, i](Result<size_t> r) {
-      std::lock_guard g(w.mu);
-      w.results[i] = std::move(r);
-      if (--w.left == 0) w.cv.notify_one();
-    });
-  }
-  std::unique_lock lk(w.mu);
-  w.cv.wait(lk, [&] { return w.left == 0; });
+  auto results = run_pieces(buf.size(), chunk, [&](size_t at, size_t len, client::Tree::IoDone done) {
+    t.read_async(id, off + at, buf.subspan(at, len), std::move(done));
+  });
+  size_t pieces = results.size();
   size_t total = 0;
   for (size_t i = 0; i < pieces; i++) {
     size_t len = std::min<size_t>(chunk, buf.size() - i * chunk);
-    if (!w.results[i]) return std::move(w.results[i]).take_error();
-    total += *w.results[i];
-    if (*w.results[i] < len) {
-      if (*w.results[i] == 0 || i + 1 == pieces) break;
+    if (!results[i]) return std::move(results[i]).take_error();
+    total += *results[i];
+    if (*results[i] < len) {
+      if (*results[i] == 0 || i + 1 == pieces) break;
       // A server may return less than asked before the end of file; the
       // rest of this piece is read synchronously so the result stays
       // contiguous.
-      size_t got = *w.results[i];
+      size_t got = *results[i];
       auto more = read_direct(t, id, off + i * chunk + got, buf.subspan(i * chunk + got, len - got), chunk);
       if (!more) return more;
       total += *more;

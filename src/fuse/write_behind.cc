@@ -1,5 +1,7 @@
 #include "fuse/write_behind.h"
 
+#include "fuse/split_io.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -12,35 +14,18 @@ Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t o
                             uint32_t chunk) {
   chunk = std::max<uint32_t>(4096, std::min(chunk, t.max_write()));
   if (data.empty()) return size_t{0};
-  size_t pieces = (data.size() + chunk - 1) / chunk;
-  struct Wait {
-    std::mutex mu;
-    std::condition_variable cv;
-    size_t left = 0;
-    std::vector<Result<size_t>> results;
-  };
-  Wait w;
-  w.left = pieces;
-  w.results.assign(pieces, Result<size_t>(size_t{0}));
+  auto results = run_pieces(data.size(), chunk, [&](size_t at, size_t len, client::Tree::IoDone done) {
+    t.write_async(id, off + at, data.subspan(at, len), std::move(done));
+  });
+  size_t pieces = results.size();
   for (size_t i = 0; i < pieces; i++) {
     size_t at = i * chunk;
     size_t len = std::min<size_t>(chunk, data.size() - at);
-    t.write_async(id, off + at, data.subspan(at, len), [&w, i](Result<size_t> r) {
-      std::lock_guard g(w.mu);
-      w.results[i] = std::move(r);
-      if (--w.left == 0) w.cv.notify_one();
-    });
-  }
-  std::unique_lock lk(w.mu);
-  w.cv.wait(lk, [&] { return w.left == 0; });
-  for (size_t i = 0; i < pieces; i++) {
-    size_t at = i * chunk;
-    size_t len = std::min<size_t>(chunk, data.size() - at);
-    if (!w.results[i]) return std::move(w.results[i]).take_error();
-    if (*w.results[i] < len) {
+    if (!results[i]) return std::move(results[i]).take_error();
+    if (*results[i] < len) {
       // The server took part of a piece (a full disk, typically): finish
       // it synchronously; no progress is an error.
-      size_t got = *w.results[i];
+      size_t got = *results[i];
       auto more = got ? write_direct(t, id, off + at + got, data.subspan(at + got, len - got), chunk)
                       : Result<size_t>(sys_error(ENOSPC, "write at offset " + std::to_string(off + at) +
                                                                 ": the server accepted 0 bytes"));
