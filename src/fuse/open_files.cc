@@ -1,5 +1,7 @@
 #include "fuse/open_files.h"
 
+#include <vector>
+
 #include "base/log.h"
 
 namespace smbkit::fuse {
@@ -58,6 +60,15 @@ void OpenFiles::close(FileData& f) {
   f.ra.reset();  // waits for its READs
   f.wb.reset();
   SMBKIT_LOG(debug, "fuse data: {}", totals().str());
+}
+
+void OpenFiles::close_all() {
+  std::vector<FileData*> left;
+  {
+    std::lock_guard g(mu_);
+    for (auto& [ino, set] : by_ino_) left.insert(left.end(), set.begin(), set.end());
+  }
+  for (FileData* f : left) close(*f);
 }
 
 Result<void> OpenFiles::flush(fuse_ino_t ino) {

@@ -44,6 +44,10 @@ class OpenFiles {
   // cannot report it; close(2) already did), unregisters f, stops its
   // readahead (waiting for its READs) and logs the counters.
   void close(FileData& f);
+  // At unmount: close() every file the kernel never released (a lazy
+  // unmount, a daemon asked to stop): pending writes reach the server and
+  // no READ is left in flight when the tree goes.
+  void close_all();
 
   // Sends the pending writes of every handle of ino and waits for them;
   // the first error of any of them (errors stay with their handle).
