@@ -3,7 +3,7 @@
 # mount and libfuse's passthrough_ll) against a throwaway smbd whose share
 # is on tmpfs; prints "LABEL TOOL-MODE read|write SECONDS MB/s".
 #
-#   TMPDIR=/dev/shm build/bin/smbkit-samba -- scripts/bench-mount.sh
+#   TMPDIR=/dev/shm build/bin/smbkit-samba -- bench/mount-ab.sh
 #   TMPDIR=/dev/shm build/bin/smbkit-samba -- build/bin/smbkit-link --to PORT ...
 #     (see docs/benchmarks.md for the 50 ms form)
 #
