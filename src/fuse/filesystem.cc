@@ -558,7 +558,14 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   auto& buf = thread_buffer(size);
   // Read before replying: once the kernel has the reply, RELEASE may free h.
   const bool page_cache = h->page_cache;
-  if (h->data.ra) {
+  // cache=strict: data fetched ahead is a cache too; without READ caching
+  // every read asks the server.
+  bool use_window = h->data.ra != nullptr;
+  if (use_window && fs.leases() && !(fs.leases()->state(ino) & SMB2_LEASE_READ_CACHING)) {
+    fs.files().drop_reads(ino);
+    use_window = false;
+  }
+  if (use_window) {
     auto r = h->data.ra->read(static_cast<uint64_t>(off), size, buf.data());
     if (!r) return reply_error(req, r.error(), "read");
     // The window's buffers go to the kernel as they are (one writev).
@@ -597,7 +604,20 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   ByteView src(reinterpret_cast<const std::byte*>(data), size);
   // Read windows of this file may hold what we overwrite.
   fs.files().drop_reads(ino);
-  auto w = h->data.wb ? h->data.wb->write(at, src) : write_direct(fs.tree(), h->id, at, src, fs.write_chunk());
+  // cache=strict: writes are held back (write-behind) only under WRITE
+  // caching; otherwise they reach the server before write(2) returns, after
+  // whatever this file still had pending.
+  bool behind = h->data.wb != nullptr;
+  if (behind && fs.leases() && !(fs.leases()->state(ino) & SMB2_LEASE_WRITE_CACHING)) {
+    behind = false;
+    if (h->data.wb->dirty()) {
+      if (auto f = flush_writes(fs, ino); !f) {
+        if (lk.owns_lock()) lk.unlock();
+        return reply_error(req, f.error(), "write");
+      }
+    }
+  }
+  auto w = behind ? h->data.wb->write(at, src) : write_direct(fs.tree(), h->id, at, src, fs.write_chunk());
   // Unlock before replying: after the reply, RELEASE may free h.
   if (lk.owns_lock()) lk.unlock();
   if (!w) return reply_error(req, w.error(), "write");

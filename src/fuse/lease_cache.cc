@@ -107,6 +107,13 @@ void LeaseCache::after_read(fuse_ino_t ino) {
   cv_.notify_all();
 }
 
+uint32_t LeaseCache::state(fuse_ino_t ino) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end() || it->second.opens == 0) return 0;
+  return mgr_.state(it->second.key);
+}
+
 void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
   fuse_ino_t ino = 0;
   std::function<void(fuse_ino_t)> flush, drop;

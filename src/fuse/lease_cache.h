@@ -65,6 +65,10 @@ class LeaseCache {
   // A read was served from the server: without READ caching, drop what the
   // kernel just cached.
   void after_read(fuse_ino_t ino);
+  // The lease state the server grants now for ino's key (SMB2_LEASE_*
+  // bits; 0 without a lease). cache=strict buffers writes (write-behind)
+  // only under WRITE caching and serves readahead only under READ caching.
+  uint32_t state(fuse_ino_t ino);
 
   client::LeaseManager& manager() { return mgr_; }
 
