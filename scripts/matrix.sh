@@ -35,7 +35,7 @@ cd "$(dirname "$0")/.."
 slice=ci
 build=build
 out=
-fuse_filter='*-MountOptions.*:MountArgs.*:Credentials.*:InodeTable.*:Workloads*:*Faults*'
+fuse_filter='*-MountOptions.*:MountArgs.*:Credentials.*:InodeTable.*:*Workloads*:*Faults*'
 # Integration suites that connect() with the cell's dialect and security.
 it_filter='Files.*:Errors.*:*Sizes*'
 print=0
