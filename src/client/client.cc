@@ -64,6 +64,8 @@ Client::ReconnectStats Client::reconnect_stats() const {
 
 void Client::drop_connection() { conn().close(); }
 
+void Client::stop_reconnecting() { reconnector_.reset(); }
+
 Result<void> Client::session_setup() {
   SMBKIT_TRY(session_, authenticate(*conn_, 0));
   return {};

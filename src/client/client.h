@@ -65,6 +65,11 @@ class Client {
     uint64_t reauths = 0;          // sessions re-authenticated in place
   };
   ReconnectStats reconnect_stats() const;
+  // No more reconnects: operations waiting for one, and later ones on a
+  // dead connection, fail at once. For teardown (a `hard` mount being
+  // unmounted must not wait forever for a server that is gone just to say
+  // TREE_DISCONNECT and LOGOFF). Call when no other thread uses the client.
+  void stop_reconnecting();
   // Drops the connection as if the network had failed (tests, tools): the
   // reconnect logic takes over.
   void drop_connection();

@@ -188,6 +188,9 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   fuse_session_destroy(se);
   fs.stop_leases();  // before the tree it holds goes
   fs.files().close_all();  // unreleased files: write-behind flushed, readahead stopped
+  // Data is on the server (or, under `hard`, we waited for it to be):
+  // saying goodbye must not wait forever for a server that is gone.
+  cl->stop_reconnecting();
   tree.reset();
   (void)cl->logoff();
   SMBKIT_LOG(info, "unmounted {}", o.mountpoint);
