@@ -132,6 +132,19 @@ uint64_t Readahead::window() const {
   return sh_->win.window();
 }
 
+std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked() {
+  Shared& s = *sh_;
+  auto c = std::make_shared<Chunk>();
+  c->off = s.next_issue;
+  c->len = cfg_.chunk;
+  s.chunks[c->off] = c;
+  s.next_issue += c->len;
+  s.stats.reads_issued++;
+  s.stats.bytes_issued += c->len;
+  s.in_flight++;
+  return c;
+}
+
 std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t from) {
   std::vector<std::shared_ptr<Chunk>> out;
   Shared& s = *sh_;
@@ -141,15 +154,7 @@ std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t f
     // Not past the known end of file, except for the chunk that covers
     // `from` itself (the file may have grown).
     if (s.next_issue >= s.size_hint && s.next_issue > from) break;
-    auto c = std::make_shared<Chunk>();
-    c->off = s.next_issue;
-    c->len = cfg_.chunk;
-    s.chunks[c->off] = c;
-    s.next_issue += c->len;
-    s.stats.reads_issued++;
-    s.stats.bytes_issued += c->len;
-    s.in_flight++;
-    out.push_back(std::move(c));
+    out.push_back(next_chunk_locked());
   }
   return out;
 }
@@ -228,15 +233,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   auto plan = plan_locked(off);
   // Make sure the whole request is covered even if it spans past the window.
   while (s.next_issue < off + size) {
-    auto c = std::make_shared<Chunk>();
-    c->off = s.next_issue;
-    c->len = cfg_.chunk;
-    s.chunks[c->off] = c;
-    s.next_issue += c->len;
-    s.stats.reads_issued++;
-    s.stats.bytes_issued += c->len;
-    s.in_flight++;
-    plan.push_back(std::move(c));
+    plan.push_back(next_chunk_locked());
   }
   uint64_t gen = s.generation;
   if (!plan.empty()) {

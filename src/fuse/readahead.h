@@ -110,6 +110,8 @@ class Readahead {
   void drop_locked();
   // Chunks to issue so that [from, from + window) is covered (under mu).
   std::vector<std::shared_ptr<Chunk>> plan_locked(uint64_t from);
+  // Adds the next chunk at next_issue to the window (counted as in flight).
+  std::shared_ptr<Chunk> next_chunk_locked();
   void issue(const std::vector<std::shared_ptr<Chunk>>& cs);
 
   client::Tree& tree_;
