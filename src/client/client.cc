@@ -66,6 +66,30 @@ void Client::drop_connection() { conn().close(); }
 
 void Client::stop_reconnecting() { reconnector_.reset(); }
 
+void Client::set_break_handler(Connection::BreakHandler h) {
+  std::lock_guard<std::mutex> g(state_mu_);
+  break_handler_ = h ? std::make_shared<Connection::BreakHandler>(std::move(h)) : nullptr;
+  conn_->set_break_handler(break_handler_ ? *break_handler_ : Connection::BreakHandler{});
+}
+
+uint64_t Client::add_reconnect_observer(std::function<void()> fn) {
+  std::lock_guard<std::mutex> g(observers_mu_);
+  observers_.emplace_back(next_observer_, std::move(fn));
+  return next_observer_++;
+}
+
+void Client::remove_reconnect_observer(uint64_t id) {
+  std::lock_guard<std::mutex> g(observers_mu_);
+  std::erase_if(observers_, [&](const auto& o) { return o.first == id; });
+}
+
+void Client::reconnected() {
+  // Under observers_mu_ so that remove_reconnect_observer returns only when
+  // the observer can no longer run (its owner may then go away).
+  std::lock_guard<std::mutex> g(observers_mu_);
+  for (auto& [id, fn] : observers_) fn();
+}
+
 Result<void> Client::session_setup() {
   SMBKIT_TRY(session_, authenticate(*conn_, 0));
   return {};

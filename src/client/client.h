@@ -15,6 +15,8 @@
 #include "client/connection.h"
 #include "client/handle_table.h"
 #include "client/reconnect_policy.h"
+#include "proto/create.h"
+#include "proto/lock.h"
 #include "proto/types.h"
 
 namespace smbkit::client {
@@ -63,6 +65,8 @@ class Client {
     uint64_t resent = 0;           // requests re-sent after a reconnect
     uint64_t echoes = 0;           // ECHO requests sent
     uint64_t reauths = 0;          // sessions re-authenticated in place
+    uint64_t relocked = 0;         // byte-range locks taken again on reopened handles
+    uint64_t lost_locks = 0;       // locks another client took meanwhile (handle lost)
   };
   ReconnectStats reconnect_stats() const;
   // No more reconnects: operations waiting for one, and later ones on a
@@ -79,6 +83,19 @@ class Client {
   Result<void> reauthenticate();
   const SessionInfo& session() const { return session_; }
   const ClientOptions& options() const { return opts_; }
+
+  // The handler for unsolicited OPLOCK_BREAK notifications (lease breaks,
+  // client/lease.h), on this connection and on every one a reconnect
+  // brings (Connection::set_break_handler; nullptr removes it).
+  void set_break_handler(Connection::BreakHandler h);
+  // Runs `fn` on the reconnect thread after each successful reconnect,
+  // once the new connection, session, trees and handles are in place and
+  // before the operations that waited for it are resumed. `fn` must not
+  // send requests or wait for any (hand that to another thread); what the
+  // server held for the old session and is not carried by a handle
+  // (leases) is gone. Returns an id for remove_reconnect_observer.
+  uint64_t add_reconnect_observer(std::function<void()> fn);
+  void remove_reconnect_observer(uint64_t id);
   // smb://host[:port] for messages.
   std::string host_url() const;
 
@@ -111,6 +128,11 @@ class Client {
   std::array<std::byte, 16> client_guid_{};
   std::unique_ptr<Reconnector> reconnector_;
   bool logged_off_ = false;
+  std::shared_ptr<Connection::BreakHandler> break_handler_;  // guarded by state_mu_
+  std::mutex observers_mu_;
+  std::vector<std::pair<uint64_t, std::function<void()>>> observers_;
+  uint64_t next_observer_ = 1;
+  void reconnected();  // runs the observers (reconnect thread)
   friend class Tree;
   friend class Reconnector;
 };
@@ -146,6 +168,15 @@ struct OpenParams {
   bool durable = false;
 };
 
+// For callers that add to the CREATE (a lease request, client/lease.h):
+// `customize` edits the first CREATE; `response`, if set, receives the
+// decoded response. A reopen after a reconnect sends the plain CREATE
+// (without what `customize` added).
+struct OpenExtras {
+  std::function<void(proto::CreateRequest&)> customize;
+  proto::CreateResponse* response = nullptr;
+};
+
 struct OpenFile {
   proto::FileId id;
   uint64_t size = 0;
@@ -163,7 +194,7 @@ class Tree {
   const std::string& share() const { return share_; }
 
   // Paths are relative to the share root, '/' or '\' separated.
-  Result<OpenFile> open(const std::string& path, const OpenParams& p);
+  Result<OpenFile> open(const std::string& path, const OpenParams& p, const OpenExtras* extras = nullptr);
   Result<void> close(const proto::FileId& id);
   // One READ of up to max_read bytes at offset into buf; returns the
   // bytes read (0 at end of file).
@@ -224,9 +255,17 @@ class Tree {
   // Builds (with the handle's current FileId), sends, and after a lost
   // connection waits for the reconnect and sends again; returns like call().
   using Encode = std::function<Result<void>(ByteWriter&, const Route&, const proto::FileId&)>;
+  // `on_sent(conn, message_id)`, if given, runs after each send that has
+  // not been answered yet (a blocking LOCK: the id is what Connection::cancel
+  // needs).
+  using SentHook = std::function<void(Connection&, uint64_t message_id)>;
   Result<session::Response> transact(const proto::FileId* id, uint16_t command, const Encode& encode,
                                      const std::string& what, std::initializer_list<uint32_t> also_ok = {},
-                                     uint64_t charge_bytes = 0);
+                                     uint64_t charge_bytes = 0, const SentHook& on_sent = {});
+  // Byte-range locks granted (or, with SMB2_LOCKFLAG_UNLOCK, released) on a
+  // handle, remembered so that a reconnect that has to reopen the handle
+  // by name takes them again (client/lock.cc records them).
+  void note_locks(const proto::FileId& id, std::span<const proto::LockElement> locks);
   Result<void> set_info(const proto::FileId& id, uint8_t info_class, Bytes buffer, const std::string& what);
 
   uint32_t max_read() const;

@@ -1,5 +1,8 @@
 #include "client/handle_table.h"
 
+#include <algorithm>
+
+#include "proto/constants.h"
 #include "proto/create.h"
 
 namespace smbkit::client {
@@ -41,6 +44,25 @@ void HandleTable::reopened(const proto::FileId& stable, const proto::FileId& cur
 void HandleTable::mark_lost(const proto::FileId& stable, Error why) {
   auto it = by_stable_.find(key(stable));
   if (it != by_stable_.end()) it->second.lost = std::move(why);
+}
+
+void HandleTable::note_locks(const proto::FileId& stable, std::span<const proto::LockElement> locks) {
+  auto it = by_stable_.find(key(stable));
+  if (it == by_stable_.end()) return;
+  auto& held = it->second.locks;
+  for (const auto& l : locks) {
+    if (l.Flags & proto::SMB2_LOCKFLAG_UNLOCK) {
+      auto h = std::find_if(held.begin(), held.end(),
+                            [&](const proto::LockElement& x) { return x.Offset == l.Offset && x.Length == l.Length; });
+      if (h != held.end()) held.erase(h);
+    } else {
+      // Kept as a FAIL_IMMEDIATELY request: that is how it is taken again.
+      held.push_back({l.Offset, l.Length,
+                      (l.Flags & proto::SMB2_LOCKFLAG_EXCLUSIVE_LOCK ? proto::SMB2_LOCKFLAG_EXCLUSIVE_LOCK
+                                                                     : proto::SMB2_LOCKFLAG_SHARED_LOCK) |
+                          proto::SMB2_LOCKFLAG_FAIL_IMMEDIATELY});
+    }
+  }
 }
 
 bool HandleTable::same_file(const HandleEntry& e, uint64_t disk_file_id, uint64_t end_of_file,

@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "base/result.h"
 #include "proto/create_contexts.h"
+#include "proto/lock.h"
 #include "proto/types.h"
 
 namespace smbkit::client {
@@ -38,6 +40,9 @@ struct HandleEntry {
   // the Unix times, atime included.)
   uint64_t disk_file_id = 0;
   uint64_t end_of_file = 0, last_write_time = 0;
+  // Byte-range locks this handle holds on the server (Offset, Length and
+  // the shared/exclusive flag), to take again when it is reopened by name.
+  std::vector<proto::LockElement> locks;
   // Set when a reconnect could not bring the handle back; every later use
   // fails with it.
   std::optional<Error> lost;
@@ -61,6 +66,9 @@ class HandleTable {
   void reopened(const proto::FileId& stable, const proto::FileId& current, Durability d,
                 const proto::Guid16& create_guid);
   void mark_lost(const proto::FileId& stable, Error why);
+  // Granted locks are added; unlocks remove the lock with exactly that
+  // range (SMB unlocks name exact ranges).
+  void note_locks(const proto::FileId& stable, std::span<const proto::LockElement> locks);
 
   // Disposition for reopening a handle by path: never create or truncate
   // again (the data written before the disconnect must survive).

@@ -19,11 +19,13 @@ std::string lease_state_name(uint32_t s) {
 
 LeaseManager::LeaseManager(Tree& tree) : tree_(tree) {
   thread_ = std::thread([this] { run(); });
-  tree_.client().conn().set_break_handler([this](const session::Response& r) { on_notification(r); });
+  tree_.client().set_break_handler([this](const session::Response& r) { on_notification(r); });
+  observer_ = tree_.client().add_reconnect_observer([this] { on_reconnect(); });
 }
 
 LeaseManager::~LeaseManager() {
-  tree_.client().conn().set_break_handler(nullptr);
+  tree_.client().remove_reconnect_observer(observer_);
+  tree_.client().set_break_handler(nullptr);
   {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;
@@ -43,6 +45,28 @@ void LeaseManager::set_break_callback(BreakCallback cb) {
   callback_ = std::move(cb);
 }
 
+void LeaseManager::set_lost_callback(std::function<void()> cb) {
+  // lost_mu_ is held while the callback runs: once this returns, the old
+  // callback is not running and will not run (its owner may go).
+  std::lock_guard<std::mutex> g(lost_mu_);
+  lost_callback_ = std::move(cb);
+}
+
+void LeaseManager::on_reconnect() {
+  // The session that held the leases is gone, and the reopened handles
+  // carry none (Tree reopens with the plain CREATE): nothing is cached
+  // under a lease any more. Later opens with the same keys ask again.
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    leases_.clear();
+    reconnects_++;
+  }
+  cv_.notify_all();
+  SMBKIT_LOG(debug, "reconnected: every lease is gone");
+  std::lock_guard<std::mutex> g(lost_mu_);
+  if (lost_callback_) lost_callback_();
+}
+
 LeaseKey LeaseManager::new_key() {
   LeaseKey k;
   auth::random_bytes(k);
@@ -51,46 +75,54 @@ LeaseKey LeaseManager::new_key() {
 
 Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams& p, const LeaseKey& key,
                                       uint32_t want) {
-  CreateRequest c;
-  c.DesiredAccess = p.access;
-  c.FileAttributes = p.attributes;
-  c.ShareAccess = p.share;
-  c.CreateDisposition = p.disposition;
-  c.CreateOptions = p.options;
-  c.Name = to_smb_path(path);
   bool lease = supported() && want != 0;
+  CreateResponse cr;
+  OpenExtras x;
+  x.response = &cr;
   if (lease) {
-    // MS-SMB2 3.2.4.3.8: RequestedOplockLevel = LEASE plus an RqLs context;
-    // v2 (3.x) carries the epoch the server echoes back on changes.
-    c.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
-    CreateLease l;
-    l.V2 = v2();
-    l.LeaseKey = key;
-    l.LeaseState = want;
-    c.CreateContexts.push_back(to_create_context(l));
+    x.customize = [&](CreateRequest& c) {
+      // MS-SMB2 3.2.4.3.8: RequestedOplockLevel = LEASE plus an RqLs
+      // context; v2 (3.x) carries the epoch the server echoes back on
+      // changes.
+      c.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
+      CreateLease l;
+      l.V2 = v2();
+      l.LeaseKey = key;
+      l.LeaseState = want;
+      c.CreateContexts.push_back(to_create_context(l));
+    };
   }
-  SMBKIT_TRY(auto r, tree_.request(SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }));
-  SMBKIT_TRY(auto resp, tree_.call(std::move(r), tree_.url_of(path)));
-  SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
+  uint64_t reconnects;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    reconnects = reconnects_;
+  }
+  // Through the Tree's handle table, so that a reconnect reopens it.
+  SMBKIT_TRY(auto f, tree_.open(path, p, &x));
   LeasedOpen out;
-  out.file.id = cr.FileId;
-  out.file.size = cr.EndofFile;
-  out.file.attributes = cr.FileAttributes;
-  out.file.create_action = cr.CreateAction;
+  out.file = f;
   if (lease && cr.OplockLevel == SMB2_OPLOCK_LEVEL_LEASE) {
     const CreateContext* ctx = find_create_context(cr.CreateContexts, SMB2_CREATE_RESPONSE_LEASE);
-    if (!ctx) return protocol_error("CREATE granted a lease without a lease context");
-    SMBKIT_TRY(auto granted, decode_lease(ctx->Data));
-    if (granted.LeaseKey != key) return protocol_error("CREATE granted a lease for another key");
+    auto bad = [&](const char* why) {
+      (void)tree_.close(f.id);
+      return protocol_error(why);
+    };
+    if (!ctx) return bad("CREATE granted a lease without a lease context");
+    auto granted = decode_lease(ctx->Data);
+    if (!granted) return bad("CREATE granted a lease with an undecodable lease context");
+    if (granted->LeaseKey != key) return bad("CREATE granted a lease for another key");
     std::lock_guard<std::mutex> g(mu_);
+    // A reconnect since the CREATE was sent: that lease went with the old
+    // session (the handle is reopened without one, or lost).
+    if (reconnects != reconnects_) return out;
     Entry& e = leases_[key];
     // Lease v2 (MS-SMB2 2.2.14.2.11): a response carrying an older epoch
     // than a break we already processed must not resurrect the old state.
-    bool stale = granted.V2 && e.have_epoch && static_cast<int16_t>(granted.Epoch - e.epoch) < 0;
+    bool stale = granted->V2 && e.have_epoch && static_cast<int16_t>(granted->Epoch - e.epoch) < 0;
     if (!stale) {
-      e.state = granted.LeaseState;
-      if (granted.V2) {
-        e.epoch = granted.Epoch;
+      e.state = granted->LeaseState;
+      if (granted->V2) {
+        e.epoch = granted->Epoch;
         e.have_epoch = true;
       }
     }

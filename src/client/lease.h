@@ -75,11 +75,17 @@ class LeaseManager {
   using BreakCallback = std::function<void(const LeaseBreakEvent&)>;
   void set_break_callback(BreakCallback cb);
 
+  // Called on the reconnect thread after a reconnect: every lease is gone
+  // (state() is 0 for all keys). Must not send requests or wait for any.
+  void set_lost_callback(std::function<void()> cb);
+
   static LeaseKey new_key();
 
   // CREATE with an RqLs context for `key` asking for `want` (MS-SMB2
   // 3.2.4.3.8). Opens sharing one key share one lease. Without lease support
-  // this is a plain open with lease_state 0.
+  // this is a plain open with lease_state 0. The handle is in the Tree's
+  // handle table (Tree::close closes it; a reconnect reopens it, without a
+  // lease).
   Result<LeasedOpen> open(const std::string& path, const OpenParams& p, const LeaseKey& key,
                           uint32_t want = kLeaseRWH);
   // The state we hold for key (0 when none or unknown).
@@ -99,6 +105,7 @@ class LeaseManager {
     bool have_epoch = false;
   };
   void on_notification(const session::Response& r);  // receiver thread
+  void on_reconnect();                                // reconnect thread
   void run();                                        // break thread
   void handle(const proto::LeaseBreakNotification& n);
   Result<void> acknowledge(const LeaseKey& key, uint32_t state);
@@ -109,6 +116,10 @@ class LeaseManager {
   std::map<LeaseKey, Entry> leases_;
   std::deque<proto::LeaseBreakNotification> queue_;
   BreakCallback callback_;
+  std::mutex lost_mu_;
+  std::function<void()> lost_callback_;  // guarded by lost_mu_
+  uint64_t reconnects_ = 0;  // reconnects seen (an open spanning one gets no lease)
+  uint64_t observer_ = 0;
   LeaseStats stats_;
   bool stop_ = false;
   std::thread thread_;

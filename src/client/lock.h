@@ -25,15 +25,21 @@ namespace smbkit::client {
 // holder lets go, with no client timeout (Connection keeps a pending LOCK
 // after its interim response). `on_pending`, if given, is called once with
 // the request's MessageId as soon as it is sent, so another thread can end
-// the wait with Connection::cancel(id) (the call then fails with
-// STATUS_CANCELLED, or succeeds if the grant won the race).
+// the wait with Connection::cancel(id) on that connection (the call then
+// fails with STATUS_CANCELLED, or succeeds if the grant won the race). After
+// a reconnect the LOCK is sent again (on_pending runs again).
+//
+// Granted locks are remembered in the Tree's handle table: a reconnect that
+// must reopen the handle by name takes them again (FAIL_IMMEDIATELY); if
+// another client took a range meanwhile, the handle is lost (every later
+// use fails) rather than left unlocked behind its owner's back.
 Result<void> lock(Tree& t, const proto::FileId& id, std::span<const proto::LockElement> locks,
-                  const std::function<void(uint64_t message_id)>& on_pending = {});
+                  const std::function<void(Connection&, uint64_t message_id)>& on_pending = {});
 
 // One range, convenience forms. Length 0 locks nothing on Windows but is
 // still a lock on Samba: callers pass real lengths.
 Result<void> lock_range(Tree& t, const proto::FileId& id, uint64_t offset, uint64_t length, bool exclusive,
-                        bool wait, const std::function<void(uint64_t)>& on_pending = {});
+                        bool wait, const std::function<void(Connection&, uint64_t)>& on_pending = {});
 Result<void> unlock_range(Tree& t, const proto::FileId& id, uint64_t offset, uint64_t length);
 
 // True for the statuses that mean "someone else holds a conflicting lock".

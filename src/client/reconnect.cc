@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "proto/close.h"
 #include "proto/echo.h"
+#include "proto/lock.h"
 
 namespace smbkit::client {
 
@@ -250,7 +251,7 @@ Result<void> Reconnector::attempt() {
   SMBKIT_TRY(auto conn, Connection::connect(co));
   SMBKIT_TRY(auto sess, c_.authenticate(*conn, old_session));
   uint16_t dialect = conn->server().dialect;
-  uint64_t durable = 0, by_path = 0, lost = 0;
+  uint64_t durable = 0, by_path = 0, lost = 0, relocked = 0, lost_locks = 0;
   for (auto& p : plans) {
     SMBKIT_TRY(p.link, c_.connect_tree(*conn, sess, p.share));
     auto send_create = [&](const CreateRequest& c) -> Result<session::Response> {
@@ -258,6 +259,22 @@ Result<void> Reconnector::attempt() {
                                       [&](ByteWriter& w) { return encode_create_request(c, w); }));
       r.encrypt = p.link.encrypt;
       return conn->call(std::move(r));
+    };
+    // A handle reopened by name has none of its locks: take them again, all
+    // in one LOCK (FAIL_IMMEDIATELY allows several elements, MS-SMB2
+    // 3.2.4.19; the server grants all or none).
+    auto relock = [&](const HandleEntry& e, const FileId& id) -> uint32_t {
+      if (e.locks.empty()) return STATUS_SUCCESS;
+      LockRequest lr;
+      lr.FileId = id;
+      lr.Locks = e.locks;
+      auto r = make_request(SMB2_LOCK, sess.session_id, p.link.tree_id,
+                            [&](ByteWriter& w) { return encode_lock_request(lr, w); });
+      if (!r) return r.error().status ? r.error().status : STATUS_INVALID_PARAMETER;
+      r->encrypt = p.link.encrypt;
+      auto resp = conn->call(std::move(*r));
+      if (!resp) return resp.error().status ? resp.error().status : STATUS_CONNECTION_DISCONNECTED;
+      return resp->hdr.Status;
     };
     for (auto& e : p.handles) {
       if (e.lost) continue;
@@ -286,24 +303,37 @@ Result<void> Reconnector::attempt() {
       HandleEntry again = e;
       if (again.want_durable) auth::random_bytes(again.create_guid);
       SMBKIT_TRY(auto resp, send_create(make_create(again, dialect, CreateMode::reopen_by_path)));
+      auto close_new = [&](const FileId& id) {
+        CloseRequest cl;
+        cl.FileId = id;
+        auto r = make_request(SMB2_CLOSE, sess.session_id, p.link.tree_id,
+                              [&](ByteWriter& w) { return encode_close_request(cl, w); });
+        if (r) {
+          r->encrypt = p.link.encrypt;
+          (void)conn->call(std::move(*r));
+        }
+      };
       if (resp.hdr.Status != STATUS_SUCCESS) {
         out.lost = nt_error(resp.hdr.Status, url + ": the open could not be re-established after a reconnect");
         lost++;
       } else {
         SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
         if (!HandleTable::same_file(e, on_disk_id(cr), cr.EndofFile, cr.LastWriteTime)) {
-          CloseRequest cl;
-          cl.FileId = cr.FileId;
-          auto r = make_request(SMB2_CLOSE, sess.session_id, p.link.tree_id,
-                                [&](ByteWriter& w) { return encode_close_request(cl, w); });
-          if (r) {
-            r->encrypt = p.link.encrypt;
-            (void)conn->call(std::move(*r));
-          }
+          close_new(cr.FileId);
           out.lost = nt_error(STATUS_FILE_CLOSED,
                               url + ": the name now refers to a different file (replaced while disconnected)");
           lost++;
+        } else if (auto st = relock(e, cr.FileId); st != STATUS_SUCCESS) {
+          // The owner believes it holds these ranges; another client took
+          // one while we were away. Fail the handle rather than go on
+          // without the lock (as NFS does with locks it cannot reclaim).
+          close_new(cr.FileId);
+          out.lost = nt_error(STATUS_FILE_CLOSED, url + ": a byte-range lock held before the reconnect could not be "
+                                                        "taken again (" + ntstatus_name(st) + ")");
+          lost++;
+          lost_locks += e.locks.size();
         } else {
+          relocked += e.locks.size();
           out.current = cr.FileId;
           out.durable = granted_durability(cr);
           out.create_guid = again.create_guid;
@@ -321,6 +351,7 @@ Result<void> Reconnector::attempt() {
     c_.live_.store(conn.get(), std::memory_order_release);
     c_.session_ = sess;
     c_.gen_++;
+    if (c_.break_handler_) conn->set_break_handler(*c_.break_handler_);
     for (auto& p : plans) {
       if (std::find(c_.trees_.begin(), c_.trees_.end(), p.tree) == c_.trees_.end()) continue;
       p.tree->tree_id_ = p.link.tree_id;
@@ -333,10 +364,15 @@ Result<void> Reconnector::attempt() {
       }
     }
   }
-  std::lock_guard<std::mutex> g(mu_);
-  stats_.durable_reopens += durable;
-  stats_.path_reopens += by_path;
-  stats_.lost_handles += lost;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stats_.durable_reopens += durable;
+    stats_.path_reopens += by_path;
+    stats_.lost_handles += lost;
+    stats_.relocked += relocked;
+    stats_.lost_locks += lost_locks;
+  }
+  c_.reconnected();
   return {};
 }
 

@@ -11,6 +11,7 @@
 #include "proto/create.h"
 #include "proto/create_contexts.h"
 #include "proto/flush.h"
+#include "proto/lock.h"
 #include "proto/fscc_dir_info.h"
 #include "proto/fscc_file_info.h"
 #include "proto/fscc_fs_info.h"
@@ -90,7 +91,7 @@ bool replay_flag_for(uint16_t command, uint16_t dialect) {
 
 Result<session::Response> Tree::transact(const FileId* id, uint16_t command, const Encode& encode,
                                          const std::string& what, std::initializer_list<uint32_t> also_ok,
-                                         uint64_t charge_bytes) {
+                                         uint64_t charge_bytes, const SentHook& on_sent) {
   for (int attempt = 0;; attempt++) {
     FileId cur{};
     SMBKIT_TRY(auto rt, route(id, &cur));
@@ -99,7 +100,32 @@ Result<session::Response> Tree::transact(const FileId* id, uint16_t command, con
     r.encrypt = rt.encrypt;
     r.charge_bytes = charge_bytes;
     if (attempt > 0 && replay_flag_for(command, rt.dialect)) r.hdr.Flags |= SMB2_FLAGS_REPLAY_OPERATION;
-    auto resp = rt.conn->call(std::move(r));
+    Result<session::Response> resp = Error{};
+    if (on_sent) {
+      std::mutex m;
+      std::condition_variable cv;
+      std::optional<Result<session::Response>> out;
+      uint64_t mid = 0;
+      rt.conn->submit(
+          std::move(r),
+          [&](Result<session::Response> x) {
+            std::lock_guard<std::mutex> g(m);
+            out.emplace(std::move(x));
+            cv.notify_one();
+          },
+          {}, &mid);
+      bool answered;
+      {
+        std::lock_guard<std::mutex> g(m);
+        answered = out.has_value();
+      }
+      if (!answered && mid) on_sent(*rt.conn, mid);
+      std::unique_lock<std::mutex> lk(m);
+      cv.wait(lk, [&] { return out.has_value(); });
+      resp = std::move(*out);
+    } else {
+      resp = rt.conn->call(std::move(r));
+    }
     auto rk = retry_kind(resp, rt.conn, attempt);
     if (rk != Retry::no) {
       SMBKIT_CHECK(client_->reconnector_->wait(rt.gen, cause_of(rk)));
@@ -144,7 +170,7 @@ Result<session::Response> Tree::call(session::Request req, const std::string& wh
   return nt_error(st, what);
 }
 
-Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p) {
+Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const OpenExtras* extras) {
   bool durable = p.durable && client_->reconnector_ != nullptr;
   Guid16 create_guid{};
   if (durable) auth::random_bytes(create_guid);
@@ -160,9 +186,12 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p) {
   uint64_t gen = 0;
   SMBKIT_TRY(auto resp, transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
                gen = rt.gen;
-               return encode_create_request(make_create(e, rt.dialect, CreateMode::first), w);
+               CreateRequest c = make_create(e, rt.dialect, CreateMode::first);
+               if (extras && extras->customize) extras->customize(c);
+               return encode_create_request(c, w);
              }, url_of(path)));
   SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
+  if (extras && extras->response) *extras->response = cr;
   OpenFile f;
   f.id = cr.FileId;
   f.size = cr.EndofFile;
@@ -180,6 +209,11 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p) {
     e.lost = nt_error(STATUS_FILE_CLOSED, url_of(path) + ": the connection was re-established during the open");
   SMBKIT_CHECK(handles_.add(std::move(e)));
   return f;
+}
+
+void Tree::note_locks(const FileId& id, std::span<const LockElement> locks) {
+  std::lock_guard<std::mutex> g(client_->state_mu_);
+  handles_.note_locks(id, locks);
 }
 
 Result<void> Tree::close(const FileId& id) {

@@ -12,11 +12,13 @@ using proto::SMB2_LEASE_WRITE_CACHING;
 
 LeaseCache::LeaseCache(client::Tree& tree) : mgr_(tree) {
   mgr_.set_break_callback([this](const client::LeaseBreakEvent& e) { on_break(e); });
+  mgr_.set_lost_callback([this] { on_all_lost(); });
   inval_thread_ = std::thread([this] { inval_loop(); });
 }
 
 LeaseCache::~LeaseCache() {
   mgr_.set_break_callback(nullptr);
+  mgr_.set_lost_callback(nullptr);
   {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;
@@ -101,8 +103,9 @@ void LeaseCache::after_read(fuse_ino_t ino) {
     auto it = nodes_.find(ino);
     if (it == nodes_.end() || it->second.cache_valid) return;
     if (mgr_.state(it->second.key) & SMB2_LEASE_READ_CACHING) return;
-    if (std::find(inval_.begin(), inval_.end(), ino) != inval_.end()) return;
-    inval_.push_back(ino);
+    if (std::find_if(inval_.begin(), inval_.end(), [&](const Inval& i) { return i.ino == ino; }) != inval_.end())
+      return;
+    inval_.push_back({ino, false});
   }
   cv_.notify_all();
 }
@@ -133,6 +136,20 @@ void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
   if (lose_read) invalidate_now(ino);
 }
 
+void LeaseCache::on_all_lost() {
+  // Reconnect thread: nothing here may wait for a request. Reads and writes
+  // already see no lease (state() is 0); the readahead windows and the
+  // kernel's pages go on the invalidation thread.
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto& [ino, n] : nodes_) {
+      n.cache_valid = false;
+      inval_.push_back({ino, true});
+    }
+  }
+  cv_.notify_all();
+}
+
 void LeaseCache::invalidate_now(fuse_ino_t ino) {
   fuse_session* se;
   {
@@ -150,10 +167,12 @@ void LeaseCache::inval_loop() {
   for (;;) {
     cv_.wait(lk, [&] { return stop_ || !inval_.empty(); });
     if (stop_) return;
-    fuse_ino_t ino = inval_.front();
+    Inval i = inval_.front();
     inval_.pop_front();
+    auto drop = i.drop ? drop_hook_ : nullptr;
     lk.unlock();
-    invalidate_now(ino);
+    if (drop) drop(i.ino);
+    invalidate_now(i.ino);
     lk.lock();
   }
 }

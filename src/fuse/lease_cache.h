@@ -17,6 +17,10 @@
 // - A handle opened with READ caching that lost it cannot switch to
 //   direct_io; its reads are followed by an invalidation of the inode
 //   (queued to the invalidation thread) so later reads ask the server again.
+// - A reconnect ends every lease (the handles are reopened without one):
+//   as if each had been broken to none, except that there is nothing to
+//   acknowledge and dirty data stays queued (it is written through the
+//   reopened handles).
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -79,6 +83,7 @@ class LeaseCache {
     bool cache_valid = false;  // READ caching held since the pages were read
   };
   void on_break(const client::LeaseBreakEvent& e);
+  void on_all_lost();  // a reconnect: no lease survived
   void invalidate_now(fuse_ino_t ino);
   void inval_loop();
 
@@ -89,7 +94,11 @@ class LeaseCache {
   std::map<client::LeaseKey, fuse_ino_t> by_key_;
   std::function<void(fuse_ino_t)> flush_hook_, drop_hook_;
   fuse_session* se_ = nullptr;
-  std::deque<fuse_ino_t> inval_;
+  struct Inval {
+    fuse_ino_t ino;
+    bool drop;  // drop the readahead windows first (drop hook)
+  };
+  std::deque<Inval> inval_;
   bool stop_ = false;
   std::thread inval_thread_;
 };

@@ -36,18 +36,20 @@ bool range_of(const struct flock& l, uint64_t& start, uint64_t& end) {
 // Cancels the blocked LOCK when the caller is interrupted (a signal while in
 // F_SETLKW or a blocking flock).
 struct InterruptCtx {
-  client::Connection* conn;
   std::mutex mu;
+  client::Connection* conn = nullptr;  // where the LOCK was last sent
   uint64_t mid = 0;
 };
 void on_interrupt(fuse_req_t, void* data) {
   auto* c = static_cast<InterruptCtx*>(data);
+  client::Connection* conn;
   uint64_t mid;
   {
     std::lock_guard<std::mutex> g(c->mu);
+    conn = c->conn;
     mid = c->mid;
   }
-  if (mid) (void)c->conn->cancel(mid);
+  if (mid) (void)conn->cancel(mid);
 }
 
 }  // namespace
@@ -58,14 +60,16 @@ int LockTable::lock_on_server(fuse_req_t req, const FileId& id, uint64_t start, 
     auto r = client::lock_range(tree_, id, start, length_of(start, end), exclusive, false);
     return r ? 0 : errno_for(r.error());
   }
-  InterruptCtx ctx{&tree_.client().conn(), {}, 0};
+  InterruptCtx ctx;
   bool registered = false;
-  auto r = client::lock_range(tree_, id, start, length_of(start, end), exclusive, true, [&](uint64_t mid) {
+  auto r = client::lock_range(tree_, id, start, length_of(start, end), exclusive, true,
+                              [&](client::Connection& conn, uint64_t mid) {
     {
       std::lock_guard<std::mutex> g(ctx.mu);
+      ctx.conn = &conn;
       ctx.mid = mid;
     }
-    if (req) {
+    if (req && !registered) {
       fuse_req_interrupt_func(req, on_interrupt, &ctx);  // runs at once if already interrupted
       registered = true;
     }

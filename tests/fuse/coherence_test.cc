@@ -26,54 +26,6 @@ class Coherence : public Mount {
   std::string a_, b_;
 };
 
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-};
-
-std::string pread_all(int fd, size_t max) {
-  std::string s(max, '\0');
-  ssize_t n = ::pread(fd, s.data(), max, 0);
-  s.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  return s;
-}
-
-int setlk(int fd, short type, off_t start, off_t len, bool wait = false) {
-  struct flock l{};
-  l.l_type = type;
-  l.l_whence = SEEK_SET;
-  l.l_start = start;
-  l.l_len = len;
-  return ::fcntl(fd, wait ? F_SETLKW : F_SETLK, &l) == 0 ? 0 : errno;
-}
-
-struct flock getlk(int fd, short type, off_t start, off_t len) {
-  struct flock l{};
-  l.l_type = type;
-  l.l_whence = SEEK_SET;
-  l.l_start = start;
-  l.l_len = len;
-  if (::fcntl(fd, F_GETLK, &l) != 0) l.l_type = -1;
-  return l;
-}
-
-// Polls (bounded: 200 x 50 ms) until read() through fd gives `want`.
-::testing::AssertionResult eventually_reads(int fd, const std::string& want) {
-  std::string got;
-  for (int i = 0; i < 200; i++) {
-    got = pread_all(fd, want.size() + 64);
-    if (got == want) return ::testing::AssertionSuccess();
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return ::testing::AssertionFailure() << "still reading " << got.size() << " bytes: '" << got.substr(0, 40)
-                                       << "'";
-}
-
 TEST_F(Coherence, WriteThroughOneMountIsReadThroughTheOther) {
   std::string v1 = "version one of the file\n";
   ASSERT_TRUE(write_file(a_ + "/shared.txt", v1));

@@ -1,6 +1,8 @@
 // A mount survives smbd restarts: a file open for writing and one open for
 // reading through the mount keep working across the restart (the client
-// reconnects and reopens the handles by name), and the data is right.
+// reconnects and reopens the handles by name), and the data is right; in
+// cache=strict the leases end and the cache with them, and POSIX locks are
+// taken again.
 #include "mount_fixture.h"
 
 namespace smbkit::fuse_testing {
@@ -36,6 +38,84 @@ TEST_F(MountReconnect, OpenFilesSurviveAnSmbdRestart) {
   // New operations work too.
   EXPECT_TRUE(same(slurp(mp + "/w.bin"), b));
   EXPECT_TRUE(is_mounted(mp));
+}
+
+// cache=strict: the files are opened under leases. A restart ends the
+// leases; the handles come back without them, the cached pages are dropped,
+// and another client's later write is seen through the same descriptor.
+TEST_F(MountReconnect, StrictFilesSurviveARestartAndSeeOtherClientsWrites) {
+  std::string mp = mounted("cache=strict,actimeo=600,hard,echo_interval=1");
+  ASSERT_FALSE(mp.empty());
+  std::string want = random_bytes(1 << 20, 93);
+  ASSERT_TRUE(write_file(share_dir() + "/s.bin", want));
+  chown_to_smb_user(share_dir() + "/s.bin");
+  Fd fd(::open((mp + "/s.bin").c_str(), O_RDWR));
+  ASSERT_GE(fd.fd, 0) << strerror(errno);
+  ASSERT_TRUE(same(pread_all(fd.fd, want.size()), want));  // cached under the lease
+  std::string mine = "written through the mount before the restart";
+  ASSERT_EQ(::pwrite(fd.fd, mine.data(), mine.size(), 100), static_cast<ssize_t>(mine.size()));
+  ASSERT_EQ(::fsync(fd.fd), 0) << strerror(errno);
+  want.replace(100, mine.size(), mine);
+
+  auto r = server_->restart();
+  ASSERT_TRUE(r.ok()) << r.error().message();
+
+  // Another client writes the file after the restart.
+  std::string other = random_bytes(64 << 10, 94);
+  std::string b = mounted("cache=none");
+  ASSERT_FALSE(b.empty());
+  {
+    Fd w(::open((b + "/s.bin").c_str(), O_WRONLY));
+    ASSERT_GE(w.fd, 0) << strerror(errno);
+    ASSERT_EQ(::pwrite(w.fd, other.data(), other.size(), 4096), static_cast<ssize_t>(other.size()));
+  }
+  want.replace(4096, other.size(), other);
+  // The pages read before the restart must not be served any more.
+  EXPECT_TRUE(eventually_reads(fd.fd, want));
+
+  // Writing through the reopened handle works, and reaches the server.
+  std::string after = "written through the mount after the restart";
+  ASSERT_EQ(::pwrite(fd.fd, after.data(), after.size(), 200000), static_cast<ssize_t>(after.size()))
+      << strerror(errno);
+  want.replace(200000, after.size(), after);
+  EXPECT_EQ(::close(fd.fd), 0) << strerror(errno);
+  fd.fd = -1;
+  EXPECT_TRUE(same(slurp(share_dir() + "/s.bin"), want));
+  EXPECT_TRUE(same(slurp(mp + "/s.bin"), want));
+}
+
+// A POSIX lock held through the mount is held again after the server
+// restarted (the daemon reopens the handle and takes the lock again), so
+// another client still cannot take it.
+TEST_F(MountReconnect, LocksHeldThroughTheMountAreHeldAgainAfterARestart) {
+  std::string a = mounted("cache=strict,hard,echo_interval=1");
+  ASSERT_FALSE(a.empty());
+  Fd fd(::open((a + "/l.bin").c_str(), O_RDWR | O_CREAT, 0644));
+  ASSERT_GE(fd.fd, 0) << strerror(errno);
+  ASSERT_EQ(::pwrite(fd.fd, "0123456789", 10, 0), 10);
+  ASSERT_EQ(setlk(fd.fd, F_WRLCK, 0, 100), 0);
+
+  auto r = server_->restart();
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  // A lookup the kernel cannot answer makes the daemon reconnect (and take
+  // the lock again) before the other client asks.
+  struct stat st{};
+  EXPECT_NE(::stat((a + "/no-such-file").c_str(), &st), 0);
+  EXPECT_EQ(errno, ENOENT);
+
+  std::string b = mounted("cache=strict");
+  ASSERT_FALSE(b.empty());
+  Fd other(::open((b + "/l.bin").c_str(), O_RDWR));
+  ASSERT_GE(other.fd, 0) << strerror(errno);
+  EXPECT_EQ(setlk(other.fd, F_WRLCK, 50, 10), EAGAIN) << "the lock was not held again after the restart";
+  // The holder can still let go, and then the other client gets it.
+  EXPECT_EQ(setlk(fd.fd, F_UNLCK, 0, 100), 0);
+  EXPECT_EQ(setlk(other.fd, F_WRLCK, 50, 10), 0);
+  EXPECT_EQ(setlk(other.fd, F_UNLCK, 50, 10), 0);  // SMB locks are mandatory: let A read
+  // I/O through the relocked handle works.
+  char buf[10];
+  EXPECT_EQ(::pread(fd.fd, buf, 10, 0), 10) << strerror(errno);
+  EXPECT_EQ(std::string(buf, 10), "0123456789");
 }
 
 TEST_F(MountReconnect, HardSoftAndEchoIntervalAreAccepted) {

@@ -75,7 +75,7 @@ TEST_F(Locks, BlockingLockGrantedAfterRelease) {
   IT_ASSERT_OK(cl::lock_range(*a->tree, a->id, 0, 10, true, false));
   std::promise<uint64_t> sent;
   auto waiter = std::async(std::launch::async, [&] {
-    return cl::lock_range(*b->tree, b->id, 0, 10, true, true, [&](uint64_t mid) { sent.set_value(mid); });
+    return cl::lock_range(*b->tree, b->id, 0, 10, true, true, [&](cl::Connection&, uint64_t mid) { sent.set_value(mid); });
   });
   auto sf = sent.get_future();
   ASSERT_EQ(sf.wait_for(std::chrono::seconds(20)), std::future_status::ready);
@@ -99,7 +99,7 @@ TEST_F(Locks, BlockingLockCancelled) {
   IT_ASSERT_OK(cl::lock_range(*a->tree, a->id, 0, 10, true, false));
   std::promise<uint64_t> sent;
   auto waiter = std::async(std::launch::async, [&] {
-    return cl::lock_range(*b->tree, b->id, 0, 10, true, true, [&](uint64_t mid) { sent.set_value(mid); });
+    return cl::lock_range(*b->tree, b->id, 0, 10, true, true, [&](cl::Connection&, uint64_t mid) { sent.set_value(mid); });
   });
   auto sf = sent.get_future();
   ASSERT_EQ(sf.wait_for(std::chrono::seconds(20)), std::future_status::ready);

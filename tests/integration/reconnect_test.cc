@@ -9,6 +9,8 @@
 #include <future>
 #include <thread>
 
+#include "client/lease.h"
+#include "client/lock.h"
 #include "fixture.h"
 #include "support/link_emulator.h"
 
@@ -337,6 +339,119 @@ TEST_F(Reconnect, FileReplacedWhileDisconnectedFailsThatHandle) {
   // The tree itself is back: other operations work.
   auto s = (*t)->stat("replaced.bin");
   IT_EXPECT_OK(s);
+}
+
+// Byte-range locks live on the handle; a restarted server forgot them with
+// it. The client reopens the handle by name and takes its locks again.
+TEST_F(Reconnect, LocksAreTakenAgainAfterARestart) {
+  ASSERT_TRUE(write_local(share_file("locked.bin"), random_bytes(4096, 62)));
+  auto a = cl::Client::connect(options());
+  IT_ASSERT_OK(a);
+  auto ta = (*a)->tree_connect("share");
+  IT_ASSERT_OK(ta);
+  cl::OpenParams p = read_params();
+  p.durable = false;
+  auto fa = (*ta)->open("locked.bin", p);
+  IT_ASSERT_OK(fa);
+  IT_ASSERT_OK(cl::lock_range(**ta, fa->id, 0, 100, true, false));
+  IT_ASSERT_OK(cl::lock_range(**ta, fa->id, 200, 10, false, false));
+  IT_ASSERT_OK(server_->restart());
+  Bytes buf(16);
+  IT_ASSERT_OK((*ta)->read(fa->id, 0, buf));  // reconnects
+  EXPECT_EQ((*a)->reconnect_stats().relocked, 2u);
+  EXPECT_EQ((*a)->reconnect_stats().lost_locks, 0u);
+
+  auto b = cl::Client::connect(options());
+  IT_ASSERT_OK(b);
+  auto tb = (*b)->tree_connect("share");
+  IT_ASSERT_OK(tb);
+  auto fb = (*tb)->open("locked.bin", p);
+  IT_ASSERT_OK(fb);
+  auto conflict = cl::lock_range(**tb, fb->id, 50, 10, false, false);
+  ASSERT_FALSE(conflict.ok()) << "the exclusive lock was not taken again";
+  EXPECT_TRUE(cl::is_lock_conflict(conflict.error())) << conflict.error().message();
+  auto conflict2 = cl::lock_range(**tb, fb->id, 200, 10, true, false);
+  ASSERT_FALSE(conflict2.ok()) << "the shared lock was not taken again";
+  // A shared lock next to the shared one is fine, and A can let go.
+  IT_EXPECT_OK(cl::lock_range(**tb, fb->id, 200, 10, false, false));
+  IT_ASSERT_OK(cl::unlock_range(**ta, fa->id, 0, 100));
+  IT_EXPECT_OK(cl::lock_range(**tb, fb->id, 50, 10, true, false));
+}
+
+TEST_F(Reconnect, ALockTakenByAnotherClientMeanwhileFailsTheHandle) {
+  ASSERT_TRUE(write_local(share_file("stolen.bin"), random_bytes(4096, 63)));
+  auto a = cl::Client::connect(options());
+  IT_ASSERT_OK(a);
+  auto ta = (*a)->tree_connect("share");
+  IT_ASSERT_OK(ta);
+  cl::OpenParams p = read_params();
+  p.durable = false;
+  auto fa = (*ta)->open("stolen.bin", p);
+  IT_ASSERT_OK(fa);
+  IT_ASSERT_OK(cl::lock_range(**ta, fa->id, 0, 100, true, false));
+  IT_ASSERT_OK(server_->restart());
+  // B gets there first.
+  auto b = cl::Client::connect(options());
+  IT_ASSERT_OK(b);
+  auto tb = (*b)->tree_connect("share");
+  IT_ASSERT_OK(tb);
+  auto fb = (*tb)->open("stolen.bin", p);
+  IT_ASSERT_OK(fb);
+  IT_ASSERT_OK(cl::lock_range(**tb, fb->id, 10, 10, true, false));
+  Bytes buf(16);
+  auto r = (*ta)->read(fa->id, 0, buf);
+  IT_EXPECT_STATUS(r, smbkit::STATUS_FILE_CLOSED);
+  EXPECT_NE(err_of(r).find("byte-range lock"), std::string::npos) << err_of(r);
+  EXPECT_EQ((*a)->reconnect_stats().lost_locks, 1u);
+  // The rest of A's tree works.
+  IT_EXPECT_OK((*ta)->stat("stolen.bin"));
+}
+
+// Leases end with the session: after a reconnect none is held (the handle
+// comes back without one), a new open gets a new one, and its breaks are
+// handled on the new connection.
+TEST_F(Reconnect, LeasesAreForgottenAndWorkAgainAfterARestart) {
+  ASSERT_TRUE(write_local(share_file("leased.bin"), random_bytes(4096, 64)));
+  auto a = cl::Client::connect(options());
+  IT_ASSERT_OK(a);
+  auto ta = (*a)->tree_connect("share");
+  IT_ASSERT_OK(ta);
+  cl::LeaseManager la(**ta);
+  ASSERT_TRUE(la.supported());
+  std::atomic<int> lost_calls{0};
+  la.set_lost_callback([&] { lost_calls++; });
+  cl::OpenParams p;
+  p.access = pr::FILE_READ_DATA | pr::FILE_WRITE_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
+  p.options = pr::FILE_NON_DIRECTORY_FILE;
+  auto key = cl::LeaseManager::new_key();
+  auto f1 = la.open("leased.bin", p, key);
+  IT_ASSERT_OK(f1);
+  EXPECT_EQ(f1->lease_state, cl::kLeaseRWH);
+  IT_ASSERT_OK(server_->restart());
+  Bytes buf(16);
+  IT_ASSERT_OK((*ta)->read(f1->file.id, 0, buf));  // reconnects; the handle is back
+  EXPECT_EQ(la.state(key), 0u);
+  EXPECT_EQ(lost_calls, 1);
+  auto f2 = la.open("leased.bin", p, key);
+  IT_ASSERT_OK(f2);
+  EXPECT_NE(f2->lease_state & cl::kLeaseRWH, 0u) << cl::lease_state_name(f2->lease_state);
+  // Another client's open and write break that lease; the break must reach
+  // the manager through the new connection, be acknowledged, and B must
+  // not wait for the server's break timeout.
+  auto b = cl::Client::connect(options());
+  IT_ASSERT_OK(b);
+  auto tb = (*b)->tree_connect("share");
+  IT_ASSERT_OK(tb);
+  auto t0 = std::chrono::steady_clock::now();
+  auto fb = (*tb)->open("leased.bin", p);
+  IT_ASSERT_OK(fb);
+  IT_ASSERT_OK((*tb)->write(fb->id, 0, to_bytes("x")));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s) << "B waited for the lease break timeout";
+  EXPECT_TRUE(la.wait_for(key, [](uint32_t s) { return !(s & pr::SMB2_LEASE_WRITE_CACHING); }, 10s));
+  EXPECT_GE(la.stats().breaks, 1u);
+  IT_EXPECT_OK((*tb)->close(fb->id));
+  IT_EXPECT_OK((*ta)->close(f2->file.id));
+  IT_EXPECT_OK((*ta)->close(f1->file.id));
 }
 
 TEST_F(Reconnect, EchoKeepsAnIdleConnectionAndDetectsNothingWrong) {

@@ -207,33 +207,101 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
   return s;
 }
 
-Result<void> SambaServer::launch() {
-  std::string smbd = find_program("smbd");
-  std::string out = dir_ + "/smbd.out";
-  pid_t pid = fork();
-  if (pid < 0) return sys_error(errno, "fork");
-  if (pid == 0) {
-    setsid();  // own process group, so stop() can take all of smbd's children
-    // If the test or tool that started us dies without stop() (killed by a
-    // timeout, say), take smbd down with it instead of leaving it running.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
+namespace {
+
+// smbd is started by a launcher process forked when the SambaServer is
+// created, not by the test itself: a test may later hold descriptors on a
+// FUSE mount of this very server, and an smbd forked from the test would
+// inherit them. When that smbd exits (stop, restart), the kernel closes its
+// copies and sends FUSE FLUSH to the mount daemon, which may need the
+// (exiting) server to answer it: smbd and the daemon wait for each other.
+//
+// Protocol over a SOCK_SEQPACKET pair: a Command, answered by one int32.
+struct Command {
+  char op;    // 'L' launch smbd (reply: pid), 'P' has pid exited (reply
+              // 1/0, reaps it), 'K' kill pid's group and reap (reply 0)
+  pid_t pid;
+};
+
+// Runs in the launcher (a fork of a possibly multi-threaded process): only
+// async-signal-safe calls, no allocation.
+[[noreturn]] void launcher_loop(int sock, const char* smbd, const char* conf, const char* out) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // the test died: go with it (smbd follows)
+  Command c;
+  for (;;) {
+    ssize_t n = read(sock, &c, sizeof c);
+    if (n != sizeof c) _exit(0);  // the SambaServer is gone
+    int32_t reply = 0;
+    if (c.op == 'L') {
+      pid_t pid = fork();
+      if (pid == 0) {
+        setsid();  // own process group, so 'K' can take all of smbd's children
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        int fd = open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+          dup2(fd, 1);
+          dup2(fd, 2);
+        }
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        close(sock);
+        execl(smbd, smbd, "-s", conf, "-F", "--no-process-group", static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      reply = pid;
+    } else if (c.op == 'P') {
+      int st;
+      reply = waitpid(c.pid, &st, WNOHANG) == c.pid ? 1 : 0;
+    } else if (c.op == 'K') {
+      kill(-c.pid, SIGTERM);
+      int st;
+      bool gone = false;
+      for (int i = 0; i < 100 && !gone; i++) {
+        if (waitpid(c.pid, &st, WNOHANG) == c.pid) gone = true;
+        else usleep(20000);
+      }
+      kill(-c.pid, SIGKILL);  // children and a stuck parent
+      if (!gone) waitpid(c.pid, &st, 0);
     }
-    int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
-    execl(smbd.c_str(), smbd.c_str(), "-s", conf_.c_str(), "-F", "--no-process-group",
-          static_cast<char*>(nullptr));
-    _exit(127);
+    if (write(sock, &reply, sizeof reply) != sizeof reply) _exit(0);
   }
+}
+
+}  // namespace
+
+Result<int32_t> SambaServer::ask_launcher(char op, pid_t pid) {
+  if (launcher_fd_ < 0) {
+    std::string smbd = find_program("smbd");
+    std::string out = dir_ + "/smbd.out";
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return sys_error(errno, "socketpair");
+    pid_t l = fork();
+    if (l < 0) return sys_error(errno, "fork");
+    if (l == 0) {
+      close(sv[0]);
+      launcher_loop(sv[1], smbd.c_str(), conf_.c_str(), out.c_str());
+    }
+    close(sv[1]);
+    launcher_fd_ = sv[0];
+    launcher_pid_ = l;
+  }
+  Command c{op, pid};
+  if (write(launcher_fd_, &c, sizeof c) != sizeof c) return sys_error(errno, "smbd launcher");
+  int32_t reply;
+  if (read(launcher_fd_, &reply, sizeof reply) != sizeof reply) return sys_error(EIO, "smbd launcher gone");
+  return reply;
+}
+
+Result<void> SambaServer::launch() {
+  std::string out = dir_ + "/smbd.out";
+  SMBKIT_TRY(auto pid, ask_launcher('L', 0));
+  if (pid <= 0) return sys_error(EIO, "the launcher could not fork smbd");
   pid_ = pid;
   // Wait (bounded) until it accepts connections.
   for (int i = 0; i < 200; i++) {
     if (port_accepts(port_)) return {};
-    int st;
-    if (waitpid(pid_, &st, WNOHANG) == pid_) {
+    auto exited = ask_launcher('P', pid_);
+    if (exited && *exited == 1) {
       pid_ = -1;
       std::ifstream f(out);
       std::string log((std::istreambuf_iterator<char>(f)), {});
@@ -247,15 +315,7 @@ Result<void> SambaServer::launch() {
 
 void SambaServer::stop() {
   if (pid_ <= 0) return;
-  kill(-pid_, SIGTERM);
-  int st;
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; i++) {
-    if (waitpid(pid_, &st, WNOHANG) == pid_) gone = true;
-    else std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  kill(-pid_, SIGKILL);  // children and a stuck parent
-  if (!gone) waitpid(pid_, &st, 0);
+  (void)ask_launcher('K', pid_);
   pid_ = -1;
   // Wait until the port is free again for restart().
   for (int i = 0; i < 100 && port_accepts(port_); i++)
@@ -269,6 +329,11 @@ Result<void> SambaServer::restart() {
 
 SambaServer::~SambaServer() {
   stop();
+  if (launcher_fd_ >= 0) {
+    close(launcher_fd_);  // the launcher exits
+    int st;
+    waitpid(launcher_pid_, &st, 0);
+  }
   if (!keep_dir_) {
     std::error_code ec;
     fs::remove_all(dir_, ec);

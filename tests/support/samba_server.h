@@ -64,10 +64,15 @@ class SambaServer {
  private:
   SambaServer() = default;
   Result<void> launch();
+  // One request to the launcher process (forked on first use), see
+  // samba_server.cc.
+  Result<int32_t> ask_launcher(char op, pid_t pid);
 
   std::string dir_, conf_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;
+  int launcher_fd_ = -1;
+  pid_t launcher_pid_ = -1;
   bool keep_dir_ = false;
 };
 
