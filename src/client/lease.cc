@@ -120,7 +120,7 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
     // than a break we already processed must not resurrect the old state.
     bool stale = granted->V2 && e.have_epoch && static_cast<int16_t>(granted->Epoch - e.epoch) < 0;
     if (!stale) {
-      e.state = granted->LeaseState;
+      e.state = e.settled = granted->LeaseState;
       if (granted->V2) {
         e.epoch = granted->Epoch;
         e.have_epoch = true;
@@ -149,7 +149,7 @@ bool LeaseManager::wait_for(const LeaseKey& key, const std::function<bool(uint32
   std::unique_lock<std::mutex> lk(mu_);
   return cv_.wait_for(lk, limit, [&] {
     auto it = leases_.find(key);
-    return pred(it == leases_.end() ? 0 : it->second.state);
+    return pred(it == leases_.end() ? 0 : it->second.settled);
   });
 }
 
@@ -206,6 +206,12 @@ void LeaseManager::handle(const LeaseBreakNotification& n) {
     } else {
       stats_.breaks++;
       ev.old_state = it->second.state;
+      // What is being lost is not used from now on (state() drops it before
+      // the owner's callback runs): a read that races with the callback's
+      // invalidation must go to the server and be followed by another
+      // invalidation, not refill the cache as if READ caching were still
+      // held; a write must not be buffered behind the flush.
+      it->second.state &= ev.new_state;
       // MS-SMB2 3.2.5.19.2: the new epoch comes with the break (v2).
       if (it->second.have_epoch) it->second.epoch = n.NewEpoch;
     }
@@ -217,7 +223,7 @@ void LeaseManager::handle(const LeaseBreakNotification& n) {
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = leases_.find(n.LeaseKey);
-    if (it != leases_.end()) it->second.state &= ev.new_state;
+    if (it != leases_.end()) it->second.settled = it->second.state;
   }
   cv_.notify_all();
   if (!ev.ack_required) return;

@@ -92,15 +92,17 @@ class LeaseManager {
   uint32_t state(const LeaseKey& key) const;
   // The last handle with this key was closed: the server dropped the lease.
   void forget(const LeaseKey& key);
-  // Waits (bounded) until pred(state(key)) holds; for tests and callers that
-  // want a break to have been handled.
+  // Waits (bounded) until pred(state) holds for the state as of the last
+  // break whose callback has finished; for tests and callers that want a
+  // break to have been handled.
   bool wait_for(const LeaseKey& key, const std::function<bool(uint32_t)>& pred,
                 std::chrono::milliseconds limit) const;
   LeaseStats stats() const;
 
  private:
   struct Entry {
-    uint32_t state = 0;
+    uint32_t state = 0;    // what may be used now (a break lowers it first)
+    uint32_t settled = 0;  // state once the last break's callback has run (wait_for)
     uint16_t epoch = 0;
     bool have_epoch = false;
   };
