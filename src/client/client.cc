@@ -64,7 +64,9 @@ Client::ReconnectStats Client::reconnect_stats() const {
 
 void Client::drop_connection() { conn().close(); }
 
-void Client::stop_reconnecting() { reconnector_.reset(); }
+void Client::stop_reconnecting() {
+  if (reconnector_) reconnector_->shutdown();
+}
 
 void Client::set_break_handler(Connection::BreakHandler h) {
   std::lock_guard<std::mutex> g(state_mu_);

@@ -71,8 +71,9 @@ class Client {
   ReconnectStats reconnect_stats() const;
   // No more reconnects: operations waiting for one, and later ones on a
   // dead connection, fail at once. For teardown (a `hard` mount being
-  // unmounted must not wait forever for a server that is gone just to say
-  // TREE_DISCONNECT and LOGOFF). Call when no other thread uses the client.
+  // unmounted must not wait forever for a server that is gone, neither in
+  // a RELEASE still running nor to say TREE_DISCONNECT and LOGOFF).
+  // Callable from any thread.
   void stop_reconnecting();
   // Drops the connection as if the network had failed (tests, tools): the
   // reconnect logic takes over.

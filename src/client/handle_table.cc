@@ -31,14 +31,15 @@ std::vector<HandleEntry> HandleTable::entries() const {
   return v;
 }
 
-void HandleTable::reopened(const proto::FileId& stable, const proto::FileId& current, Durability d,
+bool HandleTable::reopened(const proto::FileId& stable, const proto::FileId& current, Durability d,
                            const proto::Guid16& create_guid) {
   auto it = by_stable_.find(key(stable));
-  if (it == by_stable_.end()) return;
+  if (it == by_stable_.end()) return false;
   it->second.current = current;
   it->second.durable = d;
   it->second.create_guid = create_guid;
   it->second.lost.reset();
+  return true;
 }
 
 void HandleTable::mark_lost(const proto::FileId& stable, Error why) {

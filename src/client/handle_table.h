@@ -63,7 +63,9 @@ class HandleTable {
   std::vector<HandleEntry> entries() const;
   // After a reconnect: the handle now lives under `current` (and its
   // durability may have changed), or it is lost.
-  void reopened(const proto::FileId& stable, const proto::FileId& current, Durability d,
+  // Returns false if the handle was closed meanwhile (the reopened one is
+  // then the caller's to close).
+  bool reopened(const proto::FileId& stable, const proto::FileId& current, Durability d,
                 const proto::Guid16& create_guid);
   void mark_lost(const proto::FileId& stable, Error why);
   // Granted locks are added; unlocks remove the lock with exactly that

@@ -74,12 +74,16 @@ Reconnector::Reconnector(Client& c) : c_(c) {
 }
 
 Reconnector::~Reconnector() {
+  shutdown();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Reconnector::shutdown() {
   {
     std::lock_guard<std::mutex> g(mu_);
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
 }
 
 void Reconnector::after(uint64_t gen, Cause why, Resume resume) {
@@ -224,6 +228,19 @@ struct Reopened {
 };
 }  // namespace
 
+namespace {
+// A CLOSE on the new connection whose outcome does not matter (a handle we
+// reopened and then found we do not want).
+void close_quietly(Connection& conn, uint64_t session_id, uint32_t tree_id, bool encrypt, const FileId& id) {
+  CloseRequest cl;
+  cl.FileId = id;
+  auto r = make_request(SMB2_CLOSE, session_id, tree_id, [&](ByteWriter& w) { return encode_close_request(cl, w); });
+  if (!r) return;
+  r->encrypt = encrypt;
+  (void)conn.call(std::move(*r));
+}
+}  // namespace
+
 Result<void> Reconnector::attempt() {
   struct Plan {
     Tree* tree;
@@ -304,14 +321,7 @@ Result<void> Reconnector::attempt() {
       if (again.want_durable) auth::random_bytes(again.create_guid);
       SMBKIT_TRY(auto resp, send_create(make_create(again, dialect, CreateMode::reopen_by_path)));
       auto close_new = [&](const FileId& id) {
-        CloseRequest cl;
-        cl.FileId = id;
-        auto r = make_request(SMB2_CLOSE, sess.session_id, p.link.tree_id,
-                              [&](ByteWriter& w) { return encode_close_request(cl, w); });
-        if (r) {
-          r->encrypt = p.link.encrypt;
-          (void)conn->call(std::move(*r));
-        }
+        close_quietly(*conn, sess.session_id, p.link.tree_id, p.link.encrypt, id);
       };
       if (resp.hdr.Status != STATUS_SUCCESS) {
         out.lost = nt_error(resp.hdr.Status, url + ": the open could not be re-established after a reconnect");
@@ -344,6 +354,7 @@ Result<void> Reconnector::attempt() {
       p.reopened.push_back(std::move(out));
     }
   }
+  std::vector<std::pair<FileId, Plan*>> orphans;
   {
     std::lock_guard<std::mutex> g(c_.state_mu_);
     c_.retired_.push_back(old);
@@ -359,11 +370,13 @@ Result<void> Reconnector::attempt() {
       for (auto& r : p.reopened) {
         if (r.lost)
           p.tree->handles_.mark_lost(r.stable, *r.lost);
-        else
-          p.tree->handles_.reopened(r.stable, r.current, r.durable, r.create_guid);
+        else if (!p.tree->handles_.reopened(r.stable, r.current, r.durable, r.create_guid))
+          orphans.push_back({r.current, &p});
       }
     }
   }
+  // Closed by their owner while we reopened them: close the new handles.
+  for (auto& [id, p] : orphans) close_quietly(*conn, sess.session_id, p->link.tree_id, p->link.encrypt, id);
   {
     std::lock_guard<std::mutex> g(mu_);
     stats_.durable_reopens += durable;

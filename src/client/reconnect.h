@@ -33,6 +33,9 @@ class Reconnector {
   explicit Reconnector(Client& c);
   // Stops the thread; operations still waiting fail.
   ~Reconnector();
+  // No more reconnects, from any thread: operations waiting for one fail
+  // (on the reconnect thread, which then ends), later ones fail at once.
+  void shutdown();
 
   using Resume = std::function<void(Result<void>)>;
   // Runs `resume(ok)` on the reconnect thread (never inline: callers may

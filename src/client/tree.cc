@@ -217,14 +217,32 @@ void Tree::note_locks(const FileId& id, std::span<const LockElement> locks) {
 }
 
 Result<void> Tree::close(const FileId& id) {
-  auto r = transact(&id, SMB2_CLOSE, [&](ByteWriter& w, const Route&, const FileId& cur) {
+  // A CLOSE does not wait for a reconnect: a handle whose connection is
+  // gone is closed on the server already (a durable one once its timeout
+  // passes), and the reconnect must not bring it back. So the handle
+  // leaves the table first, and a CLOSE that fails with its connection is
+  // done. (Waiting here kept a `hard` mount whose server was gone for good
+  // in RELEASE forever, even after it was unmounted.)
+  FileId cur{};
+  auto rt = route(&id, &cur);
+  {
+    std::lock_guard<std::mutex> g(client_->state_mu_);
+    handles_.remove(id);
+  }
+  if (!rt) return rt.take_error();  // lost in a reconnect: that error
+  if (rt->conn->dead()) return {};
+  SMBKIT_TRY(auto req, make_request(SMB2_CLOSE, rt->session_id, rt->tree_id, [&](ByteWriter& w) {
     CloseRequest c;
     c.FileId = cur;
     return encode_close_request(c, w);
-  }, "close");
-  std::lock_guard<std::mutex> g(client_->state_mu_);
-  handles_.remove(id);
-  if (!r) return r.take_error();
+  }));
+  req.encrypt = rt->encrypt;
+  auto resp = rt->conn->call(std::move(req));
+  if (!resp) {
+    if (rt->conn->dead()) return {};
+    return resp.take_error();  // e.g. STATUS_IO_TIMEOUT: left open until the connection ends
+  }
+  if (resp->hdr.Status != STATUS_SUCCESS) return nt_error(resp->hdr.Status, "close");
   return {};
 }
 

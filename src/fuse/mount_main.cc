@@ -10,15 +10,19 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/log.h"
@@ -180,7 +184,29 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   fuse_loop_cfg_set_max_threads(lc, 16);
   fuse_loop_cfg_set_idle_threads(lc, 16);
   fuse_loop_cfg_set_clone_fd(lc, 0);
+  // When the session ends (unmounted, or a signal), operations still
+  // waiting for the server to come back (a `hard` mount whose server is
+  // gone) must give up: the loop joins its workers before it returns.
+  std::mutex watch_mu;
+  std::condition_variable watch_cv;
+  bool loop_done = false;
+  std::thread watcher([&] {
+    std::unique_lock<std::mutex> lk(watch_mu);
+    while (!watch_cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return loop_done; })) {
+      if (fuse_session_exited(se)) {
+        SMBKIT_LOG(debug, "session ended: no more reconnects");
+        cl->stop_reconnecting();
+        return;
+      }
+    }
+  });
   int rc = fuse_session_loop_mt(se, lc);
+  {
+    std::lock_guard<std::mutex> g(watch_mu);
+    loop_done = true;
+  }
+  watch_cv.notify_all();
+  watcher.join();
   fuse_loop_cfg_destroy(lc);
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);

@@ -118,6 +118,66 @@ TEST_F(MountReconnect, LocksHeldThroughTheMountAreHeldAgainAfterARestart) {
   EXPECT_EQ(std::string(buf, 10), "0123456789");
 }
 
+// The mount daemon serving mount point mp (0 if none).
+pid_t daemon_of(const std::string& mp) {
+  DIR* d = opendir("/proc");
+  if (!d) return 0;
+  pid_t found = 0;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end) continue;
+    std::string cmd;
+    if (!read_file(std::string("/proc/") + e->d_name + "/cmdline", cmd)) continue;
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (cmd.find(" mount ") != std::string::npos && cmd.find(" " + mp + " ") != std::string::npos)
+      found = static_cast<pid_t>(pid);
+  }
+  closedir(d);
+  return found;
+}
+
+bool gone_within(pid_t pid, std::chrono::seconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (::kill(pid, 0) != 0 && errno == ESRCH) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// A `hard` mount waits for its server as long as it is mounted, but not
+// after: files closed while the server is gone for good, and a lazy
+// unmount with a file still open, end with the daemon gone.
+TEST_F(MountReconnect, HardMountWhoseServerIsGoneStillUnmounts) {
+  std::string mp = mounted("hard,cache=strict");
+  ASSERT_FALSE(mp.empty());
+  pid_t daemon = daemon_of(mp);
+  ASSERT_GT(daemon, 0);
+  Fd closed_later(::open((mp + "/h1.bin").c_str(), O_RDWR | O_CREAT, 0644));
+  ASSERT_GE(closed_later.fd, 0) << strerror(errno);
+  Fd open_at_unmount(::open((mp + "/h2.bin").c_str(), O_RDWR | O_CREAT, 0644));
+  ASSERT_GE(open_at_unmount.fd, 0) << strerror(errno);
+  ASSERT_EQ(::pwrite(closed_later.fd, "data", 4, 0), 4);
+  ASSERT_EQ(::fsync(closed_later.fd), 0) << strerror(errno);  // on the server: nothing to lose
+
+  server_->stop();
+  struct Restart {
+    st::SambaServer& s;
+    ~Restart() { (void)s.restart(); }
+  } restart{*server_};
+
+  // RELEASE's CLOSE must not wait for a server that does not come back.
+  EXPECT_EQ(::close(closed_later.fd), 0) << strerror(errno);
+  closed_later.fd = -1;
+  auto u = st::run_command({"umount", "-l", mp}, 20);
+  EXPECT_EQ(u.status, 0) << u.out;
+  EXPECT_EQ(::close(open_at_unmount.fd), 0) << strerror(errno);
+  open_at_unmount.fd = -1;
+  EXPECT_TRUE(gone_within(daemon, std::chrono::seconds(20))) << "the daemon still runs after the unmount";
+  if (::kill(daemon, 0) == 0) ::kill(daemon, SIGKILL);
+}
+
 TEST_F(MountReconnect, HardSoftAndEchoIntervalAreAccepted) {
   std::string mp = mounted("soft,echo_interval=2");
   ASSERT_FALSE(mp.empty());
