@@ -1,5 +1,7 @@
 #include "client/lease.h"
 
+#include <optional>
+
 #include "auth/crypto.h"
 #include "base/log.h"
 #include "proto/constants.h"
@@ -58,7 +60,7 @@ void LeaseManager::on_reconnect() {
   // under a lease any more. Later opens with the same keys ask again.
   {
     std::lock_guard<std::mutex> g(mu_);
-    leases_.clear();
+    for (auto& [k, e] : leases_) e.state = e.settled = 0;  // the handles stay (reopened)
     reconnects_++;
   }
   cv_.notify_all();
@@ -101,6 +103,7 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
   SMBKIT_TRY(auto f, tree_.open(path, p, &x));
   LeasedOpen out;
   out.file = f;
+  std::optional<CreateLease> granted;
   if (lease && cr.OplockLevel == SMB2_OPLOCK_LEVEL_LEASE) {
     const CreateContext* ctx = find_create_context(cr.CreateContexts, SMB2_CREATE_RESPONSE_LEASE);
     auto bad = [&](const char* why) {
@@ -108,14 +111,17 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
       return protocol_error(why);
     };
     if (!ctx) return bad("CREATE granted a lease without a lease context");
-    auto granted = decode_lease(ctx->Data);
-    if (!granted) return bad("CREATE granted a lease with an undecodable lease context");
-    if (granted->LeaseKey != key) return bad("CREATE granted a lease for another key");
-    std::lock_guard<std::mutex> g(mu_);
-    // A reconnect since the CREATE was sent: that lease went with the old
-    // session (the handle is reopened without one, or lost).
-    if (reconnects != reconnects_) return out;
-    Entry& e = leases_[key];
+    auto g = decode_lease(ctx->Data);
+    if (!g) return bad("CREATE granted a lease with an undecodable lease context");
+    if (g->LeaseKey != key) return bad("CREATE granted a lease for another key");
+    granted = *g;
+  }
+  std::lock_guard<std::mutex> g(mu_);
+  Entry& e = leases_[key];
+  e.handles++;
+  // A reconnect since the CREATE was sent: that lease went with the old
+  // session (the handle is reopened without one, or lost).
+  if (granted && reconnects == reconnects_) {
     // Lease v2 (MS-SMB2 2.2.14.2.11): a response carrying an older epoch
     // than a break we already processed must not resurrect the old state.
     bool stale = granted->V2 && e.have_epoch && static_cast<int16_t>(granted->Epoch - e.epoch) < 0;
@@ -127,8 +133,8 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
       }
     }
     out.lease_state = e.state;
-    cv_.notify_all();
   }
+  cv_.notify_all();
   return out;
 }
 
@@ -138,9 +144,11 @@ uint32_t LeaseManager::state(const LeaseKey& key) const {
   return it == leases_.end() ? 0 : it->second.state;
 }
 
-void LeaseManager::forget(const LeaseKey& key) {
+void LeaseManager::closed(const LeaseKey& key) {
   std::lock_guard<std::mutex> g(mu_);
-  leases_.erase(key);
+  auto it = leases_.find(key);
+  if (it == leases_.end()) return;
+  if (--it->second.handles <= 0) leases_.erase(it);
   cv_.notify_all();
 }
 

@@ -90,8 +90,11 @@ class LeaseManager {
                           uint32_t want = kLeaseRWH);
   // The state we hold for key (0 when none or unknown).
   uint32_t state(const LeaseKey& key) const;
-  // The last handle with this key was closed: the server dropped the lease.
-  void forget(const LeaseKey& key);
+  // A handle open()ed with this key was closed (by Tree::close). Each open
+  // counts; after the last close the server has dropped the lease and so
+  // do we. (Counting per handle keeps a lease that a new open with the same
+  // key was granted while the previous handle was being closed.)
+  void closed(const LeaseKey& key);
   // Waits (bounded) until pred(state) holds for the state as of the last
   // break whose callback has finished; for tests and callers that want a
   // break to have been handled.
@@ -103,6 +106,7 @@ class LeaseManager {
   struct Entry {
     uint32_t state = 0;    // what may be used now (a break lowers it first)
     uint32_t settled = 0;  // state once the last break's callback has run (wait_for)
+    int handles = 0;       // open handles with this key
     uint16_t epoch = 0;
     bool have_epoch = false;
   };

@@ -478,7 +478,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     f = leased_open(fs, ino, *path, p);
     if (!f) return reply_error(req, f.error(), "open");
     if (fs.inodes().unchanged_since(ino, since) || attempt == kPathRetries) break;
-    (void)fs.tree().close(f->file.id);  // not attached yet: no lease count to drop
+    (void)fs.tree().close(f->file.id);  // not attached yet
+    if (fs.leases()) fs.leases()->discard(*f);
     path_retry_pause(attempt);
   }
   auto h = std::make_unique<FileHandle>();
@@ -519,6 +520,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   auto s = fs.tree().stat_handle(f->file.id);
   if (!s) {
     (void)fs.tree().close(f->file.id);
+    if (fs.leases()) fs.leases()->discard(*f);
     return reply_error(req, s.error(), "create");
   }
   auto h = std::make_unique<FileHandle>();

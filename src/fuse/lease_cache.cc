@@ -83,19 +83,23 @@ void LeaseCache::attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi) {
 }
 
 void LeaseCache::closed(fuse_ino_t ino) {
-  std::optional<client::LeaseKey> gone;
+  client::LeaseKey key;
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = nodes_.find(ino);
     if (it == nodes_.end()) return;
-    if (--it->second.opens > 0) return;
-    gone = it->second.key;
-    by_key_.erase(it->second.key);
-    nodes_.erase(it);
+    key = it->second.key;
+    if (--it->second.opens <= 0) {
+      by_key_.erase(it->second.key);
+      nodes_.erase(it);
+    }
   }
-  // The last handle is closed: the server ended the lease.
-  mgr_.forget(*gone);
+  // Per handle: the manager ends the lease with the last handle of the key
+  // (also one opened meanwhile and not attached yet).
+  mgr_.closed(key);
 }
+
+void LeaseCache::discard(const Opened& o) { mgr_.closed(o.key); }
 
 void LeaseCache::after_read(fuse_ino_t ino) {
   {
@@ -107,6 +111,7 @@ void LeaseCache::after_read(fuse_ino_t ino) {
       return;
     inval_.push_back({ino, false});
   }
+  SMBKIT_LOG(trace, "inode {} read without READ caching: invalidation queued", ino);
   cv_.notify_all();
 }
 
@@ -131,6 +136,8 @@ void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
     flush = flush_hook_;
     drop = drop_hook_;
   }
+  SMBKIT_LOG(trace, "lease break on inode {}: {} -> {}", ino, client::lease_state_name(e.old_state),
+             client::lease_state_name(e.new_state));
   if (lose_write && flush) flush(ino);
   if (lose_read && drop) drop(ino);
   if (lose_read) invalidate_now(ino);
@@ -159,7 +166,7 @@ void LeaseCache::invalidate_now(fuse_ino_t ino) {
   if (!se) return;
   // Pages and attributes (offset 0, length 0: the whole file).
   int r = fuse_lowlevel_notify_inval_inode(se, ino, 0, 0);
-  if (r != 0 && r != -ENOENT) SMBKIT_LOG(debug, "inval inode {}: {}", ino, r);
+  SMBKIT_LOG(trace, "inval inode {}: {}", ino, r);
 }
 
 void LeaseCache::inval_loop() {

@@ -66,6 +66,9 @@ class LeaseCache {
   void attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi);
   // The open was released (or never handed to the kernel).
   void closed(fuse_ino_t ino);
+  // An open() that is closed again before attach() (the caller closes the
+  // handle).
+  void discard(const Opened& o);
   // A read was served from the server: without READ caching, drop what the
   // kernel just cached.
   void after_read(fuse_ino_t ino);

@@ -75,6 +75,13 @@ class FsTools : public Mount {
     // pending behind A's not-yet-closed handle (docs/design/fstools.md).
     argv.push_back("--release-wait");
     argv.push_back("5");
+    // Coherence through lease breaks is asynchronous: the break reaches the
+    // other mount shortly after the writer's WRITE returned (Samba does not
+    // hold the WRITE for an R break), so a check polls (bounded) rather
+    // than reading once. Without --wait, B read once right after A's write
+    // and failed in about 1 of 10 runs.
+    argv.push_back("--wait");
+    argv.push_back("10");
     argv.push_back(a);
     argv.push_back(b);
     auto o = run(argv, 120);
