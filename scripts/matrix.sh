@@ -6,7 +6,7 @@
 #
 #   scripts/matrix.sh              the CI slice (the default; same as --slice ci)
 #   scripts/matrix.sh --slice ci   the diagonal: 2.1/plain/strict, 3.0/sign/none,
-#                                  3.1.1/seal/loose (about 2 minutes)
+#                                  3.1.1/seal/loose (2-3 minutes on 2 shared cores)
 #   scripts/matrix.sh --full       all 27 cells (3 of them, 2.1 with seal, are
 #                                  reported as not applicable: SMB 2.1 has no
 #                                  encryption)
