@@ -6,6 +6,10 @@ Input: runs.tsv, one line per gtest run:
   kind  label  xml  log  exit-status|na  seconds
 Output: a summary per cell, a grid (one row per test, one column per cell:
 pass/fail and time), and every failure with the first lines of its output.
+A test that skips itself with the message "not applicable in this cell:
+REASON" (IT_NOT_APPLICABLE_IF in tests/integration/fixture.h) is shown as
+n/a with its reason, apart from other skips: it can never pass in that cell
+(a share that requires encryption in a 2.x cell) and must not look green.
 Exit status 1 if any test failed, any run crashed or left no XML, or no
 test ran at all.
 """
@@ -17,6 +21,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 FIRST_LINES = 8
+NA_PREFIX = "not applicable in this cell:"
 
 
 class Run:
@@ -67,9 +72,15 @@ def load(run):
                 status = "FAIL"
             else:
                 status = "pass"
-            if case.find("skipped") is not None:
+            skipped = case.find("skipped")
+            if skipped is not None:
                 status = "skip"
             msgs = [f.get("message") or f.text or "" for f in case.findall("failure") + case.findall("error")]
+            if status == "skip" and skipped is not None:
+                why = skipped.get("message") or skipped.text or ""
+                if NA_PREFIX in why:
+                    status = "n/a"
+                    msgs = [why[why.index(NA_PREFIX) + len(NA_PREFIX):].strip()]
             name = f"{case.get('classname')}.{case.get('name')}"
             run.tests[name] = (status, float(case.get("time", "0") or 0), "\n".join(msgs))
     if run.rc != 0 and not any(s == "FAIL" for s, _, _ in run.tests.values()):
@@ -105,10 +116,11 @@ def main():
     passed = sum(1 for r in live for s, _, _ in r.tests.values() if s == "pass")
     failed = sum(1 for r in live for s, _, _ in r.tests.values() if s == "FAIL")
     skipped = sum(1 for r in live for s, _, _ in r.tests.values() if s == "skip")
+    not_app = sum(1 for r in live for s, _, _ in r.tests.values() if s == "n/a")
     problems = [r for r in live if r.problem]
     ok = failed == 0 and not problems and total > 0
     verdict = "PASS" if ok else "FAIL"
-    summary = (f"{verdict}: {passed} passed, {failed} failed, {skipped} skipped, "
+    summary = (f"{verdict}: {passed} passed, {failed} failed, {not_app} not applicable, {skipped} skipped, "
                f"{len(problems)} runs broken; {total} test runs in {len(live)} gtest runs "
                f"({len(runs) - len(live)} cells not applicable); "
                f"{sum(r.seconds for r in runs)} s")
@@ -121,31 +133,43 @@ def main():
             if s == "FAIL":
                 failures.append((r.column, n, first_lines(m)))
 
+    not_applicable = []  # (column, test, reason)
+    for r in live:
+        for n, (s, _, m) in sorted(r.tests.items()):
+            if s == "n/a":
+                not_applicable.append((r.column, n, m))
+
     def cell_text(r, n):
         if r.na:
             return "n/a"
         if n not in r.tests:
             return ""
         s, t, _ = r.tests[n]
-        return f"{s} {t:.2f}s"
+        return "n/a" if s == "n/a" else f"{s} {t:.2f}s"
 
     # Markdown
     md = [f"# smbkit test matrix ({a.slice} slice)", "", f"**{summary}**", "",
           "Cells are dialect/security/cache (fuse: the mount; integration: the client "
           "library, which has no cache mode). 2.1 with seal is not applicable: SMB 2.1 "
-          "has no encryption.", "",
-          "| run | cell | tests | passed | failed | time |", "| --- | --- | ---: | ---: | ---: | ---: |"]
+          "has no encryption; so is a test that says it cannot pass in a cell (listed below).", "",
+          "| run | cell | tests | passed | failed | n/a | time |", "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
     for r in runs:
         if r.na:
-            md.append(f"| {r.kind} | {r.label} | n/a | | | |")
+            md.append(f"| {r.kind} | {r.label} | n/a | | | | |")
             continue
         p = sum(1 for s, _, _ in r.tests.values() if s == "pass")
         fl = sum(1 for s, _, _ in r.tests.values() if s == "FAIL") + (1 if r.problem else 0)
-        md.append(f"| {r.kind} | {r.label} | {len(r.tests)} | {p} | {fl} | {r.seconds} s |")
+        na = sum(1 for s, _, _ in r.tests.values() if s == "n/a")
+        md.append(f"| {r.kind} | {r.label} | {len(r.tests)} | {p} | {fl} | {na} | {r.seconds} s |")
     md += ["", "## Every test", "", "| test | " + " | ".join(r.column for r in runs) + " |",
            "| --- |" + " --- |" * len(runs)]
     for n in names:
         md.append(f"| {n} | " + " | ".join(cell_text(r, n) for r in runs) + " |")
+    md += ["", "## Not applicable in a cell", ""]
+    if not not_applicable:
+        md.append("None.")
+    for col, n, why in not_applicable:
+        md.append(f"- {col}: {md_escape(n)}: {md_escape(why)}")
     md += ["", "## Failures", ""]
     if not failures:
         md.append("None.")
@@ -163,27 +187,31 @@ def main():
          "pre{background:#f4f4f4;padding:6px}</style></head><body>",
          f"<h1>smbkit test matrix ({e(a.slice)} slice)</h1>",
          f"<p style='font-weight:bold;background:{'#cfc' if ok else '#f99'}'>{e(summary)}</p>",
-         "<table><tr><th>run</th><th>cell</th><th>tests</th><th>passed</th><th>failed</th><th>time</th></tr>"]
+         "<table><tr><th>run</th><th>cell</th><th>tests</th><th>passed</th><th>failed</th><th>n/a</th><th>time</th></tr>"]
     for r in runs:
         if r.na:
             h.append(f"<tr style='background:#ddd'><td>{e(r.kind)}</td><td>{e(r.label)}</td>"
-                     "<td colspan=4>not applicable (SMB 2.1 has no encryption)</td></tr>")
+                     "<td colspan=5>not applicable (SMB 2.1 has no encryption)</td></tr>")
             continue
         p = sum(1 for s, _, _ in r.tests.values() if s == "pass")
         fl = sum(1 for s, _, _ in r.tests.values() if s == "FAIL") + (1 if r.problem else 0)
+        na = sum(1 for s, _, _ in r.tests.values() if s == "n/a")
         bg = "#cfc" if fl == 0 and r.tests else "#f99"
         h.append(f"<tr style='background:{bg}'><td>{e(r.kind)}</td><td>{e(r.label)}</td><td>{len(r.tests)}</td>"
-                 f"<td>{p}</td><td>{fl}</td><td>{r.seconds} s</td></tr>")
+                 f"<td>{p}</td><td>{fl}</td><td>{na}</td><td>{r.seconds} s</td></tr>")
     h.append("</table><h2>Every test</h2><table><tr><th>test</th>" +
              "".join(f"<th>{e(r.kind)}<br>{e(r.label)}</th>" for r in runs) + "</tr>")
     for n in names:
         row = [f"<td>{e(n)}</td>"]
         for r in runs:
             t = cell_text(r, n)
-            key = "n/a" if r.na else (t.split(" ")[0] if t else "")
+            key = "n/a" if r.na or t == "n/a" else (t.split(" ")[0] if t else "")
             row.append(f"<td style='background:{color.get(key, '#fff')}'>{e(t)}</td>")
         h.append("<tr>" + "".join(row) + "</tr>")
-    h.append("</table><h2>Failures</h2>")
+    h.append("</table><h2>Not applicable in a cell</h2>")
+    h.append("<ul>" + "".join(f"<li>{e(col)}: {e(n)}: {e(why)}</li>" for col, n, why in not_applicable) + "</ul>"
+             if not_applicable else "<p>None.</p>")
+    h.append("<h2>Failures</h2>")
     if not failures:
         h.append("<p>None.</p>")
     for col, n, text in failures:

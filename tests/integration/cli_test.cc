@@ -1,26 +1,22 @@
 // The smbkit binary itself, run as a user would, against a real smbd.
+// Every command runs in the matrix cell (SMBKIT_TEST_VERS/SEC, see
+// run_smbkit in fixture.h) unless the test names its own --vers, --sign
+// or --seal.
 #include <map>
+#include <regex>
 
 #include "fixture.h"
 
 namespace smbkit_it {
 namespace {
 
-const std::string kBin = SMBKIT_BIN_DIR "/smbkit";
-
 class Cli : public ServerSuite<Cli> {
  protected:
-  // Runs smbkit with SMBKIT_PASSWORD set to `password` (or unset when
-  // nullptr), through env(1) so each command has its own environment.
+  // The smbkit binary in the matrix cell (run_smbkit, fixture.h).
   static st::SambaServer::Output smbkit(const std::vector<std::string>& args,
                                         const char* password = st::SambaServer::password(),
                                         int timeout_s = 120) {
-    std::vector<std::string> argv = {"env"};
-    if (password) argv.push_back(std::string("SMBKIT_PASSWORD=") + password);
-    else argv.push_back("-u"), argv.push_back("SMBKIT_PASSWORD");
-    argv.push_back(kBin);
-    argv.insert(argv.end(), args.begin(), args.end());
-    return st::run_command(argv, timeout_s);
+    return run_smbkit(args, password, timeout_s);
   }
   static std::string url(const std::string& path = "") {
     return server().url("share") + (path.empty() ? "" : "/" + path);
@@ -43,6 +39,91 @@ std::map<std::string, std::optional<Bytes>> snapshot(const std::string& root) {
     else m[rel] = read_local(e.path().string());
   }
   return m;
+}
+
+// smbclient in the same cell as smbkit: the cell's highest dialect and
+// its protection, so the cross-check below is made per cell on both sides.
+std::vector<std::string> smbclient_cell_args(const EnvCell& c) {
+  std::vector<std::string> a;
+  if (!c.vers.empty()) {
+    switch (c.expected_dialect()) {
+      case pr::SMB2_DIALECT_0202: a = {"--max-protocol", "SMB2_02"}; break;
+      case pr::SMB2_DIALECT_0210: a = {"--max-protocol", "SMB2_10"}; break;
+      case pr::SMB2_DIALECT_0300: a = {"--max-protocol", "SMB3_00"}; break;
+      case pr::SMB2_DIALECT_0302: a = {"--max-protocol", "SMB3_02"}; break;
+      default: a = {"--max-protocol", "SMB3_11"}; break;
+    }
+  }
+  if (c.sign) a.push_back("--client-protection=sign");
+  if (c.seal) a.push_back("--client-protection=encrypt");
+  return a;
+}
+
+// The matrix must not silently run the default cell: the session smbkit
+// sets up (its -v line) has the cell's dialect and security.
+TEST_F(Cli, SessionIsTheMatrixCell) {
+  auto cell = env_cell_spec();
+  IT_ASSERT_OK(cell);
+  auto o = smbkit({"-v", "ls", url()});
+  ASSERT_EQ(o.status, 0) << o.out;
+  std::smatch m;
+  const std::regex re("dialect 0x([0-9a-f]+) signing=(true|false) encryption=(true|false)");
+  ASSERT_TRUE(std::regex_search(o.out, m, re)) << o.out;
+  EXPECT_EQ(std::stoul(m[1].str(), nullptr, 16), cell->expected_dialect()) << o.out;
+  // A sealed session is not also signed (encryption authenticates).
+  EXPECT_EQ(m[2].str() == "true", cell->sign) << o.out;
+  EXPECT_EQ(m[3].str() == "true", cell->seal) << o.out;
+}
+
+// What smbkit writes (put, cp -r, mkdir), smbclient reads back byte for
+// byte, and what smbclient writes smbkit reads (get, cat, ls), both in
+// the cell.
+TEST_F(Cli, AgreesWithSmbclientBothWays) {
+  auto cell = env_cell_spec();
+  IT_ASSERT_OK(cell);
+  const auto sc = smbclient_cell_args(*cell);
+  st::TempDir tmp("smbkit-it");
+  const std::string d = unique_name("cli-x");
+  Bytes a = random_bytes((1u << 20) + 333, 7001), b = random_bytes(70001, 7002);
+  ASSERT_TRUE(write_local(tmp.path() + "/a.bin", a));
+  ASSERT_TRUE(fs::create_directories(tmp.path() + "/tree/sub"));
+  ASSERT_TRUE(write_local(tmp.path() + "/tree/sub/b.bin", b));
+
+  auto o = smbkit({"mkdir", url(d)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  o = smbkit({"put", tmp.path() + "/a.bin", url(d + "/a.bin")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  o = smbkit({"cp", "-r", tmp.path() + "/tree", url(d + "/tree")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  auto g = server().smbclient("share", "get " + d + "/a.bin " + tmp.path() + "/a.sc", sc);
+  ASSERT_EQ(g.status, 0) << g.out;
+  IT_EXPECT_SAME_BYTES(slurp(tmp.path() + "/a.sc"), a);
+  g = server().smbclient("share", "get " + d + "/tree/sub/b.bin " + tmp.path() + "/b.sc", sc);
+  ASSERT_EQ(g.status, 0) << g.out;
+  IT_EXPECT_SAME_BYTES(slurp(tmp.path() + "/b.sc"), b);
+
+  Bytes e = random_bytes((3u << 20) + 17, 7003);
+  const std::string text = "written by smbclient\n";
+  ASSERT_TRUE(write_local(tmp.path() + "/e.bin", e));
+  ASSERT_TRUE(write_local(tmp.path() + "/f.txt", to_bytes(text)));
+  g = server().smbclient(
+      "share", "put " + tmp.path() + "/e.bin " + d + "/e.bin; put " + tmp.path() + "/f.txt " + d + "/f.txt", sc);
+  ASSERT_EQ(g.status, 0) << g.out;
+  o = smbkit({"get", url(d + "/e.bin"), tmp.path() + "/e.back"});
+  ASSERT_EQ(o.status, 0) << o.out;
+  IT_EXPECT_SAME_BYTES(slurp(tmp.path() + "/e.back"), e);
+  o = smbkit({"cat", url(d + "/f.txt")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(o.out, text);
+  o = smbkit({"ls", url(d)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(lines(o.out), 4u) << o.out;
+  for (const char* n : {"a.bin\n", "e.bin\n", "f.txt\n", "tree/\n"})
+    EXPECT_NE(o.out.find(n), std::string::npos) << n << " in\n" << o.out;
+  // And the tree smbkit copied up, as smbclient lists it.
+  g = server().smbclient("share", "ls " + d + "/tree/sub/*", sc);
+  ASSERT_EQ(g.status, 0) << g.out;
+  EXPECT_TRUE(std::regex_search(g.out, std::regex("b\\.bin +A? *70001 "))) << g.out;
 }
 
 TEST_F(Cli, UnknownShareOneLineBadNetworkName) {

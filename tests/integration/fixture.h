@@ -171,25 +171,93 @@ inline cl::ClientOptions client_options(const st::SambaServer& s, std::vector<ui
 // The matrix runner (scripts/matrix.sh) sets SMBKIT_TEST_VERS (a --vers
 // value: 2.1, 3.0, 3.1.1, ...) and SMBKIT_TEST_SEC (plain, sign or seal).
 // Unset: the defaults (every dialect, neither signing nor sealing). A
-// malformed value fails the connect with a message naming it, rather than
-// silently running the default cell.
-inline Result<cl::ClientOptions> env_cell(const st::SambaServer& s) {
-  std::vector<uint16_t> dialects;
+// malformed value is an error naming the variable, rather than silently
+// running the default cell.
+struct EnvCell {
+  std::string vers;                // as given; "" when unset
+  std::vector<uint16_t> dialects;  // empty: every dialect
   bool sign = false, seal = false;
+
+  // The dialect a server offering every dialect (as the test smbd does)
+  // negotiates: the highest one the cell allows.
+  uint16_t expected_dialect() const {
+    return dialects.empty() ? uint16_t{pr::SMB2_DIALECT_0311} : *std::max_element(dialects.begin(), dialects.end());
+  }
+  // False when every dialect the cell allows is 2.x, which cannot encrypt.
+  bool can_encrypt() const { return expected_dialect() >= pr::SMB2_DIALECT_0300; }
+};
+
+inline Result<EnvCell> env_cell_spec() {
+  EnvCell c;
   if (const char* v = std::getenv("SMBKIT_TEST_VERS"); v && *v) {
     auto d = cl::dialects_for_vers(v);
     if (!d) return smbkit::sys_error(EINVAL, std::string("SMBKIT_TEST_VERS=") + v + ": " + d.error().message());
-    dialects = std::move(*d);
+    c.vers = v;
+    c.dialects = std::move(*d);
   }
   if (const char* v = std::getenv("SMBKIT_TEST_SEC"); v && *v) {
     std::string m = v;
-    if (m == "sign") sign = true;
-    else if (m == "seal") seal = true;
+    if (m == "sign") c.sign = true;
+    else if (m == "seal") c.seal = true;
     else if (m != "plain")
       return smbkit::sys_error(EINVAL, "SMBKIT_TEST_SEC=" + m + ": expected plain, sign or seal");
   }
-  return client_options(s, std::move(dialects), sign, seal);
+  return c;
 }
+
+inline Result<cl::ClientOptions> env_cell(const st::SambaServer& s) {
+  SMBKIT_TRY(auto c, env_cell_spec());
+  return client_options(s, std::move(c.dialects), c.sign, c.seal);
+}
+
+// A test that cannot pass in this matrix cell by design (a share that
+// requires encryption in a 2.x cell) says so with a reason; the gtest XML
+// records it as skipped with this prefix, which scripts/matrix_report.py
+// shows as "n/a" rather than as a pass.
+#define IT_NOT_APPLICABLE_IF(cond, why) \
+  if (cond) GTEST_SKIP() << "not applicable in this cell: " << why
+
+#ifdef SMBKIT_BIN_DIR
+inline const std::string kSmbkitBin = SMBKIT_BIN_DIR "/smbkit";
+
+// The matrix cell as smbkit global options: --vers V, --sign, --seal.
+inline Result<std::vector<std::string>> env_cli_args() {
+  SMBKIT_TRY(auto c, env_cell_spec());
+  std::vector<std::string> a;
+  if (!c.vers.empty()) a.insert(a.end(), {"--vers", c.vers});
+  if (c.sign) a.push_back("--sign");
+  if (c.seal) a.push_back("--seal");
+  return a;
+}
+
+// Runs the smbkit binary with SMBKIT_PASSWORD set to `password` (unset
+// when nullptr), through env(1) so each command has its own environment.
+// Like connect(): the matrix cell's options go first unless the test
+// names --vers, --sign or --seal itself, in which case it gets exactly
+// what it named. A malformed cell fails the test and the command is not
+// run.
+inline st::SambaServer::Output run_smbkit(const std::vector<std::string>& args,
+                                          const char* password = st::SambaServer::password(),
+                                          int timeout_s = 120) {
+  std::vector<std::string> argv = {"env"};
+  if (password) argv.push_back(std::string("SMBKIT_PASSWORD=") + password);
+  else argv.push_back("-u"), argv.push_back("SMBKIT_PASSWORD");
+  argv.push_back(kSmbkitBin);
+  bool names_own = std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a == "--vers" || a.rfind("--vers=", 0) == 0 || a == "--sign" || a == "--seal";
+  });
+  if (!names_own) {
+    auto cell = env_cli_args();
+    if (!cell) {
+      ADD_FAILURE() << cell.error().message();
+      return {-1, "matrix cell: " + cell.error().message()};
+    }
+    argv.insert(argv.end(), cell->begin(), cell->end());
+  }
+  argv.insert(argv.end(), args.begin(), args.end());
+  return st::run_command(argv, timeout_s);
+}
+#endif
 
 // Whole-file helpers through the pipelined engine.
 inline Result<void> put_file(cl::Tree& t, const std::string& path, ByteView data,

@@ -1,5 +1,7 @@
 // Through the link emulator: a cut mid-transfer must fail clearly and leave
 // no file that claims to be complete; a delayed link must still verify.
+// smbkit runs in the matrix cell (run_smbkit, fixture.h): the resumes go
+// through each dialect's durable handles and each security's re-send.
 #include <gtest/gtest.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -7,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "fixture.h"
 #include "support/link_emulator.h"
 #include "support/samba_server.h"
 #include "support/temp_dir.h"
@@ -41,7 +44,10 @@ class LinkTest : public ::testing::Test {
 };
 st::SambaServer* LinkTest::server_ = nullptr;
 
-const std::string kBin = std::string(SMBKIT_BIN_DIR) + "/smbkit";
+// smbkit in the matrix cell unless the test names --vers/--sign/--seal.
+st::SambaServer::Output smbkit_cli(const std::vector<std::string>& args, int timeout_s) {
+  return smbkit_it::run_smbkit(args, st::SambaServer::password(), timeout_s);
+}
 
 // With --no-reconnect a cut fails the transfer (reconnect_test.cc and the
 // Resumes tests below cover the default, which reconnects).
@@ -54,8 +60,8 @@ TEST_F(LinkTest, CutDuringGetFailsKeepsThePartAndGetCContinues) {
   ASSERT_TRUE(link.ok()) << link.error().message();
   st::TempDir tmp;
   std::string local = tmp.path() + "/got.bin";
-  auto out = st::run_command(
-      {kBin, "--timeout", "10", "--no-reconnect", "get", url((*link)->port(), "big-get.bin"), local}, 60);
+  auto out = smbkit_cli(
+      {"--timeout", "10", "--no-reconnect", "get", url((*link)->port(), "big-get.bin"), local}, 60);
   EXPECT_NE(out.status, 0) << out.out;
   EXPECT_NE(out.out.find("smbkit: "), std::string::npos) << out.out;
   EXPECT_TRUE(out.out.find("STATUS_CONNECTION") != std::string::npos ||
@@ -67,7 +73,7 @@ TEST_F(LinkTest, CutDuringGetFailsKeepsThePartAndGetCContinues) {
   EXPECT_LT(fs::file_size(local + ".smbkit-part"), 48u << 20);
   EXPECT_NE(out.out.find("get -c"), std::string::npos) << out.out;
   // ... and `get -c` continues it to the right bytes.
-  auto again = st::run_command({kBin, "get", "-c", url(server_->port(), "big-get.bin"), local}, 60);
+  auto again = smbkit_cli({"get", "-c", url(server_->port(), "big-get.bin"), local}, 60);
   ASSERT_EQ(again.status, 0) << again.out;
   auto cmp = st::run_command({"cmp", server_->share_path("share") + "/big-get.bin", local});
   EXPECT_EQ(cmp.status, 0) << cmp.out;
@@ -82,7 +88,7 @@ TEST_F(LinkTest, GetCRefusesAPartOfAnotherFile) {
     std::ofstream f(local + ".smbkit-part", std::ios::binary);
     f << std::string(4096, 'x');
   }
-  auto out = st::run_command({kBin, "get", "-c", url(server_->port(), "other.bin"), local}, 60);
+  auto out = smbkit_cli({"get", "-c", url(server_->port(), "other.bin"), local}, 60);
   EXPECT_NE(out.status, 0) << out.out;
   EXPECT_NE(out.out.find("does not match"), std::string::npos) << out.out;
   EXPECT_FALSE(fs::exists(local));
@@ -97,14 +103,14 @@ TEST_F(LinkTest, CutDuringPutFailsAndTargetNeverAppears) {
   o.cut_after_bytes = 8u << 20;
   auto link = st::LinkEmulator::start(o);
   ASSERT_TRUE(link.ok());
-  auto out = st::run_command(
-      {kBin, "--timeout", "10", "--no-reconnect", "put", src, url((*link)->port(), "big-put.bin")}, 60);
+  auto out = smbkit_cli(
+      {"--timeout", "10", "--no-reconnect", "put", src, url((*link)->port(), "big-put.bin")}, 60);
   EXPECT_NE(out.status, 0) << out.out;
   EXPECT_FALSE(fs::exists(server_->share_path("share") + "/big-put.bin"));
   // The part stays on the server, and put -c completes it.
   EXPECT_TRUE(fs::exists(server_->share_path("share") + "/big-put.bin.smbkit-part")) << out.out;
   EXPECT_NE(out.out.find("put -c"), std::string::npos) << out.out;
-  auto again = st::run_command({kBin, "put", "-c", src, url(server_->port(), "big-put.bin")}, 60);
+  auto again = smbkit_cli({"put", "-c", src, url(server_->port(), "big-put.bin")}, 60);
   ASSERT_EQ(again.status, 0) << again.out;
   auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/big-put.bin"});
   EXPECT_EQ(cmp.status, 0) << cmp.out;
@@ -134,7 +140,7 @@ TEST_F(LinkTest, PutCWithHolesBelowTheEndStillGivesTheRightFile) {
   struct passwd* pw = getpwnam(st::SambaServer::user());
   ASSERT_NE(pw, nullptr);
   ASSERT_EQ(chown(part.c_str(), pw->pw_uid, pw->pw_gid), 0);
-  auto out = st::run_command({kBin, "put", "-c", src, url(server_->port(), "holes.bin")}, 120);
+  auto out = smbkit_cli({"put", "-c", src, url(server_->port(), "holes.bin")}, 120);
   ASSERT_EQ(out.status, 0) << out.out;
   auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/holes.bin"});
   EXPECT_EQ(cmp.status, 0) << cmp.out;
@@ -149,7 +155,7 @@ TEST_F(LinkTest, CutDuringGetResumesAfterReconnect) {
   ASSERT_TRUE(link.ok()) << link.error().message();
   st::TempDir tmp;
   std::string local = tmp.path() + "/got.bin";
-  auto out = st::run_command({kBin, "--timeout", "10", "get", url((*link)->port(), "resume-get.bin"), local}, 120);
+  auto out = smbkit_cli({"--timeout", "10", "get", url((*link)->port(), "resume-get.bin"), local}, 120);
   ASSERT_EQ(out.status, 0) << out.out;
   EXPECT_TRUE((*link)->was_cut());
   auto cmp = st::run_command({"cmp", server_->share_path("share") + "/resume-get.bin", local});
@@ -166,7 +172,7 @@ TEST_F(LinkTest, CutDuringPutResumesAfterReconnect) {
   o.cut_after_bytes = 8u << 20;
   auto link = st::LinkEmulator::start(o);
   ASSERT_TRUE(link.ok());
-  auto out = st::run_command({kBin, "--timeout", "10", "put", src, url((*link)->port(), "resume-put.bin")}, 120);
+  auto out = smbkit_cli({"--timeout", "10", "put", src, url((*link)->port(), "resume-put.bin")}, 120);
   ASSERT_EQ(out.status, 0) << out.out;
   EXPECT_TRUE((*link)->was_cut());
   auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/resume-put.bin"});
@@ -187,7 +193,7 @@ TEST_F(LinkTest, CutDuringSignedAndSealedPutResumesAfterReconnect) {
     auto link = st::LinkEmulator::start(o);
     ASSERT_TRUE(link.ok());
     std::string name = "resume-put" + sec + ".bin";
-    auto out = st::run_command({kBin, "--timeout", "10", sec, "put", src, url((*link)->port(), name)}, 120);
+    auto out = smbkit_cli({"--timeout", "10", sec, "put", src, url((*link)->port(), name)}, 120);
     ASSERT_EQ(out.status, 0) << out.out;
     EXPECT_TRUE((*link)->was_cut());
     auto cmp = st::run_command({"cmp", src, server_->share_path("share") + "/" + name});
@@ -205,9 +211,9 @@ TEST_F(LinkTest, DelayedLinkRoundTripVerifies) {
   o.rate_bytes_per_s = 200e6;
   auto link = st::LinkEmulator::start(o);
   ASSERT_TRUE(link.ok());
-  auto put = st::run_command({kBin, "put", src, url((*link)->port(), "slow.bin")}, 120);
+  auto put = smbkit_cli({"put", src, url((*link)->port(), "slow.bin")}, 120);
   ASSERT_EQ(put.status, 0) << put.out;
-  auto get = st::run_command({kBin, "get", url((*link)->port(), "slow.bin"), back}, 120);
+  auto get = smbkit_cli({"get", url((*link)->port(), "slow.bin"), back}, 120);
   ASSERT_EQ(get.status, 0) << get.out;
   auto cmp = st::run_command({"cmp", src, back});
   EXPECT_EQ(cmp.status, 0) << cmp.out;
@@ -223,7 +229,7 @@ TEST_F(LinkTest, StalledServerTimesOut) {
   auto link = st::LinkEmulator::start(o);
   ASSERT_TRUE(link.ok());
   auto t0 = std::chrono::steady_clock::now();
-  auto out = st::run_command({kBin, "--timeout", "2", "ls", url((*link)->port(), "")}, 30);
+  auto out = smbkit_cli({"--timeout", "2", "ls", url((*link)->port(), "")}, 30);
   auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_NE(out.status, 0);
   EXPECT_NE(out.out.find("STATUS_IO_TIMEOUT"), std::string::npos) << out.out;
