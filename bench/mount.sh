@@ -7,19 +7,22 @@
 #   link  the smbkit dd read again through a 50 ms round-trip link
 #   fio   4 KiB random reads with cache=none, 1 job vs 16 jobs (psync)
 #   tar   extracting a 5,000-file tree onto smbkit mount vs rclone mount
+#   reopen  open/read/close of one small file 2,000 times, cache=strict with
+#         closetimeo=0 (every close sent) vs the default closetimeo=1
+#         (deferred close: the next open takes the handle back)
 # Prints one line per figure and the ratios the issue asks for. Nothing
 # here asserts a time: this is a benchmark, not a test.
 #
 # Usage: bench/mount.sh [SIZE_MB]    (default 2048)
 # Environment: BUILD (build dir, default build), CASES (default
-# "dd link fio tar"), TOOLS (default "smbkit rclone bindfs").
+# "dd link fio tar reopen"), TOOLS (default "smbkit rclone bindfs").
 # Needs root (FUSE mounts, drop_caches); apt-get install fio bindfs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ -z "${_MOUNT_BENCH_INSIDE:-}" ]; then
   export SIZE_MB=${SIZE_MB:-${1:-2048}}
-  export CASES=${CASES:-"dd link fio tar"} TOOLS=${TOOLS:-"smbkit rclone bindfs"}
+  export CASES=${CASES:-"dd link fio tar reopen"} TOOLS=${TOOLS:-"smbkit rclone bindfs"}
   BUILD=${BUILD:-build}
   export BIN=$PWD/$BUILD/bin
   for b in smbkit smbkit-samba smbkit-link; do
@@ -192,4 +195,27 @@ if case_on tar; then
     printf '  tar x 5,000 files onto rclone mount: %.2f s: smbkit %.1fx faster (target >= 2x)\n' \
       "${R[tar.rclone]}" "$(awk -v a="${R[tar.rclone]}" -v b="${R[tar.smbkit]}" 'BEGIN{print a/b}')"
   fi
+fi
+
+if case_on reopen; then
+  reopen_loop() {  # FILE -> seconds for 2,000 open/read/close
+    python3 - "$1" <<'PY'
+import os, sys, time
+p = sys.argv[1]
+t0 = time.monotonic()
+for _ in range(2000):
+    fd = os.open(p, os.O_RDONLY)
+    os.read(fd, 4096)
+    os.close(fd)
+print(f"{time.monotonic() - t0:.3f}")
+PY
+  }
+  head -c 4096 /dev/urandom > "$share_dir/reopen.bin"; chown "$owner" "$share_dir/reopen.bin"
+  for ct in 0 1; do
+    mount_smbkit "$work/ro$ct" "$SMBKIT_PORT" "cache=strict,closetimeo=$ct"
+    R[reopen.$ct]=$(reopen_loop "$work/ro$ct/reopen.bin")
+    unmount "$work/ro$ct"
+  done
+  printf '  open/read/close x2000, closetimeo=0: %.2f s; closetimeo=1: %.2f s (%.1fx)\n' \
+    "${R[reopen.0]}" "${R[reopen.1]}" "$(awk -v a="${R[reopen.0]}" -v b="${R[reopen.1]}" 'BEGIN{print a/b}')"
 fi

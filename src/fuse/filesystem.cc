@@ -58,6 +58,7 @@ FsConfig FsConfig::from(const MountOptions& o) {
   c.rsize = o.rsize;
   c.wsize = o.wsize;
   c.rasize = o.rasize;
+  c.closetimeo = o.closetimeo;
   return c;
 }
 
@@ -72,9 +73,23 @@ SmbFs::SmbFs(client::Tree& tree, FsConfig cfg) : tree_(tree), cfg_(std::move(cfg
       if (!r) SMBKIT_LOG(info, "lease break: write-behind of inode {}: {}", ino, r.error().message());
     });
     leases_->set_drop_hook([this](fuse_ino_t ino) { files_.drop_reads(ino); });
+    if (cfg_.closetimeo > 0) {
+      deferred_ = std::make_unique<DeferredCloses>(
+          std::chrono::seconds(cfg_.closetimeo), [this](fuse_ino_t ino, const FileId& id) {
+            auto r = tree_.close(id);
+            if (!r) SMBKIT_LOG(debug, "deferred close of inode {}: {}", ino, r.error().message());
+            leases_->closed(ino);
+          });
+      // Another client needs the file (HANDLE caching lost) or the leases
+      // are gone (reconnect): deferred handles close before the break is
+      // acknowledged.
+      leases_->set_handle_lost_hook([this](fuse_ino_t ino) { deferred_->close_inode(ino); });
+    }
   }
 }
-SmbFs::~SmbFs() = default;
+SmbFs::~SmbFs() {
+  deferred_.reset();  // before the lease cache its closer uses
+}
 
 std::string SmbFs::smb_path(const std::string& p) const {
   if (cfg_.prefix.empty()) return p;
@@ -118,6 +133,7 @@ struct FileHandle {
   uint32_t magic = kFileMagic;
   FileId id;
   bool append = false;
+  uint32_t access = 0;      // the CREATE's DesiredAccess (a deferred close keeps it by that)
   bool leased = false;      // registered with the LeaseCache (closed() on release)
   bool page_cache = false;  // opened without direct_io: reads fill the kernel's cache
   std::mutex append_mu;  // O_APPEND: size lookup + write are one step
@@ -355,6 +371,11 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   if (!path && !have_fh) return (void)fuse_reply_err(req, ENOENT);
   // Pending writes land before a truncate or a time change.
   if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "setattr");
+  // Samba keeps times set explicitly until the file's last handle closes
+  // (later writes would not move mtime): deferred handles go first.
+  if (fs.deferred() && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                                  FUSE_SET_ATTR_MTIME_NOW)))
+    fs.deferred()->close_inode(ino);
 
   auto open_for = [&](uint32_t access) -> Result<FileId> {
     OpenParams p;
@@ -450,11 +471,32 @@ Result<LeaseCache::Opened> leased_open(SmbFs& fs, fuse_ino_t ino, const std::str
   o.file = f;
   return o;
 }
-void attach_lease(SmbFs& fs, fuse_ino_t ino, const LeaseCache::Opened& o, FileHandle& h, fuse_file_info* fi) {
+void attach_lease(SmbFs& fs, fuse_ino_t ino, const LeaseCache::Opened& o, FileHandle& h, fuse_file_info* fi,
+                  bool reused) {
   if (!fs.leases()) return;
-  fs.leases()->attach(ino, o, fi);
+  if (reused) fs.leases()->reattach(ino, fi);
+  else fs.leases()->attach(ino, o, fi);
   h.leased = true;
   h.page_cache = !fi->direct_io;
+}
+
+// An open of ino with this access that a deferred close kept (see
+// deferred_close.h), with the file's size; nullopt if there is none.
+std::optional<LeaseCache::Opened> take_deferred(SmbFs& fs, fuse_ino_t ino, const OpenParams& p) {
+  if (!fs.deferred() || p.disposition != FILE_OPEN) return std::nullopt;
+  auto id = fs.deferred()->take(ino, p.access);
+  if (!id) return std::nullopt;
+  auto s = fs.tree().stat_handle(*id);
+  if (!s) {  // gone bad: close it and open afresh
+    (void)fs.tree().close(*id);
+    fs.leases()->closed(ino);
+    return std::nullopt;
+  }
+  LeaseCache::Opened o;
+  o.file.id = *id;
+  o.file.size = s->size;
+  o.file.attributes = s->attributes;
+  return o;
 }
 
 bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
@@ -471,7 +513,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // handle may be another file's, read through this inode's cached size.
   // Open again then; an inode that lost its path gets ENOENT.
   Result<LeaseCache::Opened> f = Error{};
-  for (int attempt = 1;; attempt++) {
+  auto kept = take_deferred(fs, ino, p);
+  if (kept) f = *kept;
+  for (int attempt = 1; !kept; attempt++) {
     uint64_t since = fs.inodes().clock();
     auto path = path_or_reply(req, ino);
     if (!path) return;
@@ -484,11 +528,12 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   auto h = std::make_unique<FileHandle>();
   h->id = f->file.id;
+  h->access = p.access;
   h->append = fi->flags & O_APPEND;
   attach_data(fs, *h, ino, fi->flags, (fi->flags & O_TRUNC) ? 0 : f->file.size);
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
-  attach_lease(fs, ino, *f, *h, fi);
+  attach_lease(fs, ino, *f, *h, fi, kept.has_value());
   fs.open_handles().add(ino, h->id);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
     fs.open_handles().remove(ino, h->id);
@@ -525,12 +570,13 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   }
   auto h = std::make_unique<FileHandle>();
   h->id = f->file.id;
+  h->access = p.access;
   h->append = fi->flags & O_APPEND;
   fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
   uint64_t ino = fs.inodes().lookup(path);
   attach_data(fs, *h, ino, fi->flags, s->size);
-  attach_lease(fs, ino, *f, *h, fi);
+  attach_lease(fs, ino, *f, *h, fi, false);
   auto e = entry_for(fs, *s, ino);
   fs.open_handles().add(ino, h->id);
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
@@ -654,6 +700,17 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   fs.open_handles().remove(ino, h->id);
   fs.files().close(h->data);        // write-behind flushed, readahead stopped
+  // Deferred close: under a HANDLE-caching lease a read-only handle stays
+  // open for closetimeo (and keeps its lease count). Not one that could
+  // write (the server sets the file's mtime when the writer closes, and
+  // make & co. read it right after), holds locks, or whose file was
+  // unlinked (it would keep the name delete-pending).
+  if (fs.deferred() && h->leased && !(h->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) &&
+      !fs.locks().holds(h->id) && fs.inodes().path_of(ino) &&
+      (fs.leases()->state(ino) & SMB2_LEASE_HANDLE_CACHING)) {
+    fs.deferred()->put(ino, h->id, h->access);
+    return (void)fuse_reply_err(req, 0);
+  }
   fs.locks().handle_closed(h->id);  // CLOSE drops the handle's locks on the server
   auto r = fs.tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
@@ -791,6 +848,10 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
   auto d = path_or_reply(req, parent);
   if (!d) return;
   std::string path = InodeTable::join(*d, name);
+  // A deferred handle would leave the file delete-pending.
+  if (!dir && fs.deferred()) {
+    if (auto known = fs.inodes().find(path)) fs.deferred()->close_inode(*known);
+  }
   auto r = dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
   if (!r) return reply_error(req, r.error(), dir ? "rmdir" : "unlink");
   fs.inodes().detach(path);
@@ -815,6 +876,17 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
     if (auto f = flush_writes(fs, *known); !f) return reply_error(req, f.error(), "rename");
   }
   bool replace = !(flags & RENAME_NOREPLACE);
+  // The server refuses to replace a file that is open, and to rename a
+  // directory with open files below it: those deferred handles go first.
+  if (fs.deferred()) {
+    std::string below = from + "/";
+    auto target = replace ? fs.inodes().find(to) : std::nullopt;
+    fs.deferred()->close_if([&](fuse_ino_t i) {
+      if (target && i == *target) return true;
+      auto p = fs.inodes().path_of(i);
+      return p && p->compare(0, below.size(), below) == 0;
+    });
+  }
   // Opens and stats by path of the inodes involved retry until the table
   // matches the server again (see InodeTable::begin_rename).
   auto marked = fs.inodes().begin_rename(from, to);

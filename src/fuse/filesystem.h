@@ -17,6 +17,7 @@
 #include "fuse/open_files.h"
 #include "fuse/open_handles.h"
 #include "fuse/lease_cache.h"
+#include "fuse/deferred_close.h"
 #include "fuse/locks.h"
 #include "fuse/options.h"
 
@@ -35,6 +36,7 @@ struct FsConfig {
   uint32_t rsize = 4u << 20, wsize = 4u << 20;  // bytes per SMB READ / WRITE (also capped by the server)
   uint32_t fuse_max_io = 1u << 20;  // max_read / max_write asked of the kernel
   uint32_t rasize = 64u << 20;      // readahead window cap (0: no readahead)
+  uint32_t closetimeo = 1;          // seconds a released handle may stay open (deferred close)
   // The kernel's writeback cache (FUSE_CAP_WRITEBACK_CACHE): cache=loose only.
   bool writeback_cache() const { return cache == CacheMode::loose && !direct; }
 
@@ -57,12 +59,18 @@ class SmbFs {
   LockTable& locks() { return locks_; }
   // The lease-backed page cache (cache=strict without directio), else null.
   LeaseCache* leases() { return leases_.get(); }
+  // Deferred closes (cache=strict with closetimeo > 0), else null.
+  DeferredCloses* deferred() { return deferred_.get(); }
   // The FUSE session (for cache invalidation); nullptr before destroying it.
   void set_session(fuse_session* se) {
     if (leases_) leases_->set_session(se);
   }
-  // Ends lease handling (joins its threads); the tree must outlive it.
-  void stop_leases() { leases_.reset(); }
+  // Closes deferred handles and ends lease handling (joins their threads);
+  // the tree must outlive it.
+  void stop_leases() {
+    deferred_.reset();
+    leases_.reset();
+  }
 
   // The share path for a path relative to the mount root.
   std::string smb_path(const std::string& p) const;
@@ -82,6 +90,7 @@ class SmbFs {
   OpenFiles files_;
   LockTable locks_;
   std::unique_ptr<LeaseCache> leases_;
+  std::unique_ptr<DeferredCloses> deferred_;  // uses leases_: goes first
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.

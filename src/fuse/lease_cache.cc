@@ -7,6 +7,7 @@
 
 namespace smbkit::fuse {
 
+using proto::SMB2_LEASE_HANDLE_CACHING;
 using proto::SMB2_LEASE_READ_CACHING;
 using proto::SMB2_LEASE_WRITE_CACHING;
 
@@ -41,6 +42,11 @@ void LeaseCache::set_flush_hook(std::function<void(fuse_ino_t)> hook) {
 void LeaseCache::set_drop_hook(std::function<void(fuse_ino_t)> hook) {
   std::lock_guard<std::mutex> g(mu_);
   drop_hook_ = std::move(hook);
+}
+
+void LeaseCache::set_handle_lost_hook(std::function<void(fuse_ino_t)> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  handle_lost_hook_ = std::move(hook);
 }
 
 Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& smb_path,
@@ -80,6 +86,15 @@ void LeaseCache::attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi) {
   fi->keep_cache = read_caching && n.cache_valid ? 1 : 0;
   fi->direct_io = read_caching ? 0 : 1;
   n.cache_valid = read_caching;
+}
+
+void LeaseCache::reattach(fuse_ino_t ino, fuse_file_info* fi) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = nodes_.find(ino);
+  bool read_caching = it != nodes_.end() && (mgr_.state(it->second.key) & SMB2_LEASE_READ_CACHING);
+  fi->keep_cache = read_caching && it->second.cache_valid ? 1 : 0;
+  fi->direct_io = read_caching ? 0 : 1;
+  if (it != nodes_.end()) it->second.cache_valid = read_caching;
 }
 
 void LeaseCache::closed(fuse_ino_t ino) {
@@ -124,9 +139,11 @@ uint32_t LeaseCache::state(fuse_ino_t ino) {
 
 void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
   fuse_ino_t ino = 0;
-  std::function<void(fuse_ino_t)> flush, drop;
+  std::function<void(fuse_ino_t)> flush, drop, handle_lost;
   bool lose_read = (e.old_state & SMB2_LEASE_READ_CACHING) && !(e.new_state & SMB2_LEASE_READ_CACHING);
   bool lose_write = (e.old_state & SMB2_LEASE_WRITE_CACHING) && !(e.new_state & SMB2_LEASE_WRITE_CACHING);
+  bool lose_handle =
+      (e.old_state & SMB2_LEASE_HANDLE_CACHING) && !(e.new_state & SMB2_LEASE_HANDLE_CACHING);
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = by_key_.find(e.key);
@@ -135,10 +152,12 @@ void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
     if (lose_read) nodes_[ino].cache_valid = false;
     flush = flush_hook_;
     drop = drop_hook_;
+    handle_lost = handle_lost_hook_;
   }
   SMBKIT_LOG(trace, "lease break on inode {}: {} -> {}", ino, client::lease_state_name(e.old_state),
              client::lease_state_name(e.new_state));
   if (lose_write && flush) flush(ino);
+  if (lose_handle && handle_lost) handle_lost(ino);
   if (lose_read && drop) drop(ino);
   if (lose_read) invalidate_now(ino);
 }
@@ -177,7 +196,9 @@ void LeaseCache::inval_loop() {
     Inval i = inval_.front();
     inval_.pop_front();
     auto drop = i.drop ? drop_hook_ : nullptr;
+    auto handle_lost = i.drop ? handle_lost_hook_ : nullptr;
     lk.unlock();
+    if (handle_lost) handle_lost(i.ino);
     if (drop) drop(i.ino);
     invalidate_now(i.ino);
     lk.lock();

@@ -53,6 +53,9 @@ class LeaseCache {
   // Called when READ caching is lost, before the kernel's pages are
   // invalidated: drop the inode's readahead windows.
   void set_drop_hook(std::function<void(fuse_ino_t)> hook);
+  // Called when HANDLE caching is lost (before the acknowledgment) and
+  // after a reconnect: close the inode's deferred handles.
+  void set_handle_lost_hook(std::function<void(fuse_ino_t)> hook);
 
   struct Opened {
     client::OpenFile file;
@@ -64,6 +67,9 @@ class LeaseCache {
   Result<Opened> open(fuse_ino_t ino, const std::string& smb_path, const client::OpenParams& p);
   // Binds the open to ino and sets fi->keep_cache / fi->direct_io.
   void attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi);
+  // A deferred handle of ino taken back by an open: it still counts as
+  // open; sets fi's flags from the lease held now.
+  void reattach(fuse_ino_t ino, fuse_file_info* fi);
   // The open was released (or never handed to the kernel).
   void closed(fuse_ino_t ino);
   // An open() that is closed again before attach() (the caller closes the
@@ -95,11 +101,11 @@ class LeaseCache {
   std::condition_variable cv_;
   std::map<fuse_ino_t, Node> nodes_;
   std::map<client::LeaseKey, fuse_ino_t> by_key_;
-  std::function<void(fuse_ino_t)> flush_hook_, drop_hook_;
+  std::function<void(fuse_ino_t)> flush_hook_, drop_hook_, handle_lost_hook_;
   fuse_session* se_ = nullptr;
   struct Inval {
     fuse_ino_t ino;
-    bool drop;  // drop the readahead windows first (drop hook)
+    bool drop;  // a reconnect: close deferred handles and drop the readahead windows first
   };
   std::deque<Inval> inval_;
   bool stop_ = false;

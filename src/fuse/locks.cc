@@ -250,6 +250,11 @@ void LockTable::release_owner(fuse_ino_t ino, uint64_t owner) {
   }
 }
 
+bool LockTable::holds(const FileId& id) {
+  std::lock_guard<std::mutex> g(mu_);
+  return std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return h.id == id; });
+}
+
 void LockTable::handle_closed(const FileId& id) {
   std::lock_guard<std::mutex> g(mu_);
   std::erase_if(held_, [&](const Held& h) { return h.id == id; });

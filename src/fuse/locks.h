@@ -50,6 +50,9 @@ class LockTable {
   void release_owner(fuse_ino_t ino, uint64_t owner);
   // The handle is being closed (CLOSE drops its locks on the server).
   void handle_closed(const proto::FileId& id);
+  // Whether the handle holds any lock (such a handle is not kept open by a
+  // deferred close: its locks would outlive close(2)).
+  bool holds(const proto::FileId& id);
 
   // Inclusive end of "to end of file" (OFFSET_MAX, as the kernel uses).
   static constexpr uint64_t kMaxEnd = 0x7fffffffffffffffull;

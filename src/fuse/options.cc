@@ -270,6 +270,10 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 600));
       if (n < 1) return bad(name, "'" + v + "' is out of range (1 to 600)");
       o.echo_interval = static_cast<uint32_t>(n);
+    } else if (name == "closetimeo") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 3600));
+      o.closetimeo = static_cast<uint32_t>(n);
     } else if (name == "max_credits") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 60000));
@@ -369,6 +373,7 @@ std::string describe(const MountOptions& o) {
   if (o.seal) s += ",seal";
   s += ",rsize=" + std::to_string(o.rsize) + ",wsize=" + std::to_string(o.wsize);
   s += ",rasize=" + std::to_string(o.rasize);
+  s += ",closetimeo=" + std::to_string(o.closetimeo);
   s += std::string(",cache=") + cache_mode_name(o.cache);
   if (o.directio) s += ",directio";
   s += ",acregmax=" + std::to_string(o.acregmax) + ",acdirmax=" + std::to_string(o.acdirmax);

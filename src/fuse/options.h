@@ -48,6 +48,9 @@ struct MountOptions {
   // intervals = dead.
   bool hard = false;
   uint32_t echo_interval = 60;
+  // mount.cifs closetimeo: seconds a released file's handle stays open
+  // under a HANDLE-caching lease for the next open to take back (0: off).
+  uint32_t closetimeo = 1;
 
   // I/O sizes (bytes per SMB READ / WRITE; the server's maximum also caps).
   uint32_t rsize = 4u << 20, wsize = 4u << 20;

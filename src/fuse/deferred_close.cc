@@ -1,0 +1,96 @@
+#include "fuse/deferred_close.h"
+
+#include <algorithm>
+
+namespace smbkit::fuse {
+
+using Clock = std::chrono::steady_clock;
+
+DeferredCloses::DeferredCloses(std::chrono::milliseconds timeout, Closer close)
+    : timeout_(timeout), close_(std::move(close)) {
+  thread_ = std::thread([this] { run(); });
+}
+
+DeferredCloses::~DeferredCloses() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+  close_all();
+}
+
+void DeferredCloses::put(fuse_ino_t ino, const proto::FileId& id, uint32_t access) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    entries_.push_back({ino, id, access, Clock::now() + timeout_});
+    stats_.deferred++;
+  }
+  cv_.notify_all();
+}
+
+std::optional<proto::FileId> DeferredCloses::take(fuse_ino_t ino, uint32_t access) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const Entry& e) { return e.ino == ino && e.access == access; });
+  if (it == entries_.end()) return std::nullopt;
+  proto::FileId id = it->id;
+  entries_.erase(it);
+  stats_.reused++;
+  return id;
+}
+
+void DeferredCloses::close_where(const std::function<bool(const Entry&)>& pred) {
+  std::vector<Entry> gone;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto mid = std::stable_partition(entries_.begin(), entries_.end(), [&](const Entry& e) { return !pred(e); });
+    gone.assign(mid, entries_.end());
+    entries_.erase(mid, entries_.end());
+    stats_.early += gone.size();
+  }
+  for (auto& e : gone) close_(e.ino, e.id);
+}
+
+void DeferredCloses::close_inode(fuse_ino_t ino) {
+  close_where([&](const Entry& e) { return e.ino == ino; });
+}
+
+void DeferredCloses::close_if(const std::function<bool(fuse_ino_t)>& pred) {
+  close_where([&](const Entry& e) { return pred(e.ino); });
+}
+
+void DeferredCloses::close_all() {
+  close_where([](const Entry&) { return true; });
+}
+
+DeferredCloses::Stats DeferredCloses::stats() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_;
+}
+
+void DeferredCloses::run() {
+  std::unique_lock<std::mutex> lk(mu_);
+  while (!stop_) {
+    if (entries_.empty()) {
+      cv_.wait(lk);
+      continue;
+    }
+    auto first = std::min_element(entries_.begin(), entries_.end(),
+                                  [](const Entry& a, const Entry& b) { return a.deadline < b.deadline; });
+    auto when = first->deadline;
+    if (Clock::now() < when) {
+      cv_.wait_until(lk, when);
+      continue;
+    }
+    Entry e = *first;
+    entries_.erase(first);
+    stats_.expired++;
+    lk.unlock();
+    close_(e.ino, e.id);
+    lk.lock();
+  }
+}
+
+}  // namespace smbkit::fuse
