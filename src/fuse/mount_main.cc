@@ -182,6 +182,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   fuse_loop_cfg_set_clone_fd(lc, 0);
   int rc = fuse_session_loop_mt(se, lc);
   fuse_loop_cfg_destroy(lc);
+  fs.wait_async_replies();  // reads answered by their completions
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
   fs.set_session(nullptr);
