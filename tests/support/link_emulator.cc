@@ -5,6 +5,8 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -47,7 +49,14 @@ class Pipe {
   }
 
   void run() {
-    std::thread w([this] { write_loop(); });
+    // splice(2) into a socket the peer has reset raises SIGPIPE (it has no
+    // MSG_NOSIGNAL): keep it from these threads (it would end the test
+    // process that hosts the relay); the call then fails with EPIPE.
+    sigset_t pipe_sig;
+    sigemptyset(&pipe_sig);
+    sigaddset(&pipe_sig, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_sig, nullptr);
+    std::thread w([this] { write_loop(); });  // inherits the mask
     read_loop();
     w.join();
   }
