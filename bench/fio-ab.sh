@@ -30,7 +30,7 @@ for t in before after; do
   pids[$t]=$(pgrep -n -f "mount //127.0.0.1:$SMBKIT_PORT/share $work/$t")
 done
 ticks() { awk '{print $14 + $15}' /proc/$1/stat; }  # utime + stime of the daemon (all threads)
-smbd_ticks() { cat $(pgrep -x smbd | sed 's|.*|/proc/&/stat|') 2>/dev/null | awk '{s += $14 + $15} END{print s + 0}'; }
+smbd_ticks() { cat $(pgrep -x smbd | sed 's|.*|/proc/&/stat|') 2>/dev/null | awk '{s += $14 + $15} END{print s + 0}' || true; }
 declare -A all cpu scpu
 hz=$(getconf CLK_TCK)
 for r in $(seq "${ROUNDS:-3}"); do
