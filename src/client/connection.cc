@@ -359,7 +359,7 @@ Result<void> Connection::rx_read(std::byte* dst, size_t n, Clock::time_point dea
     // READ payload into the caller's buffer); a small one refills staging
     // with whatever has arrived, usually the next frames too.
     if (n >= kRxDirect) return tcp_.read_exact(dst, n, deadline);
-    SMBKIT_TRY(size_t got, tcp_.read_some(rx_.get(), kRxStaging, deadline));
+    SMBKIT_TRY(size_t got, tcp_.read_some(rx_.get(), rx_last_large_ ? n : kRxStaging, deadline));
     rx_pos_ = 0;
     rx_len_ = got;
   }
@@ -372,6 +372,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   if (lenb[0] != std::byte{0}) return protocol_error("bad Direct TCP header");
   size_t len = (static_cast<size_t>(lenb[1]) << 16) | (static_cast<size_t>(lenb[2]) << 8) |
                static_cast<size_t>(lenb[3]);
+  rx_last_large_ = len >= kRxDirect;
   bool try_direct;
   {
     std::lock_guard<std::mutex> g(mu_);

@@ -153,6 +153,9 @@ class Connection {
   size_t rx_buffered() const { return rx_len_ - rx_pos_; }
   std::unique_ptr<std::byte[]> rx_{new std::byte[kRxStaging]};
   size_t rx_pos_ = 0, rx_len_ = 0;
+  // The last frame was large: refill only what is asked for (reading ahead
+  // would pull the next large payload through staging, one copy more).
+  bool rx_last_large_ = false;
   // Matches responses to waiters and runs their completions.
   void dispatch(std::vector<session::Response>& rs);
   // Decrypts a sealed frame on a worker, then dispatches it.
