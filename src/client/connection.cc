@@ -2,6 +2,8 @@
 
 #include <poll.h>
 
+#include <cstring>
+
 #include "auth/crypto.h"
 #include "base/await.h"
 #include "base/log.h"
@@ -253,13 +255,15 @@ void Connection::reader_loop() {
       std::lock_guard<std::mutex> g(mu_);
       if (closing_ || dead_) return;
     }
-    pollfd p{tcp_.fd(), POLLIN, 0};
-    int rc = ::poll(&p, 1, 200);
-    if (rc == 0) {
-      expire(Clock::now());
-      continue;
+    if (rx_buffered() == 0) {  // else the next frame (or its start) is here already
+      pollfd p{tcp_.fd(), POLLIN, 0};
+      int rc = ::poll(&p, 1, 200);
+      if (rc == 0) {
+        expire(Clock::now());
+        continue;
+      }
+      if (rc < 0 && errno == EINTR) continue;
     }
-    if (rc < 0 && errno == EINTR) continue;
     rs.clear();
     auto got = read_and_receive(rs);
     if (!got) {
@@ -341,13 +345,34 @@ Result<void> Connection::cancel(uint64_t message_id) {
 }
 
 
+Result<void> Connection::rx_read(std::byte* dst, size_t n, Clock::time_point deadline) {
+  for (;;) {
+    size_t take = std::min(n, rx_buffered());
+    if (take) {
+      std::memcpy(dst, rx_.get() + rx_pos_, take);
+      rx_pos_ += take;
+      dst += take;
+      n -= take;
+    }
+    if (n == 0) return {};
+    // Staging is empty. A large rest goes straight where it belongs (the
+    // READ payload into the caller's buffer); a small one refills staging
+    // with whatever has arrived, usually the next frames too.
+    if (n >= kRxDirect) return tcp_.read_exact(dst, n, deadline);
+    SMBKIT_TRY(size_t got, tcp_.read_some(rx_.get(), rx_last_large_ ? n : kRxStaging, deadline));
+    rx_pos_ = 0;
+    rx_len_ = got;
+  }
+}
+
 Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   auto deadline = Clock::now() + opts_.timeout;
   std::byte lenb[4];
-  SMBKIT_CHECK(tcp_.read_exact(lenb, 4, deadline));
+  SMBKIT_CHECK(rx_read(lenb, 4, deadline));
   if (lenb[0] != std::byte{0}) return protocol_error("bad Direct TCP header");
   size_t len = (static_cast<size_t>(lenb[1]) << 16) | (static_cast<size_t>(lenb[2]) << 8) |
                static_cast<size_t>(lenb[3]);
+  rx_last_large_ = len >= kRxDirect;
   bool try_direct;
   {
     std::lock_guard<std::mutex> g(mu_);
@@ -358,7 +383,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   constexpr size_t kFixed = kHeaderSize + kReadResponseFixedSize;  // 80
   if (!try_direct || len <= kFixed) {
     auto buf = pool_->get(len);
-    SMBKIT_CHECK(tcp_.read_exact(buf->data(), len, deadline));
+    SMBKIT_CHECK(rx_read(buf->data(), len, deadline));
     if (len >= 52 && load_le32(buf->data()) == kTransformProtocolId) return unseal_async(std::move(buf), len);
     std::lock_guard<std::mutex> g(mu_);
     return machine_.receive(std::move(buf), len, rs);
@@ -366,7 +391,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   // Peek at the READ response's fixed part to see whether its payload can
   // go straight into the caller's buffer (MS-SMB2 2.2.20).
   std::byte first[kFixed];
-  SMBKIT_CHECK(tcp_.read_exact(first, kFixed, deadline));
+  SMBKIT_CHECK(rx_read(first, kFixed, deadline));
   ByteView fv(first, kFixed);
   MutableByteView dest;
   size_t data_off = 0, data_len = 0;
@@ -390,15 +415,15 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   if (dest.empty()) {
     auto buf = pool_->get(len);
     std::copy(first, first + kFixed, buf->data());
-    SMBKIT_CHECK(tcp_.read_exact(buf->data() + kFixed, len - kFixed, deadline));
+    SMBKIT_CHECK(rx_read(buf->data() + kFixed, len - kFixed, deadline));
     if (load_le32(buf->data()) == kTransformProtocolId) return unseal_async(std::move(buf), len);
     std::lock_guard<std::mutex> g(mu_);
     return machine_.receive(std::move(buf), len, rs);
   }
   auto head = pool_->get(data_off);
   std::copy(first, first + kFixed, head->data());
-  auto rd = tcp_.read_exact(head->data() + kFixed, data_off - kFixed, deadline);
-  if (rd) rd = tcp_.read_exact(dest.data(), data_len, deadline);
+  auto rd = rx_read(head->data() + kFixed, data_off - kFixed, deadline);
+  if (rd) rd = rx_read(dest.data(), data_len, deadline);
   std::lock_guard<std::mutex> g(mu_);
   auto it = waiters_.find(mid);
   if (it != waiters_.end()) it->second.receiving = false;

@@ -144,6 +144,18 @@ class Connection {
   // Reads one frame and runs it through the machine (under mu_); a sealed
   // frame goes to the crypto workers instead and leaves rs empty.
   Result<void> read_and_receive(std::vector<session::Response>& rs);
+  // Receive staging (reader thread only): small frames and frame headers
+  // come out of one recv instead of three per frame; a payload of at least
+  // kRxDirect bytes still goes from the socket straight to its
+  // destination (rx_read).
+  static constexpr size_t kRxStaging = 32 * 1024, kRxDirect = 16 * 1024;
+  Result<void> rx_read(std::byte* dst, size_t n, Clock::time_point deadline);
+  size_t rx_buffered() const { return rx_len_ - rx_pos_; }
+  std::unique_ptr<std::byte[]> rx_{new std::byte[kRxStaging]};
+  size_t rx_pos_ = 0, rx_len_ = 0;
+  // The last frame was large: refill only what is asked for (reading ahead
+  // would pull the next large payload through staging, one copy more).
+  bool rx_last_large_ = false;
   // Matches responses to waiters and runs their completions.
   void dispatch(std::vector<session::Response>& rs);
   // Decrypts a sealed frame on a worker, then dispatches it.

@@ -9,9 +9,11 @@
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
+#include "base/buffer_pool.h"
 #include "client/client.h"
 #include "fuse/inode_table.h"
 #include "fuse/open_files.h"
@@ -82,6 +84,17 @@ class SmbFs {
   uint32_t read_chunk() const;
   uint32_t write_chunk() const;
 
+  // Reads answered from the connection's completion (not on the FUSE
+  // worker that received them) count here, so the session is not
+  // destroyed under a reply still to come.
+  void begin_async_reply() { async_replies_.fetch_add(1, std::memory_order_relaxed); }
+  void end_async_reply() { async_replies_.fetch_sub(1, std::memory_order_release); }
+  // Waits until every reply begun has been sent (after the session loop,
+  // before fuse_session_destroy).
+  void wait_async_replies();
+  // Buffers of those reads (they outlive the worker's call).
+  BufferPool& read_buffers() { return *read_buffers_; }
+
  private:
   client::Tree& tree_;
   FsConfig cfg_;
@@ -91,6 +104,8 @@ class SmbFs {
   LockTable locks_;
   std::unique_ptr<LeaseCache> leases_;
   std::unique_ptr<DeferredCloses> deferred_;  // uses leases_: goes first
+  std::atomic<int64_t> async_replies_{0};
+  std::shared_ptr<BufferPool> read_buffers_ = BufferPool::create(16u << 20);
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.

@@ -207,16 +207,16 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   }
   watch_cv.notify_all();
   watcher.join();
+  // (Also when the loop ended before the watcher looked.)
+  cl->stop_reconnecting();
   fuse_loop_cfg_destroy(lc);
+  fs.wait_async_replies();  // reads answered by their completions
   fuse_session_unmount(se);
   fuse_remove_signal_handlers(se);
   fs.set_session(nullptr);
   fuse_session_destroy(se);
   fs.stop_leases();  // before the tree it holds goes
   fs.files().close_all();  // unreleased files: write-behind flushed, readahead stopped
-  // Data is on the server (or, under `hard`, we waited for it to be):
-  // saying goodbye must not wait forever for a server that is gone.
-  cl->stop_reconnecting();
   tree.reset();
   (void)cl->logoff();
   SMBKIT_LOG(info, "unmounted {}", o.mountpoint);

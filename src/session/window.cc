@@ -18,7 +18,11 @@ void WindowController::on_complete(uint64_t bytes, Time sent, Time now) {
     if (secs > 0) {
       // Bytes after the first sample, over the time since it.
       double rate = static_cast<double>(recent_bytes_ - recent_.front().bytes) / secs;
-      bw_ = rate;
+      Time horizon = std::max<Time>(min_rtt_ * 10, std::chrono::milliseconds(200));
+      while (!max_rate_.empty() && max_rate_.back().rate <= rate) max_rate_.pop_back();
+      max_rate_.push_back({now, rate});
+      while (now - max_rate_.front().at > horizon) max_rate_.pop_front();
+      bw_ = max_rate_.front().rate;
       double bdp = bw_ * std::chrono::duration<double>(min_rtt_).count();
       uint64_t want = static_cast<uint64_t>(2 * bdp);
       // Grow at most 2x per update so one noisy sample cannot blow it up.

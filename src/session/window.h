@@ -7,6 +7,10 @@
 // and the minimum observed latency give the bandwidth-delay product; the
 // window is twice that, so when the window is the bottleneck (rate =
 // window / rtt) it doubles every round trip until the link is the limit.
+// As in BBR the bandwidth is the maximum of the rate samples over the last
+// ten round trips (at least 200 ms), not the latest sample: a short dip in
+// delivery (a busy CPU on a shared machine) must not shrink the window,
+// which would then keep the rate down by itself.
 #pragma once
 
 #include <algorithm>
@@ -45,6 +49,11 @@ class WindowController {
   };
   std::deque<Sample> recent_;  // completions in the last estimation interval
   uint64_t recent_bytes_ = 0;
+  struct RateSample {
+    Time at;
+    double rate;
+  };
+  std::deque<RateSample> max_rate_;  // sliding-window maximum: rates decrease front to back
 };
 
 }  // namespace smbkit::session

@@ -156,6 +156,21 @@ Result<void> TcpStream::read_exact(void* buf, size_t n, Clock::time_point deadli
   return {};
 }
 
+Result<size_t> TcpStream::read_some(void* buf, size_t n, Clock::time_point deadline) {
+  for (;;) {
+    ssize_t r = ::recv(fd_, buf, n, 0);
+    if (r > 0) return static_cast<size_t>(r);
+    if (r == 0) return nt_error(STATUS_CONNECTION_DISCONNECTED, "server closed the connection");
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) {
+      SMBKIT_CHECK(wait(POLLIN, deadline));
+      continue;
+    }
+    if (errno == ECONNRESET) return nt_error(STATUS_CONNECTION_RESET, "connection reset by the server");
+    return sys_error(errno, "recv");
+  }
+}
+
 static Result<uint32_t> read_length(TcpStream& s, Clock::time_point deadline, uint32_t max_len) {
   std::byte h[4];
   SMBKIT_CHECK(s.read_exact(h, 4, deadline));

@@ -35,6 +35,9 @@ class TcpStream {
   // Reads exactly n bytes. STATUS_CONNECTION_DISCONNECTED on EOF,
   // STATUS_IO_TIMEOUT at the deadline.
   Result<void> read_exact(void* buf, size_t n, Clock::time_point deadline);
+  // Reads what is there, at least 1 and at most n bytes (waiting until
+  // something arrives or the deadline passes).
+  Result<size_t> read_some(void* buf, size_t n, Clock::time_point deadline);
   // Reads one Direct TCP frame (without its 4-byte header).
   Result<Bytes> read_frame(Clock::time_point deadline, uint32_t max_len = 0x00FFFFFF);
   // Same into a pooled buffer (no zero-fill, no fresh pages); returns the

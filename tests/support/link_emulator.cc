@@ -1,9 +1,12 @@
 #include "support/link_emulator.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <optional>
 
 namespace smbkit::testing {
 namespace {
@@ -25,23 +29,81 @@ void hard_close(int fd) {
 
 // One direction: a reader thread stamps chunks with their delivery time, a
 // writer thread releases them when due, paced by the rate limit.
+//
+// The data waits in kernel pipes: splice(2) moves it socket -> pipe ->
+// socket without a copy through user space. A relay that copied each
+// chunk in and out (and once more into its queue) cost about a sixth of
+// two cores at 500 MB/s through a 50 ms link, CPU that a real network
+// does not take from the client and the server (docs/benchmarks.md). If
+// splice is not available the chunk is copied through a buffer instead.
 class Pipe {
  public:
   Pipe(int from, int to, const LinkOptions& o, std::atomic<uint64_t>& total, std::atomic<bool>& stop,
        std::function<bool()> cut)
       : from_(from), to_(to), o_(o), total_(total), stop_(stop), cut_(std::move(cut)) {}
+  ~Pipe() {
+    for (auto& k : all_kpipes_) {
+      close(k.r);
+      close(k.w);
+    }
+  }
 
   void run() {
-    std::thread w([this] { write_loop(); });
+    // splice(2) into a socket the peer has reset raises SIGPIPE (it has no
+    // MSG_NOSIGNAL): keep it from these threads (it would end the test
+    // process that hosts the relay); the call then fails with EPIPE.
+    sigset_t pipe_sig;
+    sigemptyset(&pipe_sig);
+    sigaddset(&pipe_sig, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_sig, nullptr);
+    std::thread w([this] { write_loop(); });  // inherits the mask
     read_loop();
     w.join();
   }
 
  private:
+  struct KPipe {
+    int r = -1, w = -1;
+  };
   struct Chunk {
     Clock::time_point due;
-    std::vector<char> data;
+    std::vector<char> data;  // the copy fallback
+    KPipe kp;                // else the data waits in this pipe
+    size_t len = 0;
   };
+  static constexpr size_t kChunk = 1 << 20;
+  static constexpr size_t kMaxPipes = 64;
+
+  // A free pipe (created on demand, at most 1 MiB each), or none if
+  // splice cannot be used.
+  std::optional<KPipe> get_kpipe() {
+    if (!use_splice_) return std::nullopt;
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      if (!free_kpipes_.empty()) {
+        KPipe k = free_kpipes_.back();
+        free_kpipes_.pop_back();
+        return k;
+      }
+    }
+    {
+      // Bounded (the fallback copies): each pipe is two descriptors.
+      std::lock_guard<std::mutex> g(mu_);
+      if (all_kpipes_.size() >= kMaxPipes) return std::nullopt;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+    fcntl(fds[1], F_SETPIPE_SZ, static_cast<int>(kChunk));
+    KPipe k{fds[0], fds[1]};
+    std::lock_guard<std::mutex> g(mu_);
+    all_kpipes_.push_back(k);
+    return k;
+  }
+  void put_kpipe(KPipe k) {
+    std::lock_guard<std::mutex> g(mu_);
+    free_kpipes_.push_back(k);
+  }
+
   void read_loop() {
     std::vector<char> buf(256 * 1024);
     for (;;) {
@@ -49,18 +111,62 @@ class Pipe {
       int rc = poll(&p, 1, 100);
       if (stop_) break;
       if (rc <= 0) continue;
-      ssize_t n = recv(from_, buf.data(), buf.size(), 0);
+      Chunk c;
+      ssize_t n = -1;
+      if (auto k = get_kpipe()) {
+        n = splice(from_, nullptr, k->w, nullptr, kChunk, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+        if (n > 0) {
+          c.kp = *k;
+        } else {
+          put_kpipe(*k);
+          if (n < 0 && errno == EAGAIN) continue;
+          if (n < 0 && errno == EINVAL) {
+            use_splice_ = false;  // not spliceable here: copy from now on
+            continue;
+          }
+        }
+      } else {
+        n = recv(from_, buf.data(), buf.size(), 0);
+        if (n > 0) c.data.assign(buf.begin(), buf.begin() + n);
+      }
       if (n <= 0) break;
+      c.len = static_cast<size_t>(n);
       uint64_t before = total_.fetch_add(static_cast<uint64_t>(n));
       if (o_.cut_after_bytes && before + static_cast<uint64_t>(n) >= o_.cut_after_bytes && cut_()) break;
-      auto due = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(o_.one_way_delay_ms * 1000));
+      c.due = Clock::now() + std::chrono::microseconds(static_cast<int64_t>(o_.one_way_delay_ms * 1000));
       std::lock_guard<std::mutex> g(mu_);
-      q_.push_back(Chunk{due, std::vector<char>(buf.begin(), buf.begin() + n)});
+      q_.push_back(std::move(c));
       cv_.notify_one();
     }
     std::lock_guard<std::mutex> g(mu_);
     eof_ = true;
     cv_.notify_one();
+  }
+
+  // Writes the chunk to to_; false if the socket is gone.
+  bool deliver(Chunk& c) {
+    if (c.kp.r < 0) {
+      size_t off = 0;
+      while (off < c.data.size()) {
+        ssize_t w = send(to_, c.data.data() + off, c.data.size() - off, MSG_NOSIGNAL);
+        if (w <= 0) return false;
+        off += static_cast<size_t>(w);
+      }
+      return true;
+    }
+    size_t left = c.len;
+    bool ok = true;
+    while (left > 0) {
+      ssize_t w = splice(c.kp.r, nullptr, to_, nullptr, left, SPLICE_F_MOVE);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        ok = false;
+        break;
+      }
+      left -= static_cast<size_t>(w);
+    }
+    if (ok) put_kpipe(c.kp);  // else its data is stale: the pipe is closed at the end
+    return ok;
   }
 
   void write_loop() {
@@ -84,18 +190,12 @@ class Pipe {
       }
       if (o_.rate_bytes_per_s > 0)
         next_send = std::max(next_send, c.due) +
-                    std::chrono::nanoseconds(static_cast<int64_t>(1e9 * static_cast<double>(c.data.size()) /
+                    std::chrono::nanoseconds(static_cast<int64_t>(1e9 * static_cast<double>(c.len) /
                                                                   o_.rate_bytes_per_s));
-      size_t off = 0;
-      while (off < c.data.size()) {
-        ssize_t w = send(to_, c.data.data() + off, c.data.size() - off, MSG_NOSIGNAL);
-        if (w <= 0) {
-          stop_writes_ = true;
-          break;
-        }
-        off += static_cast<size_t>(w);
+      if (!deliver(c)) {
+        stop_writes_ = true;
+        break;
       }
-      if (stop_writes_) break;
     }
     shutdown(to_, SHUT_WR);
   }
@@ -109,6 +209,8 @@ class Pipe {
   std::condition_variable cv_;
   std::deque<Chunk> q_;
   bool eof_ = false, stop_writes_ = false;
+  std::atomic<bool> use_splice_{true};
+  std::vector<KPipe> free_kpipes_, all_kpipes_;  // guarded by mu_
 };
 
 }  // namespace
