@@ -564,6 +564,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   p.options = FILE_NON_DIRECTORY_FILE;
   p.attributes = FILE_ATTRIBUTE_NORMAL;
   (void)mode;  // modes come from file_mode (no unix extensions)
+  fs.open_handles().wait_name_free(path, std::chrono::seconds(5));  // see open_handles.h
   auto f = leased_open(fs, fs.inodes().find(path).value_or(0), path, p);
   if (!f) return reply_error(req, f.error(), "create");
   auto s = fs.tree().stat_handle(f->file.id);
@@ -719,7 +720,6 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> h(fh_of(fi));
   auto& fs = fs_of(req);
-  fs.open_handles().remove(ino, h->id);
   fs.files().close(h->data);        // write-behind flushed, readahead stopped
   // Deferred close: under a HANDLE-caching lease a read-only handle stays
   // open for closetimeo (and keeps its lease count). Not one that could
@@ -730,11 +730,13 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
       !fs.locks().holds(h->id) && fs.inodes().path_of(ino) &&
       (fs.leases()->state(ino) & SMB2_LEASE_HANDLE_CACHING)) {
     fs.deferred()->put(ino, h->id, h->access);
+    fs.open_handles().remove(ino, h->id);
     return (void)fuse_reply_err(req, 0);
   }
   fs.locks().handle_closed(h->id);  // CLOSE drops the handle's locks on the server
   auto r = fs.tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
+  fs.open_handles().remove(ino, h->id);  // after the CLOSE: an unlinked name is free now
   if (h->leased) fs.leases()->closed(ino);
   fuse_reply_err(req, 0);
 }
@@ -875,6 +877,9 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
   }
   auto r = dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
   if (!r) return reply_error(req, r.error(), dir ? "rmdir" : "unlink");
+  if (!dir) {
+    if (auto known = fs.inodes().find(path)) fs.open_handles().unlinked(*known, path);
+  }
   fs.inodes().detach(path);
   fuse_reply_err(req, 0);
 }

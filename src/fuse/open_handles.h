@@ -2,10 +2,22 @@
 // handle for fstat(2) (and for stat of /proc/PID/fd/N), so a file unlinked
 // while open (its name is delete-pending on the server and no longer
 // resolves) can only be asked about through a handle some opener holds.
+//
+// Also the names such files still hold: the server keeps an unlinked open
+// file's name delete-pending until its last handle is closed, and the
+// kernel sends RELEASE after close(2) has returned, so a program that
+// unlinks an open file, closes it and creates the same name again would
+// get STATUS_DELETE_PENDING (ENOENT) if the create overtook the CLOSE
+// (stress-ng's hdd stressor does exactly that). Creates wait (bounded) for
+// such a name to be free.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <mutex>
+#include <string>
 #include <optional>
 #include <unordered_map>
 
@@ -19,14 +31,28 @@ class OpenHandles {
     std::lock_guard lk(mu_);
     m_.emplace(ino, id);
   }
+  // After the handle's CLOSE (or when it is deferred, see deferred_close.h).
   void remove(uint64_t ino, const proto::FileId& id) {
     std::lock_guard lk(mu_);
     auto [b, e] = m_.equal_range(ino);
     for (auto it = b; it != e; ++it)
       if (it->second == id) {
         m_.erase(it);
-        return;
+        break;
       }
+    if (m_.count(ino) == 0 && std::erase_if(pending_, [&](const auto& p) { return p.second == ino; }) > 0)
+      cv_.notify_all();
+  }
+  // ino's name `path` was unlinked: while ino has open handles the name is
+  // delete-pending on the server.
+  void unlinked(uint64_t ino, const std::string& path) {
+    std::lock_guard lk(mu_);
+    if (m_.count(ino)) pending_[path] = ino;
+  }
+  // Waits (at most `limit`) until no unlinked open file holds `path`.
+  void wait_name_free(const std::string& path, std::chrono::milliseconds limit) {
+    std::unique_lock lk(mu_);
+    cv_.wait_for(lk, limit, [&] { return pending_.count(path) == 0; });
   }
   // Any open handle of ino.
   std::optional<proto::FileId> any(uint64_t ino) const {
@@ -38,7 +64,9 @@ class OpenHandles {
 
  private:
   mutable std::mutex mu_;
+  std::condition_variable cv_;
   std::unordered_multimap<uint64_t, proto::FileId> m_;
+  std::map<std::string, uint64_t> pending_;  // delete-pending name -> inode
 };
 
 }  // namespace smbkit::fuse

@@ -119,6 +119,10 @@ Result<void> TcpStream::write_all(const iovec* iov_in, int count, Clock::time_po
         SMBKIT_CHECK(wait(POLLOUT, deadline));
         continue;
       }
+      // The peer reset or closed the connection: the same clear status as
+      // a reset seen by recv, whichever side noticed first.
+      if (errno == EPIPE || errno == ECONNRESET)
+        return nt_error(STATUS_CONNECTION_RESET, "connection reset by the server");
       return sys_error(errno, "send");
     }
     size_t left = static_cast<size_t>(w);
@@ -138,20 +142,9 @@ Result<void> TcpStream::write_all(const iovec* iov_in, int count, Clock::time_po
 Result<void> TcpStream::read_exact(void* buf, size_t n, Clock::time_point deadline) {
   char* p = static_cast<char*>(buf);
   while (n > 0) {
-    ssize_t r = ::recv(fd_, p, n, 0);
-    if (r > 0) {
-      p += r;
-      n -= static_cast<size_t>(r);
-      continue;
-    }
-    if (r == 0) return nt_error(STATUS_CONNECTION_DISCONNECTED, "server closed the connection");
-    if (errno == EINTR) continue;
-    if (errno == EAGAIN) {
-      SMBKIT_CHECK(wait(POLLIN, deadline));
-      continue;
-    }
-    if (errno == ECONNRESET) return nt_error(STATUS_CONNECTION_RESET, "connection reset by the server");
-    return sys_error(errno, "recv");
+    SMBKIT_TRY(size_t r, read_some(p, n, deadline));
+    p += r;
+    n -= r;
   }
   return {};
 }

@@ -29,6 +29,16 @@ class DeferredClose : public Mount {
       if (line.find(name) != std::string::npos) n++;
     return n;
   }
+  // Polls (bounded) until the share's file `name` no longer exists.
+  ::testing::AssertionResult disappears(const std::string& name, std::chrono::seconds limit) {
+    auto until = std::chrono::steady_clock::now() + limit;
+    while (fs::exists(share_dir() + "/" + name)) {
+      if (std::chrono::steady_clock::now() >= until)
+        return ::testing::AssertionFailure() << name << " still exists on the server";
+      std::this_thread::sleep_for(100ms);
+    }
+    return ::testing::AssertionSuccess();
+  }
   // Polls (bounded) until smbd has `want` opens of name.
   ::testing::AssertionResult opens_become(const std::string& name, int want, std::chrono::seconds limit) {
     int got = -1;
@@ -135,10 +145,7 @@ TEST_F(DeferredClose, AnotherClientsDeleteCompletesWithinClosetimeo) {
   ASSERT_EQ(server_opens("dc-theirs.bin"), 1);
   auto o = server_->smbclient("share", "rm dc-theirs.bin");
   EXPECT_EQ(o.status, 0) << o.out;
-  auto until = std::chrono::steady_clock::now() + 10s;
-  while (fs::exists(share_dir() + "/dc-theirs.bin") && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(100ms);
-  EXPECT_FALSE(fs::exists(share_dir() + "/dc-theirs.bin"));
+  EXPECT_TRUE(disappears("dc-theirs.bin", 10s));
   EXPECT_TRUE(opens_become("dc-theirs.bin", 0, 5s));
 }
 

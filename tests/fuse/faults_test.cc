@@ -20,21 +20,9 @@ namespace st = smbkit::testing;
 // smbd processes of one server (the parent and its per-connection
 // children): every smbd whose command line names the server's config.
 std::vector<pid_t> smbd_pids(const std::string& conf) {
-  std::vector<pid_t> out;
-  DIR* d = opendir("/proc");
-  if (!d) return out;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end) continue;
-    std::string cmd;
-    if (!read_file(std::string("/proc/") + e->d_name + "/cmdline", cmd)) continue;
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find("smbd") != std::string::npos && cmd.find(conf) != std::string::npos)
-      out.push_back(static_cast<pid_t>(pid));
-  }
-  closedir(d);
-  return out;
+  return pids_matching([&](const std::string& cmd) {
+    return cmd.find("smbd") != std::string::npos && cmd.find(conf) != std::string::npos;
+  });
 }
 
 // Stops every smbd of the server until destroyed (SIGCONT on every way out

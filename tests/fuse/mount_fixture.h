@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <set>
@@ -145,6 +146,24 @@ inline std::string with_cell_opts(const std::string& test_opts) {
     out += (out.empty() ? "" : ",") + o;
   }
   if (!test_opts.empty()) out += (out.empty() ? "" : ",") + test_opts;
+  return out;
+}
+
+// Processes whose command line (NULs as spaces) satisfies `match`.
+inline std::vector<pid_t> pids_matching(const std::function<bool(const std::string&)>& match) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  if (!d) return out;
+  while (dirent* e = readdir(d)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (pid <= 0 || *end) continue;
+    std::string cmd;
+    if (!read_file(std::string("/proc/") + e->d_name + "/cmdline", cmd)) continue;
+    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
+    if (match(cmd)) out.push_back(static_cast<pid_t>(pid));
+  }
+  closedir(d);
   return out;
 }
 

@@ -120,21 +120,10 @@ TEST_F(MountReconnect, LocksHeldThroughTheMountAreHeldAgainAfterARestart) {
 
 // The mount daemon serving mount point mp (0 if none).
 pid_t daemon_of(const std::string& mp) {
-  DIR* d = opendir("/proc");
-  if (!d) return 0;
-  pid_t found = 0;
-  while (dirent* e = readdir(d)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (pid <= 0 || *end) continue;
-    std::string cmd;
-    if (!read_file(std::string("/proc/") + e->d_name + "/cmdline", cmd)) continue;
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find(" mount ") != std::string::npos && cmd.find(" " + mp + " ") != std::string::npos)
-      found = static_cast<pid_t>(pid);
-  }
-  closedir(d);
-  return found;
+  auto pids = pids_matching([&](const std::string& cmd) {
+    return cmd.find(" mount ") != std::string::npos && cmd.find(" " + mp + " ") != std::string::npos;
+  });
+  return pids.empty() ? 0 : pids.back();
 }
 
 bool gone_within(pid_t pid, std::chrono::seconds limit) {

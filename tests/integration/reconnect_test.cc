@@ -102,6 +102,23 @@ class Reconnect : public ::testing::Test {
     return *up;
   }
 
+  // A client of its own with `name` open (not durable: reopened by name
+  // after a restart).
+  struct Side {
+    std::unique_ptr<cl::Client> client;
+    std::unique_ptr<cl::Tree> tree;  // goes before its client
+    cl::OpenFile file;
+  };
+  Result<Side> open_side(const std::string& name) {
+    Side s;
+    SMBKIT_TRY(s.client, cl::Client::connect(options()));
+    SMBKIT_TRY(s.tree, s.client->tree_connect("share"));
+    cl::OpenParams p = read_params();
+    p.durable = false;
+    SMBKIT_TRY(s.file, s.tree->open(name, p));
+    return s;
+  }
+
   std::unique_ptr<st::SambaServer> server_;
 };
 
@@ -349,66 +366,45 @@ TEST_F(Reconnect, FileReplacedWhileDisconnectedFailsThatHandle) {
 // it. The client reopens the handle by name and takes its locks again.
 TEST_F(Reconnect, LocksAreTakenAgainAfterARestart) {
   ASSERT_TRUE(write_local(share_file("locked.bin"), random_bytes(4096, 62)));
-  auto a = cl::Client::connect(options());
+  auto a = open_side("locked.bin");
   IT_ASSERT_OK(a);
-  auto ta = (*a)->tree_connect("share");
-  IT_ASSERT_OK(ta);
-  cl::OpenParams p = read_params();
-  p.durable = false;
-  auto fa = (*ta)->open("locked.bin", p);
-  IT_ASSERT_OK(fa);
-  IT_ASSERT_OK(cl::lock_range(**ta, fa->id, 0, 100, true, false));
-  IT_ASSERT_OK(cl::lock_range(**ta, fa->id, 200, 10, false, false));
+  IT_ASSERT_OK(cl::lock_range(*a->tree, a->file.id, 0, 100, true, false));
+  IT_ASSERT_OK(cl::lock_range(*a->tree, a->file.id, 200, 10, false, false));
   IT_ASSERT_OK(server_->restart());
   Bytes buf(16);
-  IT_ASSERT_OK((*ta)->read(fa->id, 0, buf));  // reconnects
-  EXPECT_EQ((*a)->reconnect_stats().relocked, 2u);
-  EXPECT_EQ((*a)->reconnect_stats().lost_locks, 0u);
+  IT_ASSERT_OK(a->tree->read(a->file.id, 0, buf));  // reconnects
+  EXPECT_EQ(a->client->reconnect_stats().relocked, 2u);
+  EXPECT_EQ(a->client->reconnect_stats().lost_locks, 0u);
 
-  auto b = cl::Client::connect(options());
+  auto b = open_side("locked.bin");
   IT_ASSERT_OK(b);
-  auto tb = (*b)->tree_connect("share");
-  IT_ASSERT_OK(tb);
-  auto fb = (*tb)->open("locked.bin", p);
-  IT_ASSERT_OK(fb);
-  auto conflict = cl::lock_range(**tb, fb->id, 50, 10, false, false);
+  auto conflict = cl::lock_range(*b->tree, b->file.id, 50, 10, false, false);
   ASSERT_FALSE(conflict.ok()) << "the exclusive lock was not taken again";
   EXPECT_TRUE(cl::is_lock_conflict(conflict.error())) << conflict.error().message();
-  auto conflict2 = cl::lock_range(**tb, fb->id, 200, 10, true, false);
+  auto conflict2 = cl::lock_range(*b->tree, b->file.id, 200, 10, true, false);
   ASSERT_FALSE(conflict2.ok()) << "the shared lock was not taken again";
   // A shared lock next to the shared one is fine, and A can let go.
-  IT_EXPECT_OK(cl::lock_range(**tb, fb->id, 200, 10, false, false));
-  IT_ASSERT_OK(cl::unlock_range(**ta, fa->id, 0, 100));
-  IT_EXPECT_OK(cl::lock_range(**tb, fb->id, 50, 10, true, false));
+  IT_EXPECT_OK(cl::lock_range(*b->tree, b->file.id, 200, 10, false, false));
+  IT_ASSERT_OK(cl::unlock_range(*a->tree, a->file.id, 0, 100));
+  IT_EXPECT_OK(cl::lock_range(*b->tree, b->file.id, 50, 10, true, false));
 }
 
 TEST_F(Reconnect, ALockTakenByAnotherClientMeanwhileFailsTheHandle) {
   ASSERT_TRUE(write_local(share_file("stolen.bin"), random_bytes(4096, 63)));
-  auto a = cl::Client::connect(options());
+  auto a = open_side("stolen.bin");
   IT_ASSERT_OK(a);
-  auto ta = (*a)->tree_connect("share");
-  IT_ASSERT_OK(ta);
-  cl::OpenParams p = read_params();
-  p.durable = false;
-  auto fa = (*ta)->open("stolen.bin", p);
-  IT_ASSERT_OK(fa);
-  IT_ASSERT_OK(cl::lock_range(**ta, fa->id, 0, 100, true, false));
+  IT_ASSERT_OK(cl::lock_range(*a->tree, a->file.id, 0, 100, true, false));
   IT_ASSERT_OK(server_->restart());
-  // B gets there first.
-  auto b = cl::Client::connect(options());
+  auto b = open_side("stolen.bin");  // B gets there first
   IT_ASSERT_OK(b);
-  auto tb = (*b)->tree_connect("share");
-  IT_ASSERT_OK(tb);
-  auto fb = (*tb)->open("stolen.bin", p);
-  IT_ASSERT_OK(fb);
-  IT_ASSERT_OK(cl::lock_range(**tb, fb->id, 10, 10, true, false));
+  IT_ASSERT_OK(cl::lock_range(*b->tree, b->file.id, 10, 10, true, false));
   Bytes buf(16);
-  auto r = (*ta)->read(fa->id, 0, buf);
+  auto r = a->tree->read(a->file.id, 0, buf);
   IT_EXPECT_STATUS(r, smbkit::STATUS_FILE_CLOSED);
   EXPECT_NE(err_of(r).find("byte-range lock"), std::string::npos) << err_of(r);
-  EXPECT_EQ((*a)->reconnect_stats().lost_locks, 1u);
+  EXPECT_EQ(a->client->reconnect_stats().lost_locks, 1u);
   // The rest of A's tree works.
-  IT_EXPECT_OK((*ta)->stat("stolen.bin"));
+  IT_EXPECT_OK(a->tree->stat("stolen.bin"));
 }
 
 // Leases end with the session: after a reconnect none is held (the handle
