@@ -29,6 +29,16 @@ class DeferredClose : public Mount {
       if (line.find(name) != std::string::npos) n++;
     return n;
   }
+  // Mounts with opts, writes `name` and reads it back (which leaves a
+  // deferred read-only handle), and gives RELEASE time to arrive.
+  std::string with_deferred_file(const std::string& opts, const std::string& name, const std::string& content) {
+    std::string mp = mounted(opts);
+    if (mp.empty()) return mp;
+    EXPECT_TRUE(write_file(mp + "/" + name, content));
+    EXPECT_EQ(slurp(mp + "/" + name), content);
+    std::this_thread::sleep_for(500ms);
+    return mp;
+  }
   // Polls (bounded) until the share's file `name` no longer exists.
   ::testing::AssertionResult disappears(const std::string& name, std::chrono::seconds limit) {
     auto until = std::chrono::steady_clock::now() + limit;
@@ -96,11 +106,8 @@ TEST_F(DeferredClose, ReopensTakeTheHandleBack) {
 }
 
 TEST_F(DeferredClose, UnlinkAndRecreateAfterClose) {
-  std::string mp = mounted("cache=strict,closetimeo=30");
+  std::string mp = with_deferred_file("cache=strict,closetimeo=30", "dc-unlink.bin", "first");
   ASSERT_FALSE(mp.empty());
-  ASSERT_TRUE(write_file(mp + "/dc-unlink.bin", "first"));
-  EXPECT_EQ(slurp(mp + "/dc-unlink.bin"), "first");  // leaves a deferred handle
-  std::this_thread::sleep_for(500ms);
   ASSERT_EQ(::unlink((mp + "/dc-unlink.bin").c_str()), 0) << strerror(errno);
   EXPECT_FALSE(fs::exists(share_dir() + "/dc-unlink.bin")) << "left delete-pending behind a deferred handle";
   ASSERT_TRUE(write_file(mp + "/dc-unlink.bin", "second")) << strerror(errno);
@@ -137,11 +144,8 @@ TEST_F(DeferredClose, RenameADirectoryAboveAClosedFile) {
 // violation to break for): the name stays delete-pending until the
 // deferred handle's closetimeo is up, as with the Linux cifs client.
 TEST_F(DeferredClose, AnotherClientsDeleteCompletesWithinClosetimeo) {
-  std::string mp = mounted("cache=strict,closetimeo=2");
+  std::string mp = with_deferred_file("cache=strict,closetimeo=2", "dc-theirs.bin", "ours");
   ASSERT_FALSE(mp.empty());
-  ASSERT_TRUE(write_file(mp + "/dc-theirs.bin", "ours"));
-  EXPECT_EQ(slurp(mp + "/dc-theirs.bin"), "ours");  // leaves a deferred handle
-  std::this_thread::sleep_for(500ms);
   ASSERT_EQ(server_opens("dc-theirs.bin"), 1);
   auto o = server_->smbclient("share", "rm dc-theirs.bin");
   EXPECT_EQ(o.status, 0) << o.out;
