@@ -871,6 +871,7 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
   auto d = path_or_reply(req, parent);
   if (!d) return;
   std::string path = InodeTable::join(*d, name);
+  if (dir) fs.open_handles().wait_dir_free(path, std::chrono::seconds(5));  // see open_handles.h
   // A deferred handle would leave the file delete-pending.
   if (!dir && fs.deferred()) {
     if (auto known = fs.inodes().find(path)) fs.deferred()->close_inode(*known);

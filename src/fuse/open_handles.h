@@ -8,8 +8,9 @@
 // kernel sends RELEASE after close(2) has returned, so a program that
 // unlinks an open file, closes it and creates the same name again would
 // get STATUS_DELETE_PENDING (ENOENT) if the create overtook the CLOSE
-// (stress-ng's hdd stressor does exactly that). Creates wait (bounded) for
-// such a name to be free.
+// (stress-ng's hdd stressor does exactly that), and an rmdir of its
+// directory would find it not empty. Creates and rmdir wait (bounded) for
+// such names to be gone.
 #pragma once
 
 #include <chrono>
@@ -53,6 +54,16 @@ class OpenHandles {
   void wait_name_free(const std::string& path, std::chrono::milliseconds limit) {
     std::unique_lock lk(mu_);
     cv_.wait_for(lk, limit, [&] { return pending_.count(path) == 0; });
+  }
+  // Waits (at most `limit`) until no unlinked open file holds a name in
+  // directory `dir` (so that rmdir does not find it "not empty").
+  void wait_dir_free(const std::string& dir, std::chrono::milliseconds limit) {
+    std::string prefix = dir.empty() ? dir : dir + "/";
+    std::unique_lock lk(mu_);
+    cv_.wait_for(lk, limit, [&] {
+      auto it = pending_.lower_bound(prefix);
+      return it == pending_.end() || it->first.compare(0, prefix.size(), prefix) != 0;
+    });
   }
   // Any open handle of ino.
   std::optional<proto::FileId> any(uint64_t ino) const {
