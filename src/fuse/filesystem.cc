@@ -742,6 +742,9 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 Result<void> load_listing(SmbFs& fs, DirHandle& d) {
+  // The server still lists names our own unlinked files hold until their
+  // CLOSE (see open_handles.h).
+  fs.open_handles().wait_dir_free(d.path, std::chrono::seconds(5));
   d.listed_at = fs.inodes().clock();
   SMBKIT_TRY(auto list, fs.tree().list(fs.smb_path(d.path)));
   d.entries.clear();
@@ -903,6 +906,10 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
     if (auto f = flush_writes(fs, *known); !f) return reply_error(req, f.error(), "rename");
   }
   bool replace = !(flags & RENAME_NOREPLACE);
+  // Nor may an unlinked open file of ours still hold a name below `from`
+  // or the name `to` (see open_handles.h): the server would refuse.
+  fs.open_handles().wait_dir_free(from, std::chrono::seconds(5));
+  fs.open_handles().wait_name_free(to, std::chrono::seconds(5));
   // The server refuses to replace a file that is open, and to rename a
   // directory with open files below it: those deferred handles go first.
   if (fs.deferred()) {

@@ -8,9 +8,9 @@
 // kernel sends RELEASE after close(2) has returned, so a program that
 // unlinks an open file, closes it and creates the same name again would
 // get STATUS_DELETE_PENDING (ENOENT) if the create overtook the CLOSE
-// (stress-ng's hdd stressor does exactly that), and an rmdir of its
-// directory would find it not empty. Creates and rmdir wait (bounded) for
-// such names to be gone.
+// (stress-ng's hdd stressor does exactly that), an rmdir or a rename of its
+// directory would be refused, and a listing would still show it. Create,
+// rmdir, rename and opendir wait (bounded) for such names to be gone.
 #pragma once
 
 #include <chrono>
