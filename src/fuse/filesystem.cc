@@ -917,8 +917,10 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
     auto target = replace ? fs.inodes().find(to) : std::nullopt;
     fs.deferred()->close_if([&](fuse_ino_t i) {
       if (target && i == *target) return true;
+      // An inode the kernel has forgotten has no path here any more: its
+      // file could be anywhere, below `from` too.
       auto p = fs.inodes().path_of(i);
-      return p && p->compare(0, below.size(), below) == 0;
+      return !p || p->compare(0, below.size(), below) == 0;
     });
   }
   // Opens and stats by path of the inodes involved retry until the table
