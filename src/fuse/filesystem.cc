@@ -128,11 +128,10 @@ struct stat SmbFs::to_stat(const FileStat& s, uint64_t ino) const {
 }
 
 namespace {
-
-SmbFs& fs_of(fuse_req_t req) { return *static_cast<SmbFs*>(fuse_req_userdata(req)); }
+constexpr uint32_t kFileMagic = 0x534d4246, kDirMagic = 0x534d4244;
+}  // namespace
 
 // An open file: the SMB handle and what the open asked for.
-constexpr uint32_t kFileMagic = 0x534d4246, kDirMagic = 0x534d4244;
 struct FileHandle {
   uint32_t magic = kFileMagic;
   FileId id;
@@ -154,6 +153,17 @@ struct DirHandle {
   bool served = false;  // a readdir has used the listing (refresh on rewind)
   uint64_t listed_at = 0;  // InodeTable::clock() before the listing was taken
 };
+
+void SmbFs::close_unreleased() {
+  files_.close_all();
+  auto files = file_handles_.take_all();
+  if (!files.empty()) SMBKIT_LOG(debug, "unmount: {} files never released", files.size());
+  dir_handles_.take_all();
+}
+
+namespace {
+
+SmbFs& fs_of(fuse_req_t req) { return *static_cast<SmbFs*>(fuse_req_userdata(req)); }
 
 FileHandle* fh_of(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
 // setattr and getattr may carry a directory's handle too.
@@ -535,18 +545,18 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   h->access = p.access;
   h->append = fi->flags & O_APPEND;
   attach_data(fs, *h, ino, fi->flags, (fi->flags & O_TRUNC) ? 0 : f->file.size);
-  fi->fh = reinterpret_cast<uint64_t>(h.get());
+  FileHandle* hp = h.get();
+  fi->fh = fs.file_handles().adopt(std::move(h));  // before the reply: RELEASE may follow at once
   set_open_flags(fs, fi);
-  attach_lease(fs, ino, *f, *h, fi, kept.has_value());
-  fs.open_handles().add(ino, h->id);
+  attach_lease(fs, ino, *f, *hp, fi, kept.has_value());
+  fs.open_handles().add(ino, hp->id);
   if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
+    auto h = fs.file_handles().take(fi->fh);
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);
     (void)fs.tree().close(h->id);
     if (h->leased) fs.leases()->closed(ino);
-    return;
   }
-  h.release();
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
@@ -577,22 +587,21 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   h->id = f->file.id;
   h->access = p.access;
   h->append = fi->flags & O_APPEND;
-  fi->fh = reinterpret_cast<uint64_t>(h.get());
   set_open_flags(fs, fi);
   uint64_t ino = fs.inodes().lookup(path);
   attach_data(fs, *h, ino, fi->flags, s->size);
   attach_lease(fs, ino, *f, *h, fi, false);
   auto e = entry_for(fs, *s, ino);
   fs.open_handles().add(ino, h->id);
+  fi->fh = fs.file_handles().adopt(std::move(h));
   if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+    auto h = fs.file_handles().take(fi->fh);
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);
     (void)fs.tree().close(h->id);
     if (h->leased) fs.leases()->closed(ino);
     fs.inodes().forget(ino, 1);
-    return;
   }
-  h.release();
 }
 
 // Buffers reused per FUSE worker thread.
@@ -718,8 +727,8 @@ void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
 }
 
 void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  std::unique_ptr<FileHandle> h(fh_of(fi));
   auto& fs = fs_of(req);
+  auto h = fs.file_handles().take(fi->fh);
   fs.files().close(h->data);        // write-behind flushed, readahead stopped
   // Deferred close: under a HANDLE-caching lease a read-only handle stays
   // open for closetimeo (and keeps its lease count). Not one that could
@@ -771,10 +780,9 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   d->path = *path;
   auto r = load_listing(fs, *d);
   if (!r) return reply_error(req, r.error(), "opendir");
-  fi->fh = reinterpret_cast<uint64_t>(d.get());
+  fi->fh = fs.dir_handles().adopt(std::move(d));
   fi->cache_readdir = 0;
-  if (fuse_reply_open(req, fi) == -ENOENT) return;
-  d.release();
+  if (fuse_reply_open(req, fi) == -ENOENT) fs.dir_handles().take(fi->fh);
 }
 
 void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
@@ -846,7 +854,7 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
 }
 
 void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  delete dh_of(fi);
+  fs_of(req).dir_handles().take(fi->fh);
   fuse_reply_err(req, 0);
 }
 

@@ -11,7 +11,10 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "base/buffer_pool.h"
 #include "client/client.h"
@@ -44,6 +47,38 @@ struct FsConfig {
 
   static FsConfig from(const MountOptions& o);
 };
+
+// Handles handed to the kernel as fi->fh and not released yet. The kernel
+// drops RELEASEs still queued when an unmount ends the connection; those
+// handles are freed at unmount from here.
+template <class T>
+class KernelHandles {
+ public:
+  uint64_t adopt(std::unique_ptr<T> h) {
+    std::lock_guard g(mu_);
+    live_.insert(h.get());
+    return reinterpret_cast<uint64_t>(h.release());
+  }
+  std::unique_ptr<T> take(uint64_t fh) {
+    T* h = reinterpret_cast<T*>(fh);
+    std::lock_guard g(mu_);
+    live_.erase(h);
+    return std::unique_ptr<T>(h);
+  }
+  std::vector<std::unique_ptr<T>> take_all() {
+    std::lock_guard g(mu_);
+    std::vector<std::unique_ptr<T>> out;
+    for (T* h : live_) out.emplace_back(h);
+    live_.clear();
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<T*> live_;
+};
+struct FileHandle;  // filesystem.cc
+struct DirHandle;
 
 class SmbFs {
  public:
@@ -95,6 +130,13 @@ class SmbFs {
   // Buffers of those reads (they outlive the worker's call).
   BufferPool& read_buffers() { return *read_buffers_; }
 
+  KernelHandles<FileHandle>& file_handles() { return file_handles_; }
+  KernelHandles<DirHandle>& dir_handles() { return dir_handles_; }
+  // At unmount, after the session is gone: files the kernel never
+  // released are closed (write-behind flushed, readahead stopped) and
+  // every handle left is freed. The tree must still be there.
+  void close_unreleased();
+
  private:
   client::Tree& tree_;
   FsConfig cfg_;
@@ -106,6 +148,8 @@ class SmbFs {
   std::unique_ptr<DeferredCloses> deferred_;  // uses leases_: goes first
   std::atomic<int64_t> async_replies_{0};
   std::shared_ptr<BufferPool> read_buffers_ = BufferPool::create(16u << 20);
+  KernelHandles<FileHandle> file_handles_;
+  KernelHandles<DirHandle> dir_handles_;
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.

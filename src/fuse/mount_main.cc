@@ -216,7 +216,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   fs.set_session(nullptr);
   fuse_session_destroy(se);
   fs.stop_leases();  // before the tree it holds goes
-  fs.files().close_all();  // unreleased files: write-behind flushed, readahead stopped
+  fs.close_unreleased();  // write-behind flushed, readahead stopped, handles freed
   tree.reset();
   (void)cl->logoff();
   SMBKIT_LOG(info, "unmounted {}", o.mountpoint);

@@ -1,6 +1,11 @@
 // `smbkit mount` end to end: a real smbd, the real binary mounting the
 // share on a temp dir, and plain POSIX calls against the mount. The share's
 // directory on disk is the server-side truth.
+#include <dirent.h>
+#include <sys/sysmacros.h>
+
+#include <optional>
+
 #include "fuse/mount_fixture.h"
 
 namespace {
@@ -395,43 +400,92 @@ TEST_F(Mount, UmountCommand) {
   EXPECT_NE(o.out.find("not an smbkit mount"), std::string::npos) << o.out;
 }
 
-TEST_F(Mount, ForegroundModeServesUntilUnmounted) {
-  std::string mp = new_dir();
+// `smbkit mount -f` as a child process; its output (and a sanitizer's
+// report) goes to log.
+pid_t start_foreground(const std::string& target, const std::string& mp, const std::string& log) {
   pid_t pid = fork();
-  ASSERT_GE(pid, 0);
   if (pid == 0) {
     setenv("SMBKIT_PASSWORD", st::SambaServer::password(), 1);
-    int null = ::open("/dev/null", O_RDWR);
-    dup2(null, 1);
-    dup2(null, 2);
+    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(out, 1);
+    dup2(out, 2);
     std::string opts = std::string("username=") + st::SambaServer::user();
-    execl(kBin.c_str(), kBin.c_str(), "mount", target().c_str(), mp.c_str(), "-o", opts.c_str(), "-f",
+    execl(kBin.c_str(), kBin.c_str(), "mount", target.c_str(), mp.c_str(), "-o", opts.c_str(), "-f",
           static_cast<char*>(nullptr));
     _exit(127);
   }
-  bool up = false;
-  for (int i = 0; i < 300 && !up; i++) {  // bounded: 30 s
-    up = is_mounted(mp);
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return pid;
+}
+
+bool mounted_within_30s(const std::string& mp) {
+  for (int i = 0; i < 300; i++) {
+    if (is_mounted(mp)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  return false;
+}
+
+// The child's wait status once it exits (bounded: 30 s, then SIGKILL and
+// nullopt).
+std::optional<int> exit_status_within_30s(pid_t pid) {
+  int status = 0;
+  for (int i = 0; i < 300; i++) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return std::nullopt;
+}
+
+TEST_F(Mount, ForegroundModeServesUntilUnmounted) {
+  std::string mp = new_dir();
+  std::string log = new_dir() + "/fg.log";
+  pid_t pid = start_foreground(target(), mp, log);
+  ASSERT_GE(pid, 0);
+  bool up = mounted_within_30s(mp);
   EXPECT_TRUE(up);
   if (up) {
     EXPECT_TRUE(write_file(mp + "/fg", "foreground"));
     EXPECT_EQ(slurp(share_dir() + "/fg"), "foreground");
   }
   unmount(mp);
-  int status = 0;
-  bool exited = false;
-  for (int i = 0; i < 300 && !exited; i++) {
-    exited = waitpid(pid, &status, WNOHANG) == pid;
-    if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto status = exit_status_within_30s(pid);
+  ASSERT_TRUE(status) << "the foreground mount did not exit after unmount\n" << slurp(log);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << *status << "\n" << slurp(log);
+}
+
+// The kernel drops the RELEASEs it has not delivered when the connection
+// ends, so at unmount the daemon may hold files and directories the kernel
+// never released. It still flushes what they wrote, frees them, and exits
+// 0 (under ASan: with no leak reported). Aborting the connection through
+// fusectl leaves a file and a directory open for certain.
+TEST_F(Mount, ForegroundDaemonExitsCleanlyWithFilesNeverReleased) {
+  if (!is_mounted("/sys/fs/fuse/connections")) {
+    ASSERT_EQ(st::run_command({"mount", "-t", "fusectl", "fusectl", "/sys/fs/fuse/connections"}, 20).status, 0);
   }
-  if (!exited) {
-    kill(pid, SIGKILL);
-    waitpid(pid, &status, 0);
-  }
-  EXPECT_TRUE(exited) << "the foreground mount did not exit after unmount";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  std::string mp = new_dir();
+  std::string log = new_dir() + "/fg.log";
+  pid_t pid = start_foreground(target(), mp, log);
+  ASSERT_GE(pid, 0);
+  ASSERT_TRUE(mounted_within_30s(mp)) << slurp(log);
+  struct stat root{};
+  ASSERT_EQ(::stat(mp.c_str(), &root), 0);
+  Fd file(::open((mp + "/never-released").c_str(), O_RDWR | O_CREAT, 0644));
+  ASSERT_GE(file.fd, 0) << strerror(errno);
+  ASSERT_EQ(::pwrite(file.fd, "small write", 11, 0), 11);  // held by write-behind
+  DIR* dir = ::opendir(mp.c_str());
+  ASSERT_NE(dir, nullptr) << strerror(errno);
+  std::string abort = "/sys/fs/fuse/connections/" + std::to_string(minor(root.st_dev)) + "/abort";
+  ASSERT_TRUE(write_file(abort, "1")) << abort << ": " << strerror(errno);
+  ::closedir(dir);  // RELEASEDIR and RELEASE never reach the daemon now
+  ::close(file.fd);
+  file.fd = -1;
+  auto status = exit_status_within_30s(pid);
+  unmount(mp);
+  ASSERT_TRUE(status) << "the daemon did not exit after the abort\n" << slurp(log);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << *status << "\n" << slurp(log);
+  EXPECT_EQ(slurp(share_dir() + "/never-released"), "small write");
 }
 
 }  // namespace
