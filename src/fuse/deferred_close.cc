@@ -21,13 +21,38 @@ DeferredCloses::~DeferredCloses() {
   close_all();
 }
 
-void DeferredCloses::put(fuse_ino_t ino, const proto::FileId& id, uint32_t access) {
+bool DeferredCloses::put(fuse_ino_t ino, const proto::FileId& id, uint32_t access,
+                         const std::function<bool()>& still_ok) {
   {
     std::lock_guard<std::mutex> g(mu_);
+    for (auto& pred : blocks_) {
+      if (pred(ino)) {
+        stats_.refused++;
+        return false;
+      }
+    }
+    if (still_ok && !still_ok()) return false;
     entries_.push_back({ino, id, access, Clock::now() + timeout_});
     stats_.deferred++;
   }
   cv_.notify_all();
+  return true;
+}
+
+DeferredCloses::Block DeferredCloses::block(std::function<bool(fuse_ino_t)> pred) {
+  std::list<Block::Pred>::iterator it;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    it = blocks_.insert(blocks_.end(), std::move(pred));
+  }
+  close_where([&](const Entry& e) { return (*it)(e.ino); });
+  return Block(this, it);
+}
+
+DeferredCloses::Block::~Block() {
+  if (!owner_) return;
+  std::lock_guard<std::mutex> g(owner_->mu_);
+  owner_->blocks_.erase(it_);
 }
 
 std::optional<proto::FileId> DeferredCloses::take(fuse_ino_t ino, uint32_t access) {

@@ -18,6 +18,13 @@
 // - after a reconnect, and at unmount.
 // Handles that could write (the server sets mtime when the writer closes),
 // hold byte-range locks or belong to an unlinked file are never deferred.
+//
+// RELEASE is asynchronous: close(2) returns before it arrives, so a
+// program's unlink or rename right after close(2) may run on another
+// worker at the same time. Unlink, rename and setting times therefore hold
+// a Block: it closes the deferred handles it covers and refuses to defer
+// any of them until the operation is over; put() checks, under the same
+// lock, that the file still has a name.
 #pragma once
 
 #define FUSE_USE_VERSION 312
@@ -27,6 +34,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -48,8 +56,29 @@ class DeferredCloses {
   DeferredCloses& operator=(const DeferredCloses&) = delete;
 
   // Keeps `id` (opened on ino with DesiredAccess `access`) open until the
-  // timeout.
-  void put(fuse_ino_t ino, const proto::FileId& id, uint32_t access);
+  // timeout, unless a Block covers ino or `still_ok` (run under the lock
+  // Blocks take) says no. False: not kept, the caller closes it.
+  bool put(fuse_ino_t ino, const proto::FileId& id, uint32_t access,
+           const std::function<bool()>& still_ok = {});
+
+  // Closes the deferred handles of the inodes `pred` selects (on the
+  // caller's thread) and refuses to defer any of them while it lives.
+  class Block {
+   public:
+    Block(Block&& o) noexcept : owner_(o.owner_), it_(o.it_) { o.owner_ = nullptr; }
+    Block(const Block&) = delete;
+    Block& operator=(const Block&) = delete;
+    Block& operator=(Block&&) = delete;
+    ~Block();
+
+   private:
+    friend class DeferredCloses;
+    using Pred = std::function<bool(fuse_ino_t)>;
+    Block(DeferredCloses* owner, std::list<Pred>::iterator it) : owner_(owner), it_(it) {}
+    DeferredCloses* owner_;
+    std::list<Pred>::iterator it_;
+  };
+  [[nodiscard]] Block block(std::function<bool(fuse_ino_t)> pred);
   // A deferred handle of ino opened with exactly `access`, taken back.
   std::optional<proto::FileId> take(fuse_ino_t ino, uint32_t access);
   // Closes ino's deferred handles now (on the caller's thread).
@@ -63,6 +92,7 @@ class DeferredCloses {
     uint64_t reused = 0;    // opens that took one back
     uint64_t expired = 0;   // closed when their time was up
     uint64_t early = 0;     // closed before (break, unlink, rename, reconnect, unmount)
+    uint64_t refused = 0;   // releases not deferred because a Block covered them
   };
   Stats stats() const;
 
@@ -82,6 +112,7 @@ class DeferredCloses {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Entry> entries_;
+  std::list<Block::Pred> blocks_;  // live Blocks
   Stats stats_;
   bool stop_ = false;
   std::thread thread_;

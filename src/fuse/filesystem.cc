@@ -387,9 +387,10 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "setattr");
   // Samba keeps times set explicitly until the file's last handle closes
   // (later writes would not move mtime): deferred handles go first.
+  std::optional<DeferredCloses::Block> no_deferral;
   if (fs.deferred() && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
                                   FUSE_SET_ATTR_MTIME_NOW)))
-    fs.deferred()->close_inode(ino);
+    no_deferral.emplace(fs.deferred()->block([ino](fuse_ino_t i) { return i == ino; }));
 
   auto open_for = [&](uint32_t access) -> Result<FileId> {
     OpenParams p;
@@ -735,10 +736,11 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // write (the server sets the file's mtime when the writer closes, and
   // make & co. read it right after), holds locks, or whose file was
   // unlinked (it would keep the name delete-pending).
+  // (An unlink or rename running now on another worker refuses it: see
+  // DeferredCloses::Block.)
   if (fs.deferred() && h->leased && !(h->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) &&
-      !fs.locks().holds(h->id) && fs.inodes().path_of(ino) &&
-      (fs.leases()->state(ino) & SMB2_LEASE_HANDLE_CACHING)) {
-    fs.deferred()->put(ino, h->id, h->access);
+      !fs.locks().holds(h->id) && (fs.leases()->state(ino) & SMB2_LEASE_HANDLE_CACHING) &&
+      fs.deferred()->put(ino, h->id, h->access, [&] { return fs.inodes().path_of(ino).has_value(); })) {
     fs.open_handles().remove(ino, h->id);
     return (void)fuse_reply_err(req, 0);
   }
@@ -883,15 +885,18 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
   if (!d) return;
   std::string path = InodeTable::join(*d, name);
   if (dir) fs.open_handles().wait_dir_free(path, std::chrono::seconds(5));  // see open_handles.h
-  // A deferred handle would leave the file delete-pending.
+  // A deferred handle would leave the file delete-pending; so would one
+  // that a RELEASE racing this unlink defers. (An inode the kernel has
+  // forgotten has no path here: its handle could be on this file too.)
+  std::optional<DeferredCloses::Block> no_deferral;
+  auto known = dir ? std::nullopt : fs.inodes().find(path);
   if (!dir && fs.deferred()) {
-    if (auto known = fs.inodes().find(path)) fs.deferred()->close_inode(*known);
+    no_deferral.emplace(fs.deferred()->block(
+        [&](fuse_ino_t i) { return (known && i == *known) || !fs.inodes().path_of(i); }));
   }
   auto r = dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
   if (!r) return reply_error(req, r.error(), dir ? "rmdir" : "unlink");
-  if (!dir) {
-    if (auto known = fs.inodes().find(path)) fs.open_handles().unlinked(*known, path);
-  }
+  if (known) fs.open_handles().unlinked(*known, path);
   fs.inodes().detach(path);
   fuse_reply_err(req, 0);
 }
@@ -919,17 +924,19 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   fs.open_handles().wait_dir_free(from, std::chrono::seconds(5));
   fs.open_handles().wait_name_free(to, std::chrono::seconds(5));
   // The server refuses to replace a file that is open, and to rename a
-  // directory with open files below it: those deferred handles go first.
+  // directory with open files below it: those deferred handles go first,
+  // and none of them is deferred again until the rename is done.
+  std::string below = from + "/";
+  auto target = replace ? fs.inodes().find(to) : std::nullopt;
+  std::optional<DeferredCloses::Block> no_deferral;
   if (fs.deferred()) {
-    std::string below = from + "/";
-    auto target = replace ? fs.inodes().find(to) : std::nullopt;
-    fs.deferred()->close_if([&](fuse_ino_t i) {
+    no_deferral.emplace(fs.deferred()->block([&](fuse_ino_t i) {
       if (target && i == *target) return true;
       // An inode the kernel has forgotten has no path here any more: its
       // file could be anywhere, below `from` too.
       auto p = fs.inodes().path_of(i);
       return !p || p->compare(0, below.size(), below) == 0;
-    });
+    }));
   }
   // Opens and stats by path of the inodes involved retry until the table
   // matches the server again (see InodeTable::begin_rename).

@@ -115,6 +115,37 @@ TEST_F(DeferredClose, UnlinkAndRecreateAfterClose) {
   EXPECT_EQ(slurp(share_dir() + "/dc-unlink.bin"), "second");
 }
 
+// close(2) returns before RELEASE reaches the daemon, so an unlink (or a
+// rename over the file) issued right after it runs alongside the RELEASE
+// that defers the handle. A handle deferred after the unlink went out left
+// the name delete-pending and the rmdir of its directory failed with
+// ENOTEMPTY (fsstress found it); a rename over it failed with EACCES.
+TEST_F(DeferredClose, UnlinkOrRenameRightAfterCloseNeverRacesTheRelease) {
+  std::string mp = mounted("cache=strict,closetimeo=30");
+  ASSERT_FALSE(mp.empty());
+  char buf[16];
+  for (int i = 0; i < 60; i++) {  // bounded: a few seconds
+    std::string d = mp + "/race" + std::to_string(i), f = d + "/f", g = d + "/g";
+    ASSERT_EQ(::mkdir(d.c_str(), 0755), 0) << strerror(errno);
+    ASSERT_TRUE(write_file(f, "data"));
+    ASSERT_TRUE(write_file(g, "other"));
+    int fd = ::open(f.c_str(), O_RDONLY);  // read-only: deferred at release
+    ASSERT_GE(fd, 0) << strerror(errno);
+    ASSERT_EQ(::read(fd, buf, sizeof buf), 4);
+    ::close(fd);
+    if (i % 2 == 0) {
+      ASSERT_EQ(::unlink(f.c_str()), 0) << i << ": " << strerror(errno);
+    } else {
+      ASSERT_EQ(::rename(g.c_str(), f.c_str()), 0) << i << ": " << strerror(errno);
+      ASSERT_EQ(::unlink(f.c_str()), 0) << i << ": " << strerror(errno);
+    }
+    if (i % 2 == 0) {
+      ASSERT_EQ(::unlink(g.c_str()), 0) << i << ": " << strerror(errno);
+    }
+    ASSERT_EQ(::rmdir(d.c_str()), 0) << i << ": " << strerror(errno);
+  }
+}
+
 TEST_F(DeferredClose, RenameOverAClosedFile) {
   std::string mp = mounted("cache=strict,closetimeo=30");
   ASSERT_FALSE(mp.empty());
