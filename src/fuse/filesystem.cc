@@ -58,11 +58,13 @@ FsConfig FsConfig::from(const MountOptions& o) {
   c.rsize = o.rsize;
   c.wsize = o.wsize;
   c.rasize = o.rasize;
+  c.rabudget = o.rabudget;
   c.closetimeo = o.closetimeo;
   return c;
 }
 
-SmbFs::SmbFs(client::Tree& tree, FsConfig cfg) : tree_(tree), cfg_(std::move(cfg)), locks_(tree) {
+SmbFs::SmbFs(client::Tree& tree, FsConfig cfg)
+    : tree_(tree), cfg_(std::move(cfg)), files_(cfg_.rabudget), locks_(tree) {
   if (cfg_.cache == CacheMode::strict && !cfg_.direct) {
     leases_ = std::make_unique<LeaseCache>(tree);
     // A break that takes WRITE caching: pending write-behind data reaches
@@ -234,6 +236,7 @@ void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t s
       rc.chunk = std::min<uint32_t>(fs.read_chunk(), 1u << 20);
       rc.max_window = c.rasize;
       rc.min_window = std::min<uint64_t>(8ull << 20, c.rasize);
+      rc.budget = &fs.files().ra_budget();
       if (c.cache == CacheMode::strict)
         rc.max_age = std::chrono::milliseconds(std::max<int64_t>(1000, static_cast<int64_t>(c.attr_timeout_file * 1000)));
       h.data.ra = std::make_unique<Readahead>(fs.tree(), h.id, size, rc);

@@ -10,7 +10,8 @@ std::string DataStats::str() const {
   return "fuse_writes=" + std::to_string(fuse_writes) + " write_requests=" + std::to_string(write_requests) +
          " bytes_written=" + std::to_string(bytes_written) + " fuse_reads=" + std::to_string(fuse_reads) +
          " ra_hits=" + std::to_string(ra_hits) + " ra_misses=" + std::to_string(ra_misses) +
-         " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets);
+         " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets) +
+         " ra_peak=" + std::to_string(ra_peak);
 }
 
 void OpenFiles::add(FileData* f) {
@@ -121,6 +122,7 @@ DataStats OpenFiles::totals() {
     for (FileData* f : fs) add_stats_locked(*f);
   DataStats all = totals_;
   totals_ = closed;
+  all.ra_peak = ra_budget_.peak();
   return all;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "fuse/memory_budget.h"
 #include "fuse/readahead.h"
 #include "fuse/write_behind.h"
 
@@ -32,11 +33,16 @@ struct FileData {
 struct DataStats {
   uint64_t fuse_writes = 0, write_requests = 0, bytes_written = 0;
   uint64_t fuse_reads = 0, ra_hits = 0, ra_misses = 0, ra_reads = 0, ra_resets = 0;
+  uint64_t ra_peak = 0;  // most bytes held by all readahead windows at once
   std::string str() const;
 };
 
 class OpenFiles {
  public:
+  // ra_budget: bytes all readahead windows may hold together (0: no limit).
+  explicit OpenFiles(uint64_t ra_budget = 0) : ra_budget_(ra_budget) {}
+  MemoryBudget& ra_budget() { return ra_budget_; }
+
   void add(FileData* f);
   // Unregisters f and adds its counters to the totals.
   void remove(FileData* f);
@@ -67,6 +73,7 @@ class OpenFiles {
 
  private:
   void add_stats_locked(const FileData& f);
+  MemoryBudget ra_budget_;
   std::mutex mu_;
   std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
   DataStats totals_;

@@ -57,6 +57,9 @@ struct MountOptions {
   // Readahead: the largest window (bytes) kept ahead of a sequential
   // reader; the window itself follows bandwidth x round-trip time. 0: off.
   uint32_t rasize = 64u << 20;
+  // smbkit's own: the bytes all open files' readahead windows may hold
+  // together (0: no limit beyond rasize per file).
+  uint64_t rabudget = 256ull << 20;
 
   // Caching.
   CacheMode cache = CacheMode::strict;

@@ -87,6 +87,7 @@ struct Readahead::Shared {
   session::WindowController win;
   Stats stats;
   uint64_t in_flight = 0;  // chunks not yet completed (any generation)
+  uint64_t charged = 0;    // bytes of `chunks` charged to the budget
 };
 
 Readahead::Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hint, Config c)
@@ -104,11 +105,20 @@ Readahead::~Readahead() {
   // completions either way).
   std::unique_lock lk(sh_->mu);
   sh_->cv.wait(lk, [&] { return sh_->in_flight == 0; });
+  uncharge_locked(sh_->charged);
+  if (cfg_.budget) cfg_.budget->forget(sh_.get());
+}
+
+void Readahead::uncharge_locked(uint64_t n) {
+  n = std::min(n, sh_->charged);
+  sh_->charged -= n;
+  if (cfg_.budget && n) cfg_.budget->release(sh_.get(), n);
 }
 
 void Readahead::drop_locked() {
   if (!sh_->chunks.empty()) sh_->stats.resets++;
   sh_->chunks.clear();
+  uncharge_locked(sh_->charged);
   sh_->generation++;
 }
 
@@ -132,8 +142,10 @@ uint64_t Readahead::window() const {
   return sh_->win.window();
 }
 
-std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked() {
+std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced) {
   Shared& s = *sh_;
+  if (cfg_.budget && !cfg_.budget->try_charge(sh_.get(), cfg_.chunk, forced)) return nullptr;
+  if (cfg_.budget) s.charged += cfg_.chunk;
   auto c = std::make_shared<Chunk>();
   c->off = s.next_issue;
   c->len = cfg_.chunk;
@@ -154,7 +166,9 @@ std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t f
     // Not past the known end of file, except for the chunk that covers
     // `from` itself (the file may have grown).
     if (s.next_issue >= s.size_hint && s.next_issue > from) break;
-    out.push_back(next_chunk_locked());
+    auto c = next_chunk_locked(s.next_issue <= from);  // the chunk covering `from` is needed now
+    if (!c) break;
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -233,7 +247,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   auto plan = plan_locked(off);
   // Make sure the whole request is covered even if it spans past the window.
   while (s.next_issue < off + size) {
-    plan.push_back(next_chunk_locked());
+    plan.push_back(next_chunk_locked(true));
   }
   uint64_t gen = s.generation;
   if (!plan.empty()) {
@@ -291,6 +305,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
     auto it = s.chunks.begin();
     if (it->first + it->second->len > off) break;
     s.chunks.erase(it);
+    if (cfg_.budget) uncharge_locked(cfg_.chunk);
   }
   if (s.generation == gen && pos == end) {
     auto more = plan_locked(pos);

@@ -10,7 +10,10 @@
 // `window` bytes into pooled buffers, and serves the following FUSE reads
 // from them without waiting. The window starts at min(8 MiB, rasize) and
 // follows the measured bandwidth x round-trip time
-// (session::WindowController: 2 x BDP), never above rasize.
+// (session::WindowController: 2 x BDP), never above rasize, and never
+// above what the mount's MemoryBudget grants this file (rabudget shared
+// by all open files). Chunks of a dropped window still in flight finish
+// into buffers the budget no longer counts.
 //
 // Thread-safety: every method may be called from any FUSE worker; the
 // completions run on the connection's receiver thread and only record
@@ -32,6 +35,7 @@
 #include "base/bytes.h"
 #include "base/result.h"
 #include "client/client.h"
+#include "fuse/memory_budget.h"
 #include "session/window.h"
 
 namespace smbkit::fuse {
@@ -60,6 +64,9 @@ class Readahead {
     // Data fetched longer ago than this is not served (the window starts
     // again); zero: no limit. cache=strict uses the attribute timeout.
     std::chrono::milliseconds max_age{0};
+    // Shared by the mount's files (null: none): chunks beyond the ones a
+    // read needs now are issued only while it grants them.
+    MemoryBudget* budget = nullptr;
   };
   struct Stats {
     uint64_t reads_issued = 0, bytes_issued = 0;  // READs sent for the window
@@ -110,8 +117,12 @@ class Readahead {
   void drop_locked();
   // Chunks to issue so that [from, from + window) is covered (under mu).
   std::vector<std::shared_ptr<Chunk>> plan_locked(uint64_t from);
-  // Adds the next chunk at next_issue to the window (counted as in flight).
-  std::shared_ptr<Chunk> next_chunk_locked();
+  // Adds the next chunk at next_issue to the window (counted as in
+  // flight); null when the budget refuses it (never when forced: the
+  // chunk is needed by the read being served).
+  std::shared_ptr<Chunk> next_chunk_locked(bool forced);
+  // Chunks leave the window: their bytes go back to the budget.
+  void uncharge_locked(uint64_t n);
   void issue(const std::vector<std::shared_ptr<Chunk>>& cs);
 
   client::Tree& tree_;

@@ -230,6 +230,44 @@ TEST_F(DataPath, ConcurrentReadersOfOneFile) {
   EXPECT_EQ(bad.load(), 0);
 }
 
+// Many files read at once share the mount's readahead budget (rabudget):
+// every byte still arrives, and the windows together never held more
+// than the budget plus what the reads in progress needed right then (a
+// 1 MiB FUSE read needs at most two 1 MiB chunks). Without the budget
+// the same readers hold at least a starting window (8 MiB) each, far
+// above that bound: the check can fail.
+TEST_F(DataPath, ConcurrentReadersShareTheReadaheadBudget) {
+  constexpr int kFiles = 6;
+  constexpr uint64_t kBudget = 4u << 20, kSize = 16u << 20;
+  std::vector<std::string> data;
+  for (int i = 0; i < kFiles; i++) data.push_back(server_file("budget" + std::to_string(i), kSize, 40 + i));
+  auto peak_with = [&](const std::string& budget_opt) -> uint64_t {
+    Foreground f = mount_foreground("cache=strict,rsize=1048576," + budget_opt);
+    if (!is_mounted(f.mp)) return UINT64_MAX;
+    std::atomic<int> bad{0};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < kFiles; i++) {
+      ts.emplace_back([&, i] {
+        int fd = ::open((f.mp + "/budget" + std::to_string(i)).c_str(), O_RDONLY);
+        if (fd < 0 || read_all(fd, 1 << 20) != data[i]) bad++;
+        if (fd >= 0) ::close(fd);
+      });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(bad.load(), 0) << budget_opt;
+    std::string line = stop_foreground(f);
+    EXPECT_FALSE(line.empty()) << "no counters in the mount log";
+    return counter(line, "ra_peak");
+  };
+  const uint64_t bound = kBudget + kFiles * (2u << 20);
+  uint64_t limited = peak_with("rabudget=" + std::to_string(kBudget));
+  EXPECT_LE(limited, bound);
+  EXPECT_GE(limited, 1u << 20);  // readahead still ran
+  uint64_t unlimited = peak_with("rabudget=0");
+  EXPECT_GT(unlimited, bound) << "the readers did not overlap enough to test the budget";
+  EXPECT_NE(unlimited, UINT64_MAX);
+}
+
 TEST_F(DataPath, TruncateAndWriteDuringReadahead) {
   const size_t size = 32u << 20;
   std::string data = server_file("trunc.bin", size, 14);

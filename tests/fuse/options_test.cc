@@ -145,6 +145,16 @@ TEST(MountOptions, Rasize) {
   EXPECT_NE(parse_err("rasize").find("'rasize'"), std::string::npos);
 }
 
+TEST(MountOptions, Rabudget) {
+  EXPECT_EQ(parse_ok("").rabudget, 256ull << 20);
+  EXPECT_EQ(parse_ok("rabudget=33554432").rabudget, 33554432u);
+  EXPECT_EQ(parse_ok("rabudget=0").rabudget, 0u);  // no limit
+  EXPECT_NE(describe(parse_ok("rabudget=8388608")).find("rabudget=8388608"), std::string::npos);
+  EXPECT_NE(parse_err("rabudget=lots").find("'rabudget'"), std::string::npos);
+  EXPECT_NE(parse_err("rabudget=99999999999999").find("'rabudget'"), std::string::npos);  // above 64 GiB
+  EXPECT_NE(parse_err("rabudget").find("'rabudget'"), std::string::npos);
+}
+
 TEST(MountOptions, Caching) {
   EXPECT_EQ(parse_ok("cache=strict").cache, CacheMode::strict);
   EXPECT_EQ(parse_ok("cache=none").cache, CacheMode::none);
