@@ -61,41 +61,15 @@ class DataPath : public Mount {
     Foreground f;
     f.mp = new_dir();
     f.log = new_dir() + "/mount.log";
-    std::string o = "username=" + std::string(st::SambaServer::user()) + (opts.empty() ? "" : "," + opts);
-    std::string password = std::string("SMBKIT_PASSWORD=") + st::SambaServer::password();
-    std::string tgt = target();
-    f.pid = fork();
-    if (f.pid == 0) {
-      int fd = ::open(f.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) {
-        dup2(fd, 2);
-        dup2(fd, 1);
-      }
-      execlp("env", "env", password.c_str(), kBin.c_str(), "mount", tgt.c_str(), f.mp.c_str(), "-o", o.c_str(), "-f",
-             "-v", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    for (int i = 0; i < 200 && !is_mounted(f.mp); i++) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    EXPECT_TRUE(is_mounted(f.mp)) << slurp(f.log);
+    f.pid = start_foreground(target(), f.mp, f.log, opts, true);
+    EXPECT_TRUE(mounted_within(f.mp, std::chrono::seconds(10))) << slurp(f.log);
     return f;
   }
   // Unmounts, waits for the process and returns the last counters line.
   std::string stop_foreground(Foreground& f) {
     unmount(f.mp);
-    int status = 0;
-    bool exited = false;
-    for (int i = 0; i < 400; i++) {
-      if (waitpid(f.pid, &status, WNOHANG) == f.pid) {
-        exited = true;
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (!exited) {
-      kill(f.pid, SIGKILL);
-      waitpid(f.pid, &status, 0);
-    }
-    EXPECT_TRUE(exited) << "the foreground mount did not exit after unmount";
+    auto status = exit_status_within(f.pid, std::chrono::seconds(20));
+    EXPECT_TRUE(status) << "the foreground mount did not exit after unmount";
     std::string log = slurp(f.log), last;
     std::istringstream in(log);
     std::string line;

@@ -21,6 +21,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -165,6 +166,50 @@ inline std::vector<pid_t> pids_matching(const std::function<bool(const std::stri
   }
   closedir(d);
   return out;
+}
+
+// `smbkit mount TARGET MP -o username=USER[,OPTS] -f [-v]` as a child
+// process with SMBKIT_PASSWORD set; its stdout and stderr (a sanitizer's
+// report too) go to `log`.
+inline pid_t start_foreground(const std::string& target, const std::string& mp, const std::string& log,
+                              const std::string& opts = "", bool verbose = false) {
+  std::string o = std::string("username=") + st::SambaServer::user() + (opts.empty() ? "" : "," + opts);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("SMBKIT_PASSWORD", st::SambaServer::password(), 1);
+    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out >= 0) {
+      dup2(out, 1);
+      dup2(out, 2);
+    }
+    execl(kBin.c_str(), kBin.c_str(), "mount", target.c_str(), mp.c_str(), "-o", o.c_str(), "-f",
+          verbose ? "-v" : static_cast<char*>(nullptr), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+inline bool mounted_within(const std::string& mp, std::chrono::milliseconds limit) {
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (!is_mounted(mp)) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
+
+// The child's wait status once it exits within `limit`; else it is killed
+// (SIGKILL) and the result is empty.
+inline std::optional<int> exit_status_within(pid_t pid, std::chrono::milliseconds limit) {
+  int status = 0;
+  auto until = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < until) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return std::nullopt;
 }
 
 // Descriptor and lock helpers shared by the two-mount and reconnect tests.

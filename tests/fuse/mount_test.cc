@@ -4,8 +4,6 @@
 #include <dirent.h>
 #include <sys/sysmacros.h>
 
-#include <optional>
-
 #include "fuse/mount_fixture.h"
 
 namespace {
@@ -400,57 +398,19 @@ TEST_F(Mount, UmountCommand) {
   EXPECT_NE(o.out.find("not an smbkit mount"), std::string::npos) << o.out;
 }
 
-// `smbkit mount -f` as a child process; its output (and a sanitizer's
-// report) goes to log.
-pid_t start_foreground(const std::string& target, const std::string& mp, const std::string& log) {
-  pid_t pid = fork();
-  if (pid == 0) {
-    setenv("SMBKIT_PASSWORD", st::SambaServer::password(), 1);
-    int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(out, 2);
-    std::string opts = std::string("username=") + st::SambaServer::user();
-    execl(kBin.c_str(), kBin.c_str(), "mount", target.c_str(), mp.c_str(), "-o", opts.c_str(), "-f",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  return pid;
-}
-
-bool mounted_within_30s(const std::string& mp) {
-  for (int i = 0; i < 300; i++) {
-    if (is_mounted(mp)) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return false;
-}
-
-// The child's wait status once it exits (bounded: 30 s, then SIGKILL and
-// nullopt).
-std::optional<int> exit_status_within_30s(pid_t pid) {
-  int status = 0;
-  for (int i = 0; i < 300; i++) {
-    if (waitpid(pid, &status, WNOHANG) == pid) return status;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, &status, 0);
-  return std::nullopt;
-}
-
 TEST_F(Mount, ForegroundModeServesUntilUnmounted) {
   std::string mp = new_dir();
   std::string log = new_dir() + "/fg.log";
   pid_t pid = start_foreground(target(), mp, log);
   ASSERT_GE(pid, 0);
-  bool up = mounted_within_30s(mp);
+  bool up = mounted_within(mp, std::chrono::seconds(30));
   EXPECT_TRUE(up);
   if (up) {
     EXPECT_TRUE(write_file(mp + "/fg", "foreground"));
     EXPECT_EQ(slurp(share_dir() + "/fg"), "foreground");
   }
   unmount(mp);
-  auto status = exit_status_within_30s(pid);
+  auto status = exit_status_within(pid, std::chrono::seconds(30));
   ASSERT_TRUE(status) << "the foreground mount did not exit after unmount\n" << slurp(log);
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << *status << "\n" << slurp(log);
 }
@@ -468,7 +428,7 @@ TEST_F(Mount, ForegroundDaemonExitsCleanlyWithFilesNeverReleased) {
   std::string log = new_dir() + "/fg.log";
   pid_t pid = start_foreground(target(), mp, log);
   ASSERT_GE(pid, 0);
-  ASSERT_TRUE(mounted_within_30s(mp)) << slurp(log);
+  ASSERT_TRUE(mounted_within(mp, std::chrono::seconds(30))) << slurp(log);
   struct stat root{};
   ASSERT_EQ(::stat(mp.c_str(), &root), 0);
   Fd file(::open((mp + "/never-released").c_str(), O_RDWR | O_CREAT, 0644));
@@ -481,7 +441,7 @@ TEST_F(Mount, ForegroundDaemonExitsCleanlyWithFilesNeverReleased) {
   ::closedir(dir);  // RELEASEDIR and RELEASE never reach the daemon now
   ::close(file.fd);
   file.fd = -1;
-  auto status = exit_status_within_30s(pid);
+  auto status = exit_status_within(pid, std::chrono::seconds(30));
   unmount(mp);
   ASSERT_TRUE(status) << "the daemon did not exit after the abort\n" << slurp(log);
   EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0) << *status << "\n" << slurp(log);
