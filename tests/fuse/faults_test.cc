@@ -17,32 +17,6 @@ namespace {
 using namespace smbkit::fuse_testing;
 namespace st = smbkit::testing;
 
-// smbd processes of one server (the parent and its per-connection
-// children): every smbd whose command line names the server's config.
-std::vector<pid_t> smbd_pids(const std::string& conf) {
-  return pids_matching([&](const std::string& cmd) {
-    return cmd.find("smbd") != std::string::npos && cmd.find(conf) != std::string::npos;
-  });
-}
-
-// Stops every smbd of the server until destroyed (SIGCONT on every way out
-// of the test, including a failed ASSERT).
-class Stall {
- public:
-  explicit Stall(const std::string& conf) : pids_(smbd_pids(conf)) {
-    for (pid_t p : pids_) ::kill(p, SIGSTOP);
-  }
-  ~Stall() { resume(); }
-  void resume() {
-    for (pid_t p : pids_) ::kill(p, SIGCONT);
-    pids_.clear();
-  }
-  size_t count() const { return pids_.size(); }
-
- private:
-  std::vector<pid_t> pids_;
-};
-
 bool exists(const std::string& p) {
   struct stat s{};
   return ::lstat(p.c_str(), &s) == 0;
