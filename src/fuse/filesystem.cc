@@ -59,12 +59,13 @@ FsConfig FsConfig::from(const MountOptions& o) {
   c.wsize = o.wsize;
   c.rasize = o.rasize;
   c.rabudget = o.rabudget;
+  c.wbbudget = o.wbbudget;
   c.closetimeo = o.closetimeo;
   return c;
 }
 
 SmbFs::SmbFs(client::Tree& tree, FsConfig cfg)
-    : tree_(tree), cfg_(std::move(cfg)), files_(cfg_.rabudget), locks_(tree) {
+    : tree_(tree), cfg_(std::move(cfg)), files_(cfg_.rabudget, cfg_.wbbudget), locks_(tree) {
   if (cfg_.cache == CacheMode::strict && !cfg_.direct) {
     leases_ = std::make_unique<LeaseCache>(tree);
     // A break that takes WRITE caching: pending write-behind data reaches
@@ -244,6 +245,7 @@ void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t s
     if ((flags & O_ACCMODE) != O_RDONLY) {
       WriteBehind::Config wc;
       wc.chunk = fs.write_chunk();
+      wc.budget = &fs.files().wb_budget();
       h.data.wb = std::make_unique<WriteBehind>(fs.tree(), h.id, wc);
     }
   }

@@ -42,6 +42,7 @@ struct FsConfig {
   uint32_t fuse_max_io = 1u << 20;  // max_read / max_write asked of the kernel
   uint32_t rasize = 64u << 20;      // readahead window cap (0: no readahead)
   uint64_t rabudget = 256ull << 20;  // all readahead windows together (0: no limit)
+  uint64_t wbbudget = 256ull << 20;  // all write-behind WRITEs in flight together (0: no limit)
   uint32_t closetimeo = 1;          // seconds a released handle may stay open (deferred close)
   // The kernel's writeback cache (FUSE_CAP_WRITEBACK_CACHE): cache=loose only.
   bool writeback_cache() const { return cache == CacheMode::loose && !direct; }

@@ -44,7 +44,8 @@ const char kUsage[] =
     "vers=2.0|2.1|3|3.0|3.02|3.1.1, sec=ntlmssp|ntlmsspi|none, sign, seal, rsize=, wsize=, rasize=,\n"
     "cache=strict|none|loose, actimeo=, acregmax=, acdirmax=, uid=, gid=, file_mode=,\n"
     "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=, hard, soft, echo_interval=, closetimeo=.\n"
-    "smbkit's own: rabudget= (bytes all open files' readahead shares; default 256 MiB).\n"
+    "smbkit's own: rabudget=, wbbudget= (bytes all open files' readahead, and their\n"
+    "write-behind in flight, share; default 256 MiB each).\n"
     "The password may also come from "
     "SMBKIT_PASSWORD. -f stays in the foreground; -v/-vv log (with -f).\n";
 

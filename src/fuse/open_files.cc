@@ -11,7 +11,7 @@ std::string DataStats::str() const {
          " bytes_written=" + std::to_string(bytes_written) + " fuse_reads=" + std::to_string(fuse_reads) +
          " ra_hits=" + std::to_string(ra_hits) + " ra_misses=" + std::to_string(ra_misses) +
          " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets) +
-         " ra_peak=" + std::to_string(ra_peak);
+         " ra_peak=" + std::to_string(ra_peak) + " wb_peak=" + std::to_string(wb_peak);
 }
 
 void OpenFiles::add(FileData* f) {
@@ -123,6 +123,7 @@ DataStats OpenFiles::totals() {
   DataStats all = totals_;
   totals_ = closed;
   all.ra_peak = ra_budget_.peak();
+  all.wb_peak = wb_budget_.peak();
   return all;
 }
 

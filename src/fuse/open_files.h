@@ -34,14 +34,18 @@ struct DataStats {
   uint64_t fuse_writes = 0, write_requests = 0, bytes_written = 0;
   uint64_t fuse_reads = 0, ra_hits = 0, ra_misses = 0, ra_reads = 0, ra_resets = 0;
   uint64_t ra_peak = 0;  // most bytes held by all readahead windows at once
+  uint64_t wb_peak = 0;  // most bytes of all files' WRITEs in flight at once
   std::string str() const;
 };
 
 class OpenFiles {
  public:
-  // ra_budget: bytes all readahead windows may hold together (0: no limit).
-  explicit OpenFiles(uint64_t ra_budget = 0) : ra_budget_(ra_budget) {}
+  // ra_budget: bytes all readahead windows may hold together; wb_budget:
+  // bytes all files may have in flight as write-behind WRITEs (0: no limit).
+  explicit OpenFiles(uint64_t ra_budget = 0, uint64_t wb_budget = 0)
+      : ra_budget_(ra_budget), wb_budget_(wb_budget) {}
   MemoryBudget& ra_budget() { return ra_budget_; }
+  MemoryBudget& wb_budget() { return wb_budget_; }
 
   void add(FileData* f);
   // Unregisters f and adds its counters to the totals.
@@ -73,7 +77,7 @@ class OpenFiles {
 
  private:
   void add_stats_locked(const FileData& f);
-  MemoryBudget ra_budget_;
+  MemoryBudget ra_budget_, wb_budget_;
   std::mutex mu_;
   std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
   DataStats totals_;

@@ -206,11 +206,12 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 1u << 30));
       o.rasize = static_cast<uint32_t>(n);
-    } else if (name == "rabudget") {
-      // Not a mount.cifs option: the memory all readahead windows share.
+    } else if (name == "rabudget" || name == "wbbudget") {
+      // Not mount.cifs options: the memory all readahead windows share,
+      // and the write-behind bytes all files may have in flight.
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 64ull << 30));
-      o.rabudget = n;
+      (name == "rabudget" ? o.rabudget : o.wbbudget) = n;
     } else if (name == "bsize") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 16u << 20));
@@ -377,7 +378,8 @@ std::string describe(const MountOptions& o) {
   if (o.sign) s += ",sign";
   if (o.seal) s += ",seal";
   s += ",rsize=" + std::to_string(o.rsize) + ",wsize=" + std::to_string(o.wsize);
-  s += ",rasize=" + std::to_string(o.rasize) + ",rabudget=" + std::to_string(o.rabudget);
+  s += ",rasize=" + std::to_string(o.rasize) + ",rabudget=" + std::to_string(o.rabudget) +
+       ",wbbudget=" + std::to_string(o.wbbudget);
   s += ",closetimeo=" + std::to_string(o.closetimeo);
   s += std::string(",cache=") + cache_mode_name(o.cache);
   if (o.directio) s += ",directio";

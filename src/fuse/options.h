@@ -60,6 +60,9 @@ struct MountOptions {
   // smbkit's own: the bytes all open files' readahead windows may hold
   // together (0: no limit beyond rasize per file).
   uint64_t rabudget = 256ull << 20;
+  // smbkit's own: the bytes all open files may have in flight as
+  // write-behind WRITEs together (0: no limit beyond 32 MiB per file).
+  uint64_t wbbudget = 256ull << 20;
 
   // Caching.
   CacheMode cache = CacheMode::strict;

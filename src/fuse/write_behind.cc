@@ -3,6 +3,7 @@
 #include "fuse/split_io.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <list>
@@ -63,6 +64,7 @@ WriteBehind::WriteBehind(client::Tree& t, const proto::FileId& id, Config c)
 WriteBehind::~WriteBehind() {
   std::unique_lock lk(sh_->mu);
   sh_->cv.wait(lk, [&] { return sh_->in_flight.empty(); });
+  if (cfg_.budget) cfg_.budget->forget(sh_.get());
 }
 
 void WriteBehind::send_locked(std::unique_lock<std::mutex>& lk) {
@@ -84,16 +86,22 @@ void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t bas
         if (f.off < r.off + r.len && r.off < f.off + f.len) return true;
       return false;
     };
-    s.cv.wait(lk, [&] {
-      return (s.in_flight.empty() || s.in_flight_bytes + r.len <= cfg_.max_in_flight) && !overlaps();
-    });
+    for (;;) {
+      bool room = (s.in_flight.empty() || s.in_flight_bytes + r.len <= cfg_.max_in_flight) && !overlaps();
+      if (room && (!cfg_.budget || cfg_.budget->try_charge(sh_.get(), r.len, s.in_flight.empty()))) break;
+      // Our own completions notify cv; room in the budget freed by other
+      // files' completions does not, so that wait polls.
+      if (room) s.cv.wait_for(lk, std::chrono::milliseconds(2));
+      else s.cv.wait(lk);
+    }
     auto it = s.in_flight.insert(s.in_flight.end(), r);
     s.in_flight_bytes += r.len;
     s.stats.requests++;
     lk.unlock();
     auto sh = sh_;
     ByteView src(buf->data() + (r.off - base), r.len);
-    tree_.write_async(id_, r.off, src, [sh, buf, r, it](Result<size_t> res) {
+    tree_.write_async(id_, r.off, src, [sh, buf, r, it, budget = cfg_.budget](Result<size_t> res) {
+      if (budget) budget->release(sh.get(), r.len);
       std::lock_guard g(sh->mu);
       if (res && *res < r.len && !sh->error) {
         sh->error = sys_error(ENOSPC, "write at offset " + std::to_string(r.off) + ": the server accepted " +

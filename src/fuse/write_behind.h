@@ -10,7 +10,10 @@
 // one wsize-aligned stretch of the file, and up to 4 are pending, so writes
 // arriving out of order (kernel write-back, several FUSE workers) still
 // gather; a buffer is sent when full, when a fifth is needed (the oldest),
-// or on flush, one WRITE per filled extent. A
+// or on flush, one WRITE per filled extent. The bytes in flight count
+// against max_in_flight and against the mount's write budget (wbbudget,
+// shared by all open files; a file with nothing in flight may always send
+// one WRITE, so a writer is slowed, never stopped). A
 // WRITE whose range overlaps one in flight waits for it, so the server sees
 // overlapping data in the order it was written.
 #pragma once
@@ -25,6 +28,7 @@
 #include "base/bytes.h"
 #include "base/result.h"
 #include "client/client.h"
+#include "fuse/memory_budget.h"
 
 namespace smbkit::fuse {
 
@@ -38,6 +42,10 @@ class WriteBehind {
   struct Config {
     uint32_t chunk = 4u << 20;              // bytes per WRITE (wsize, capped by the server)
     uint64_t max_in_flight = 32ull << 20;   // bytes sent and not yet acknowledged
+    // Shared by the mount's files (null: none): bytes in flight beyond a
+    // file's first WRITE are sent only while it grants them (a writer
+    // waits otherwise, as it does at max_in_flight).
+    MemoryBudget* budget = nullptr;
   };
   struct Stats {
     uint64_t writes = 0;    // FUSE writes accepted

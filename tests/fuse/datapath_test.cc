@@ -242,6 +242,66 @@ TEST_F(DataPath, ConcurrentReadersShareTheReadaheadBudget) {
   EXPECT_NE(unlimited, UINT64_MAX);
 }
 
+// Many files written at once share the mount's write-behind budget
+// (wbbudget) for WRITEs in flight. smbd is stopped while the writers run,
+// so nothing is acknowledged and every writer sends all it may (after a
+// warm-up that earns the credits): without
+// the budget each file has up to 32 MiB in flight, with it all together
+// stay within the budget plus one WRITE per file (a file with nothing in
+// flight may always send one). Every byte still arrives.
+TEST_F(DataPath, ConcurrentWritersShareTheWriteBudget) {
+  constexpr int kFiles = 4;
+  constexpr size_t kSize = 24u << 20;
+  constexpr uint64_t kBudget = 2u << 20;
+  std::vector<std::string> data;
+  for (int i = 0; i < kFiles; i++) data.push_back(random_bytes(kSize, 60 + i));
+  auto peak_with = [&](const std::string& budget_opt, const std::string& dir) -> uint64_t {
+    Foreground f = mount_foreground("cache=strict,wsize=1048576," + budget_opt);
+    if (!is_mounted(f.mp)) return UINT64_MAX;
+    EXPECT_EQ(::mkdir((f.mp + "/" + dir).c_str(), 0755), 0) << strerror(errno);
+    // The server grants credits as traffic flows: 96 MiB of it first, so
+    // credits do not bound what the writers can send.
+    EXPECT_TRUE(write_file(f.mp + "/" + dir + "/warm", random_bytes(96u << 20, 70)));
+    std::atomic<int> bad{0};
+    std::vector<std::thread> ts;
+    std::vector<int> fds;
+    for (int i = 0; i < kFiles; i++) {  // opened before smbd stops
+      fds.push_back(::open((f.mp + "/" + dir + "/w" + std::to_string(i)).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644));
+      EXPECT_GE(fds.back(), 0) << strerror(errno);
+    }
+    {
+      Stall stall(server_->config_path());
+      for (int i = 0; i < kFiles; i++) {
+        ts.emplace_back([&, i] {
+          int fd = fds[i];
+          if (fd < 0) {
+            bad++;
+            return;
+          }
+          for (size_t off = 0; off < kSize; off += 1 << 20)
+            if (::write(fd, data[i].data() + off, 1 << 20) != 1 << 20) bad++;
+          if (::close(fd) != 0) bad++;
+        });
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1));  // writers fill what they may
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(bad.load(), 0) << budget_opt;
+    std::string line = stop_foreground(f);
+    for (int i = 0; i < kFiles; i++)
+      EXPECT_TRUE(same(slurp(share_dir() + "/" + dir + "/w" + std::to_string(i)), data[i])) << budget_opt << " " << i;
+    EXPECT_FALSE(line.empty()) << "no counters in the mount log";
+    return counter(line, "wb_peak");
+  };
+  const uint64_t bound = kBudget + kFiles * (1u << 20);
+  uint64_t limited = peak_with("wbbudget=" + std::to_string(kBudget), "limited");
+  EXPECT_LE(limited, bound);
+  EXPECT_GE(limited, 1u << 20);
+  uint64_t unlimited = peak_with("wbbudget=0", "unlimited");
+  EXPECT_GT(unlimited, bound) << "the writers did not get far enough ahead to test the budget";
+  EXPECT_NE(unlimited, UINT64_MAX);
+}
+
 TEST_F(DataPath, TruncateAndWriteDuringReadahead) {
   const size_t size = 32u << 20;
   std::string data = server_file("trunc.bin", size, 14);

@@ -145,7 +145,7 @@ TEST(MountOptions, Rasize) {
   EXPECT_NE(parse_err("rasize").find("'rasize'"), std::string::npos);
 }
 
-TEST(MountOptions, Rabudget) {
+TEST(MountOptions, RabudgetAndWbbudget) {
   EXPECT_EQ(parse_ok("").rabudget, 256ull << 20);
   EXPECT_EQ(parse_ok("rabudget=33554432").rabudget, 33554432u);
   EXPECT_EQ(parse_ok("rabudget=0").rabudget, 0u);  // no limit
@@ -153,6 +153,11 @@ TEST(MountOptions, Rabudget) {
   EXPECT_NE(parse_err("rabudget=lots").find("'rabudget'"), std::string::npos);
   EXPECT_NE(parse_err("rabudget=99999999999999").find("'rabudget'"), std::string::npos);  // above 64 GiB
   EXPECT_NE(parse_err("rabudget").find("'rabudget'"), std::string::npos);
+  EXPECT_EQ(parse_ok("").wbbudget, 256ull << 20);
+  EXPECT_EQ(parse_ok("wbbudget=1048576").wbbudget, 1048576u);
+  EXPECT_EQ(parse_ok("wbbudget=0").wbbudget, 0u);
+  EXPECT_NE(describe(parse_ok("wbbudget=8388608")).find("wbbudget=8388608"), std::string::npos);
+  EXPECT_NE(parse_err("wbbudget=-1").find("'wbbudget'"), std::string::npos);
 }
 
 TEST(MountOptions, Caching) {
