@@ -1,5 +1,7 @@
 #include "session/machine.h"
 
+#include <algorithm>
+
 #include "auth/sealing.h"
 #include "base/log.h"
 
@@ -31,25 +33,12 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
 
   Header& h = req.hdr;
-  // MS-SMB2 3.2.4.1.5: CreditCharge is 0 on 2.0.2 (and before NEGOTIATE
-  // picked a dialect); otherwise the number of credits consumed.
-  h.CreditCharge = credits_.multi_credit() ? charge : 0;
-  h.CreditRequestResponse = credits_.request_for(charge, cfg_.credit_target);
-  h.MessageId = credits_.consume(charge);
-  h.Flags &= ~SMB2_FLAGS_SERVER_TO_REDIR;
   // SESSION_SETUP is signed only when asked: a re-authentication of an
   // established session (MS-SMB2 3.2.4.1.1), never a new one.
   bool sign = !encrypt && s && !s->signing_key.empty() &&
               (h.Command == SMB2_SESSION_SETUP ? req.sign : (s->signing_required || req.sign));
-  // MS-SMB2 3.2.4.1.1: the SIGNED flag is part of the signed header.
-  if (sign) h.Flags |= SMB2_FLAGS_SIGNED;
-  {
-    Bytes hb;
-    hb.reserve(kHeaderSize);
-    ByteWriter w(hb);
-    encode_header(h, w);
-    std::copy(hb.begin(), hb.end(), req.msg.begin());
-  }
+  h.NextCommand = 0;
+  stamp_header(req, charge, sign);
   // MS-SMB2 3.2.5.2: preauth hash over NEGOTIATE and SESSION_SETUP
   // requests, over their final bytes: a (re-authentication) SESSION_SETUP
   // that is signed is signed here, before hashing, and never deferred.
@@ -84,6 +73,84 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
     }
   }
   return h.MessageId;
+}
+
+void Machine::stamp_header(Request& req, uint16_t charge, bool sign) {
+  Header& h = req.hdr;
+  // MS-SMB2 3.2.4.1.5: CreditCharge is 0 on 2.0.2 (and before NEGOTIATE
+  // picked a dialect); otherwise the number of credits consumed.
+  h.CreditCharge = credits_.multi_credit() ? charge : 0;
+  h.CreditRequestResponse = credits_.request_for(charge, cfg_.credit_target);
+  h.MessageId = credits_.consume(charge);
+  h.Flags &= ~SMB2_FLAGS_SERVER_TO_REDIR;
+  // MS-SMB2 3.2.4.1.1: the SIGNED flag is part of the signed header.
+  if (sign) h.Flags |= SMB2_FLAGS_SIGNED;
+  Bytes hb;
+  hb.reserve(kHeaderSize);
+  ByteWriter w(hb);
+  encode_header(h, w);
+  std::copy(hb.begin(), hb.end(), req.msg.begin());
+}
+
+uint16_t Machine::compound_charge(const std::vector<Request>& reqs) const {
+  uint32_t total = 0;
+  for (const Request& r : reqs) total += std::max<uint16_t>(credits_.charge(r.charge_bytes), 1);
+  return static_cast<uint16_t>(std::min<uint32_t>(total, 0xFFFF));
+}
+
+Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs, OutFrame& out) {
+  if (reqs.empty()) return nt_error(STATUS_INVALID_PARAMETER, "empty compound");
+  size_t chain_len = 0;
+  bool any_encrypt = false, any_sign = false;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    const Request& r = reqs[i];
+    if (r.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
+    // Payloads (WRITE data) and deferred transforms stay with send().
+    if (!r.payload.empty() || r.defer_transform || r.hdr.Command == SMB2_NEGOTIATE ||
+        r.hdr.Command == SMB2_SESSION_SETUP || r.hdr.SessionId != reqs[0].hdr.SessionId)
+      return nt_error(STATUS_INVALID_PARAMETER, "request cannot be compounded");
+    // MS-SMB2 3.2.4.1.4: every message but the last starts the next on an
+    // 8-byte boundary.
+    chain_len += i + 1 == reqs.size() ? r.msg.size() : (r.msg.size() + 7) & ~size_t{7};
+    any_encrypt |= r.encrypt;
+    any_sign |= r.sign;
+  }
+  uint16_t total = compound_charge(reqs);
+  if (!credits_.can_send(total)) return nt_error(STATUS_INSUFFICIENT_RESOURCES, "credit window exhausted");
+  const SessionSecurity* s = session(reqs[0].hdr.SessionId);
+  bool encrypt = any_encrypt || (s && s->encrypt_data);
+  if (encrypt && (!s || !s->can_encrypt()))
+    return nt_error(STATUS_ACCESS_DENIED, "encryption required but no session keys");
+  if (chain_len + (encrypt ? 52 : 0) > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "compound too large");
+  bool sign = !encrypt && s && !s->signing_key.empty() && (s->signing_required || any_sign);
+
+  Request chain;
+  chain.msg.reserve(chain_len);
+  std::vector<uint64_t> mids;
+  for (size_t i = 0; i < reqs.size(); i++) {
+    Request& r = reqs[i];
+    bool last = i + 1 == reqs.size();
+    if (!last) r.msg.resize((r.msg.size() + 7) & ~size_t{7});
+    r.hdr.NextCommand = last ? 0 : static_cast<uint32_t>(r.msg.size());
+    stamp_header(r, credits_.charge(r.charge_bytes), sign);
+    // MS-SMB2 3.2.4.1.1: each message of a chain is signed on its own,
+    // over its padding too.
+    if (sign) SMBKIT_CHECK(auth::sign_message(s->sign_alg, s->signing_key, r.msg));
+    chain.msg.insert(chain.msg.end(), r.msg.begin(), r.msg.end());
+    mids.push_back(r.hdr.MessageId);
+  }
+  out.head.clear();
+  out.payload = {};
+  out.transform = {};
+  if (encrypt) out.transform = seal_transform(*s);  // the whole chain is one transform
+  for (size_t i = 0; i < reqs.size(); i++)
+    pending_[mids[i]] = Pending{reqs[i].hdr.Command, reqs[i].hdr.SessionId, 0, encrypt};
+  auto f = finish_frame(chain, out);
+  if (!f) {
+    for (uint64_t m : mids) pending_.erase(m);
+    return f.take_error();
+  }
+  return mids;
 }
 
 FrameTransform Machine::seal_transform(const SessionSecurity& s) {

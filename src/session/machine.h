@@ -140,6 +140,15 @@ class Machine {
   // STATUS_INSUFFICIENT_RESOURCES if the window cannot pay for it (callers
   // check can_send first and wait). Returns the MessageId.
   Result<uint64_t> send(Request& req, OutFrame& out);
+  // Several requests in one frame (MS-SMB2 3.2.4.1.4), in order: each
+  // message but the last padded to 8 bytes with NextCommand at the next;
+  // later ones may be related (the caller sets SMB2_FLAGS_RELATED_OPERATIONS
+  // and FileId 0xFFFFFFFFFFFFFFFF: the file the first one opened). Each
+  // message is signed on its own; a sealed chain is one transform. No
+  // payloads, deferred transforms, NEGOTIATE or SESSION_SETUP; one
+  // session. Returns the MessageIds. The credits needed: compound_charge.
+  Result<std::vector<uint64_t>> send_compound(std::vector<Request>& reqs, OutFrame& out);
+  uint16_t compound_charge(const std::vector<Request>& reqs) const;
   // A CANCEL for a pending request (MS-SMB2 3.2.4.24): uses no credit.
   Result<void> send_cancel(uint64_t message_id, OutFrame& out);
 
@@ -184,6 +193,9 @@ class Machine {
   Result<void> finish_message(Response& r);
   // The seal transform for one message: the key and a fresh nonce.
   FrameTransform seal_transform(const SessionSecurity& s);
+  // MessageId, credits, the SIGNED flag, and the header bytes written into
+  // req.msg, for a request about to go out.
+  void stamp_header(Request& req, uint16_t charge, bool sign);
 
   auth::Unsealer& unsealer_for(const SessionSecurity& s);
 

@@ -293,6 +293,108 @@ TEST(Machine, SealsAndUnseals) {
   EXPECT_TRUE(out[0].security_error.has_value());
 }
 
+// MS-SMB2 3.2.4.1.4: a compound chain in one frame. Messages after the
+// first start on 8-byte boundaries that NextCommand names, MessageIds are
+// consecutive, the caller's RELATED flag is kept, and each message carries
+// its own signature over its padding.
+TEST(Machine, SendsSignedCompoundChains) {
+  Machine m = negotiated();
+  m.add_session(signing_session(9));
+  std::vector<Request> reqs;
+  reqs.push_back(make(SMB2_CREATE, 9));
+  reqs[0].msg.push_back(std::byte{0x55});  // 69 bytes: padded to 72
+  reqs.push_back(make(SMB2_QUERY_INFO, 9));
+  reqs.back().hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  reqs.push_back(make(SMB2_CLOSE, 9));
+  reqs.back().hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  uint32_t credits_before = m.credits().available();
+  EXPECT_EQ(m.compound_charge(reqs), 3u);
+  OutFrame f;
+  auto mids = m.send_compound(reqs, f);
+  ASSERT_TRUE(mids.ok()) << mids.error().message();
+  ASSERT_EQ(mids->size(), 3u);
+  EXPECT_EQ((*mids)[1], (*mids)[0] + 1);
+  EXPECT_EQ((*mids)[2], (*mids)[0] + 2);
+  EXPECT_EQ(m.pending(), 3u);
+  EXPECT_EQ(m.credits().available(), credits_before - 3);
+  ByteView chain = ByteView(f.head).subspan(4);
+  ASSERT_EQ(chain.size(), 72u + 72u + 68u);
+  EXPECT_EQ(static_cast<size_t>(f.head[3]) | static_cast<size_t>(f.head[2]) << 8, chain.size());
+  size_t at = 0;
+  const uint16_t commands[3] = {SMB2_CREATE, SMB2_QUERY_INFO, SMB2_CLOSE};
+  for (int i = 0; i < 3; i++) {
+    auto h = decode_header(chain.subspan(at));
+    ASSERT_TRUE(h.ok());
+    EXPECT_EQ(h->Command, commands[i]);
+    EXPECT_EQ(h->MessageId, (*mids)[i]);
+    EXPECT_TRUE(h->Flags & SMB2_FLAGS_SIGNED);
+    EXPECT_EQ(bool(h->Flags & SMB2_FLAGS_RELATED_OPERATIONS), i > 0);
+    size_t len = h->NextCommand ? h->NextCommand : chain.size() - at;
+    EXPECT_EQ(h->NextCommand, i < 2 ? 72u : 0u);
+    EXPECT_TRUE(auth::verify_message(auth::SignAlg::aes_cmac, signing_session(9).signing_key, chain.subspan(at, len))
+                    .ok())
+        << "message " << i;
+    at += len;
+  }
+  // Each response completes its own request.
+  std::vector<Response> out;
+  for (int i = 0; i < 3; i++) {
+    Bytes rsp = response(commands[i], (*mids)[i], 1, 0, 9);
+    ASSERT_TRUE(auth::sign_message(auth::SignAlg::aes_cmac, signing_session(9).signing_key, rsp).ok());
+    ASSERT_TRUE(m.receive(rsp, out).ok());
+  }
+  EXPECT_EQ(out.size(), 3u);
+  EXPECT_EQ(m.pending(), 0u);
+}
+
+TEST(Machine, SealedCompoundIsOneTransform) {
+  Machine m = negotiated();
+  SessionSecurity s;
+  s.session_id = 5;
+  s.encrypt_data = true;
+  s.cipher = AES_128_GCM;
+  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
+  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
+  m.add_session(s);
+  std::vector<Request> reqs;
+  reqs.push_back(make(SMB2_CREATE, 5));
+  reqs.push_back(make(SMB2_CLOSE, 5));
+  OutFrame f;
+  auto mids = m.send_compound(reqs, f);
+  ASSERT_TRUE(mids.ok()) << mids.error().message();
+  ByteView sent = ByteView(f.head).subspan(4);
+  EXPECT_EQ(load_le32(sent.data()), kTransformProtocolId);
+  auto plain = auth::decrypt_message(AES_128_GCM, s.encryption_key, sent);
+  ASSERT_TRUE(plain.ok());
+  ASSERT_EQ(plain->size(), 72u + 68u);
+  auto h0 = decode_header(*plain);
+  auto h1 = decode_header(ByteView(*plain).subspan(72));
+  EXPECT_EQ(h0->NextCommand, 72u);
+  EXPECT_EQ(h1->MessageId, (*mids)[1]);
+  EXPECT_FALSE(h0->Flags & SMB2_FLAGS_SIGNED);  // sealed, not signed
+}
+
+TEST(Machine, CompoundRefusesWhatItCannotCarry) {
+  Machine m = negotiated(SMB2_DIALECT_0311, 2);
+  OutFrame f;
+  std::vector<Request> with_payload;
+  with_payload.push_back(make(SMB2_CREATE));
+  with_payload.push_back(make(SMB2_WRITE));
+  Bytes data(10);
+  with_payload.back().payload = data;
+  EXPECT_FALSE(m.send_compound(with_payload, f).ok());
+  std::vector<Request> empty;
+  EXPECT_FALSE(m.send_compound(empty, f).ok());
+  // Three requests, two credits: refused whole, nothing consumed.
+  std::vector<Request> three;
+  for (int i = 0; i < 3; i++) three.push_back(make(SMB2_ECHO));
+  auto r = m.send_compound(three, f);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, STATUS_INSUFFICIENT_RESOURCES);
+  EXPECT_EQ(m.credits().available(), 2u);
+  EXPECT_EQ(m.pending(), 0u);
+}
+
 // A deferred transform (finish_frame on another thread) produces exactly
 // the frame the machine would have built inline: same signature, same
 // ciphertext under the same nonce, payload included.
