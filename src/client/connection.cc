@@ -98,25 +98,9 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
   {
     std::unique_lock<std::mutex> lk(mu_);
     auto deadline = Clock::now() + opts_.timeout;
-    // Wait for credits; never overdraw the window (MS-SMB2 3.2.4.1.5).
-    while (!dead_ && !closing_ && !machine_.can_send(req.charge_bytes)) {
-      if (machine_.pending() == 0) {
-        // Nothing outstanding can return credits: the request is larger
-        // than the server will ever grant.
-        lk.unlock();
-        done(nt_error(STATUS_INSUFFICIENT_RESOURCES, "server granted too few credits"));
-        return;
-      }
-      if (credits_cv_.wait_until(lk, deadline) == std::cv_status::timeout) {
-        lk.unlock();
-        done(nt_error(STATUS_IO_TIMEOUT, "waiting for credits"));
-        return;
-      }
-    }
-    if (dead_ || closing_) {
-      Error e = dead_ ? *dead_ : nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed");
+    if (auto e = wait_credits(lk, machine_.charge_for(req.charge_bytes), deadline)) {
       lk.unlock();
-      done(std::move(e));
+      done(std::move(*e));
       return;
     }
     auto r = machine_.send(req, *frame);
@@ -149,6 +133,87 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
     }
   }
   write_frame(*frame);
+}
+
+std::optional<Error> Connection::wait_credits(std::unique_lock<std::mutex>& lk, uint16_t charge,
+                                             Clock::time_point deadline) {
+  // Never overdraw the window (MS-SMB2 3.2.4.1.5).
+  while (!dead_ && !closing_ && !machine_.credits().can_send(charge)) {
+    // Nothing outstanding can return credits: the request is larger than
+    // the server will ever grant.
+    if (machine_.pending() == 0) return nt_error(STATUS_INSUFFICIENT_RESOURCES, "server granted too few credits");
+    if (credits_cv_.wait_until(lk, deadline) == std::cv_status::timeout)
+      return nt_error(STATUS_IO_TIMEOUT, "waiting for credits");
+  }
+  if (dead_) return *dead_;
+  if (closing_) return nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed");
+  return std::nullopt;
+}
+
+void Connection::submit_compound(std::vector<session::Request> reqs, std::vector<Completion> dones) {
+  auto frame = std::make_shared<session::OutFrame>();
+  auto fail = [&](const Error& e) {
+    for (auto& d : dones) d(e);
+  };
+  if (reqs.size() != dones.size()) return fail(nt_error(STATUS_INVALID_PARAMETER, "one completion per request"));
+  std::unique_lock<std::mutex> send_lock(send_mu_);
+  {
+    std::unique_lock<std::mutex> lk(mu_);
+    auto deadline = Clock::now() + opts_.timeout;
+    if (auto e = wait_credits(lk, machine_.compound_charge(reqs), deadline)) {
+      lk.unlock();
+      return fail(*e);
+    }
+    auto r = machine_.send_compound(reqs, *frame);
+    if (!r) {
+      lk.unlock();
+      return fail(r.error());
+    }
+    stats_.frames_out++;
+    stats_.bytes_out += frame->size();
+    for (size_t i = 0; i < reqs.size(); i++) {
+      waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, false, false, {}};
+      SMBKIT_LOG(trace, "-> {} mid={} (compound {}/{}) credits_left={} tree={}", command_name(reqs[i].hdr.Command),
+                 (*r)[i], i + 1, reqs.size(), machine_.credits().available(), reqs[i].hdr.TreeId);
+    }
+  }
+  write_frame(*frame);
+}
+
+Result<std::vector<session::Response>> Connection::call_compound(std::vector<session::Request> reqs) {
+  using Each = Result<session::Response>;
+  using All = std::vector<Each>;
+  All all = await_completion<All>([&](std::function<void(All)> done) {
+    struct Gather {
+      std::mutex m;
+      std::vector<std::optional<Each>> got;
+      size_t left;
+      std::function<void(All)> done;
+    };
+    auto g = std::make_shared<Gather>();
+    g->got.resize(reqs.size());
+    g->left = reqs.size();
+    g->done = std::move(done);
+    std::vector<Completion> dones;
+    for (size_t i = 0; i < reqs.size(); i++) {
+      dones.push_back([g, i](Each r) {
+        std::unique_lock<std::mutex> lk(g->m);
+        g->got[i].emplace(std::move(r));
+        if (--g->left) return;
+        All out;
+        for (auto& x : g->got) out.push_back(std::move(*x));
+        lk.unlock();
+        g->done(std::move(out));
+      });
+    }
+    submit_compound(std::move(reqs), std::move(dones));
+  });
+  std::vector<session::Response> out;
+  for (auto& r : all) {
+    if (!r) return r.take_error();
+    out.push_back(std::move(*r));
+  }
+  return out;
 }
 
 void Connection::write_frame(const session::OutFrame& frame) {

@@ -96,6 +96,12 @@ class Connection {
               uint64_t* message_id = nullptr);
   // Synchronous form of submit.
   Result<session::Response> call(session::Request req);
+  // Several requests in one frame (session::Machine::send_compound): one
+  // completion per request, each run as its response arrives. The
+  // synchronous form gives every response (their Status unchecked), or the
+  // first transport error.
+  void submit_compound(std::vector<session::Request> reqs, std::vector<Completion> dones);
+  Result<std::vector<session::Response>> call_compound(std::vector<session::Request> reqs);
 
   // Unsolicited OPLOCK_BREAK notifications (oplock or lease break, MessageId
   // 0xFFFFFFFFFFFFFFFF, MS-SMB2 3.2.5.19). The handler runs on the receiver
@@ -129,6 +135,10 @@ class Connection {
   Result<void> negotiate();
   void reader_loop();
   void fail_all(const Error& e);
+  // Under mu_ (lk): waits until `charge` credits can be paid; the error
+  // when the connection is dead or closing, the wait times out, or
+  // nothing outstanding could return credits.
+  std::optional<Error> wait_credits(std::unique_lock<std::mutex>& lk, uint16_t charge, Clock::time_point deadline);
   void expire(Clock::time_point now);
 
   struct Waiter {
