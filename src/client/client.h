@@ -268,6 +268,19 @@ class Tree {
   // by name takes them again (client/lock.cc records them).
   void note_locks(const proto::FileId& id, std::span<const proto::LockElement> locks);
   Result<void> set_info(const proto::FileId& id, uint8_t info_class, Bytes buffer, const std::string& what);
+  // One path operation in one compound frame: CREATE with p, the
+  // `middle` requests on the file it opened, CLOSE. The result: the
+  // responses of CREATE and of the middle requests (their Status for the
+  // caller to check; a failed CREATE is the error), or nullopt when it
+  // must be done step by step instead (connection lost, session expired:
+  // that path waits for the reconnect).
+  struct Related {
+    uint16_t command;
+    std::function<Result<void>(ByteWriter&, const proto::FileId&)> encode;  // gets the related FileId
+    uint64_t charge_bytes = 0;
+  };
+  std::optional<Result<std::vector<session::Response>>> compound_on(const std::string& path, const OpenParams& p,
+                                                                    const std::vector<Related>& middle);
 
   uint32_t max_read() const;
   uint32_t max_write() const;

@@ -228,9 +228,6 @@ struct Reopened {
 };
 }  // namespace
 
-namespace {
-// A CLOSE on the new connection whose outcome does not matter (a handle we
-// reopened and then found we do not want).
 void close_quietly(Connection& conn, uint64_t session_id, uint32_t tree_id, bool encrypt, const FileId& id) {
   CloseRequest cl;
   cl.FileId = id;
@@ -239,7 +236,6 @@ void close_quietly(Connection& conn, uint64_t session_id, uint32_t tree_id, bool
   r->encrypt = encrypt;
   (void)conn.call(std::move(*r));
 }
-}  // namespace
 
 Result<void> Reconnector::attempt() {
   struct Plan {

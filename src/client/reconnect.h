@@ -27,6 +27,9 @@ proto::CreateRequest make_create(const HandleEntry& e, uint16_t dialect, CreateM
 Durability granted_durability(const proto::CreateResponse& cr);
 // DiskFileId from a QFid response context, 0 if absent.
 uint64_t on_disk_id(const proto::CreateResponse& cr);
+// A CLOSE whose outcome does not matter (a handle reopened and then not
+// wanted, one a compound may have left open).
+void close_quietly(Connection& conn, uint64_t session_id, uint32_t tree_id, bool encrypt, const proto::FileId& id);
 
 class Reconnector {
  public:

@@ -428,10 +428,8 @@ static Result<Bytes> query_info(Tree& t, const FileId& id, uint8_t type, uint8_t
   return std::move(qr.OutputBuffer);
 }
 
-Result<FileStat> Tree::stat_handle(const FileId& id) {
-  SMBKIT_TRY(Bytes buf, query_info(*this, id, SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, 4096, "stat"));
-  FileAllInformation a;
-  SMBKIT_CHECK(decode_info(buf, a));
+namespace {
+FileStat stat_from(const FileAllInformation& a) {
   FileStat s;
   s.size = a.StandardInformation.EndOfFile;
   s.allocation = a.StandardInformation.AllocationSize;
@@ -445,18 +443,101 @@ Result<FileStat> Tree::stat_handle(const FileId& id) {
   s.links = a.StandardInformation.NumberOfLinks;
   return s;
 }
+}  // namespace
+
+Result<FileStat> Tree::stat_handle(const FileId& id) {
+  SMBKIT_TRY(Bytes buf, query_info(*this, id, SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, 4096, "stat"));
+  FileAllInformation a;
+  SMBKIT_CHECK(decode_info(buf, a));
+  return stat_from(a);
+}
+
+std::optional<Result<std::vector<session::Response>>> Tree::compound_on(const std::string& path,
+                                                                          const OpenParams& p,
+                                                                          const std::vector<Related>& middle) {
+  // MS-SMB2 3.2.4.1.4: CREATE, the requests on the file it opened (related:
+  // FileId all ones, 3.2.4.1.4 / 3.3.5.2.7.2), and its CLOSE, in one frame:
+  // one round trip. The handle never outlives the frame, so it is not in
+  // the handle table.
+  auto rt = route(nullptr, nullptr);
+  if (!rt) return std::nullopt;
+  const FileId related{~0ull, ~0ull};
+  CreateRequest c;
+  c.DesiredAccess = p.access;
+  c.ShareAccess = p.share;
+  c.CreateDisposition = p.disposition;
+  c.CreateOptions = p.options;
+  c.FileAttributes = p.attributes;
+  c.Name = to_smb_path(path);
+  CloseRequest cl;
+  cl.FileId = related;
+  std::vector<session::Request> reqs;
+  auto add = [&](uint16_t command, const std::function<Result<void>(ByteWriter&)>& encode, uint64_t charge) {
+    auto r = make_request(command, rt->session_id, rt->tree_id, encode);
+    if (!r) return false;
+    r->encrypt = rt->encrypt;
+    r->charge_bytes = charge;
+    if (!reqs.empty()) r->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+    reqs.push_back(std::move(*r));
+    return true;
+  };
+  if (!add(SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, 0)) return std::nullopt;
+  for (const Related& m : middle)
+    if (!add(m.command, [&](ByteWriter& w) { return m.encode(w, related); }, m.charge_bytes)) return std::nullopt;
+  if (!add(SMB2_CLOSE, [&](ByteWriter& w) { return encode_close_request(cl, w); }, 0)) return std::nullopt;
+  auto resps = rt->conn->call_compound(std::move(reqs));
+  // A lost connection or an expired session: the step-by-step path waits
+  // for the reconnect and tries again.
+  if (!resps) return std::nullopt;
+  for (const auto& r : *resps)
+    if (status_needs_new_session(r.hdr.Status)) return std::nullopt;
+  const auto& created = resps->front();
+  if (created.hdr.Status != STATUS_SUCCESS) return Result<std::vector<session::Response>>(nt_error(created.hdr.Status, url_of(path)));
+  if (resps->back().hdr.Status != STATUS_SUCCESS) {
+    // A server may fail the requests after a failed one in the chain,
+    // CLOSE included (3.3.5.2.7.2): close what the CREATE opened.
+    if (auto cr = decode_create_response(created.msg())) close_quietly(*rt->conn, rt->session_id, rt->tree_id, rt->encrypt, cr->FileId);
+  }
+  resps->pop_back();
+  return resps;
+}
 
 Result<FileStat> Tree::stat(const std::string& path) {
   OpenParams p;
   p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
-  SMBKIT_TRY(auto f, open(path, p));
-  auto s = stat_handle(f.id);
-  (void)close(f.id);
-  if (s) {
-    auto pos = path.find_last_of("/\\");
-    s->name = pos == std::string::npos ? path : path.substr(pos + 1);
+  QueryInfoRequest q;
+  q.InfoType = SMB2_0_INFO_FILE;
+  q.FileInfoClass = FILE_ALL_INFORMATION;
+  q.OutputBufferLength = 4096;
+  std::optional<Result<FileStat>> s;
+  auto r = compound_on(path, p, {{SMB2_QUERY_INFO, [&](ByteWriter& w, const FileId& id) {
+                                    q.FileId = id;
+                                    return encode_query_info_request(q, w);
+                                  }, q.OutputBufferLength}});
+  if (r && !*r) {
+    s = Result<FileStat>((*r).error());
+  } else if (r) {
+    const auto& qr = (**r)[1];
+    if (qr.hdr.Status != STATUS_SUCCESS && qr.hdr.Status != STATUS_BUFFER_OVERFLOW) {
+      s = Result<FileStat>(nt_error(qr.hdr.Status, url_of(path)));
+    } else {
+      FileAllInformation a;
+      auto info = decode_query_info_response(qr.msg());
+      if (!info) s = Result<FileStat>(info.take_error());
+      else if (auto d = decode_info(info->OutputBuffer, a); !d) s = Result<FileStat>(d.take_error());
+      else s = Result<FileStat>(stat_from(a));
+    }
   }
-  return s;
+  if (!s) {
+    SMBKIT_TRY(auto f, open(path, p));
+    s = stat_handle(f.id);
+    (void)close(f.id);
+  }
+  if (*s) {
+    auto pos = path.find_last_of("/\\");
+    (*s)->name = pos == std::string::npos ? path : path.substr(pos + 1);
+  }
+  return std::move(*s);
 }
 
 Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::string& pattern) {
@@ -548,8 +629,37 @@ Result<void> Tree::mkdir(const std::string& path) {
   p.disposition = FILE_CREATE;
   p.options = FILE_DIRECTORY_FILE;
   p.attributes = FILE_ATTRIBUTE_DIRECTORY;
+  if (auto r = compound_on(path, p, {})) {
+    if (!*r) return (*r).take_error();
+    return {};
+  }
   SMBKIT_TRY(auto f, open(path, p));
   return close(f.id);
+}
+
+// A path operation whose middle request is one SET_INFO (delete, rename):
+// in one compound frame, else step by step.
+static Result<void> set_info_on_path(Tree& t, const std::string& path, const OpenParams& p, uint8_t cls,
+                                     Bytes buf, const std::string& what) {
+  SetInfoRequest s;
+  s.InfoType = SMB2_0_INFO_FILE;
+  s.FileInfoClass = cls;
+  s.Buffer = buf;
+  auto r = t.compound_on(path, p, {{SMB2_SET_INFO, [&](ByteWriter& w, const FileId& id) {
+                                      s.FileId = id;
+                                      return encode_set_info_request(s, w);
+                                    }}});
+  if (r) {
+    if (!*r) return (*r).take_error();
+    uint32_t st = (**r)[1].hdr.Status;
+    if (st != STATUS_SUCCESS) return nt_error(st, what);
+    return {};
+  }
+  SMBKIT_TRY(auto f, t.open(path, p));
+  Result<void> set = do_set_info(t, f.id, cls, std::move(buf), what);
+  auto c = t.close(f.id);
+  if (!set) return set;
+  return c;
 }
 
 // Delete through FileDispositionInformation on an open handle, so that a
@@ -559,15 +669,10 @@ static Result<void> remove_path(Tree& t, const std::string& path, bool dir) {
   OpenParams p;
   p.access = DELETE | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   p.options = dir ? FILE_DIRECTORY_FILE : FILE_NON_DIRECTORY_FILE;
-  SMBKIT_TRY(auto f, t.open(path, p));
   FileDispositionInformation d;
   d.DeletePending = 1;
-  auto b = encode_info(d);
-  Result<void> r = b ? do_set_info(t, f.id, FileDispositionInformation::kInfoClass, std::move(*b), t.url_of(path))
-                     : Result<void>(b.take_error());
-  auto c = t.close(f.id);
-  if (!r) return r;
-  return c;
+  SMBKIT_TRY(Bytes b, encode_info(d));
+  return set_info_on_path(t, path, p, FileDispositionInformation::kInfoClass, std::move(b), t.url_of(path));
 }
 
 Result<void> Tree::rmdir(const std::string& path) { return remove_path(*this, path, true); }
@@ -576,17 +681,11 @@ Result<void> Tree::unlink(const std::string& path) { return remove_path(*this, p
 Result<void> Tree::rename(const std::string& from, const std::string& to, bool replace) {
   OpenParams p;
   p.access = DELETE | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
-  SMBKIT_TRY(auto f, open(from, p));
   FileRenameInformation ri;
   ri.ReplaceIfExists = replace ? 1 : 0;
   ri.FileName = to_smb_path(to);
-  auto b = encode_info(ri);
-  Result<void> r = b ? do_set_info(*this, f.id, FileRenameInformation::kInfoClass, std::move(*b),
-                                   url_of(from) + " -> " + to)
-                     : Result<void>(b.take_error());
-  auto c = close(f.id);
-  if (!r) return r;
-  return c;
+  SMBKIT_TRY(Bytes b, encode_info(ri));
+  return set_info_on_path(*this, from, p, FileRenameInformation::kInfoClass, std::move(b), url_of(from) + " -> " + to);
 }
 
 }  // namespace smbkit::client
