@@ -443,6 +443,28 @@ FileStat stat_from(const FileAllInformation& a) {
   s.links = a.StandardInformation.NumberOfLinks;
   return s;
 }
+FileStat stat_from(const DirEntry& e) {
+  FileStat s;
+  s.name = e.FileName;
+  s.size = e.EndOfFile;
+  s.allocation = e.AllocationSize;
+  s.attributes = e.FileAttributes;
+  s.is_dir = e.FileAttributes & FILE_ATTRIBUTE_DIRECTORY;
+  s.creation_time = e.CreationTime;
+  s.access_time = e.LastAccessTime;
+  s.write_time = e.LastWriteTime;
+  s.change_time = e.ChangeTime;
+  s.file_id = e.FileId;
+  return s;
+}
+
+// The entries of one QUERY_DIRECTORY response (appended to out).
+Result<void> add_entries(const session::Response& resp, std::vector<FileStat>& out) {
+  SMBKIT_TRY(auto qr, decode_query_directory_response(resp.msg()));
+  SMBKIT_TRY(auto entries, decode_directory_entries(FILE_ID_BOTH_DIRECTORY_INFORMATION, qr.OutputBuffer));
+  for (auto& e : entries) out.push_back(stat_from(e));
+  return {};
+}
 }  // namespace
 
 Result<FileStat> Tree::stat_handle(const FileId& id) {
@@ -544,6 +566,40 @@ Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::stri
   OpenParams p;
   p.access = FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   p.options = FILE_DIRECTORY_FILE;
+  {
+    // One round trip for a listing that fits one response: CREATE,
+    // QUERY_DIRECTORY twice (the second should say STATUS_NO_MORE_FILES),
+    // CLOSE. A longer listing is read step by step instead.
+    QueryDirectoryRequest q;
+    q.FileInformationClass = FILE_ID_BOTH_DIRECTORY_INFORMATION;
+    q.FileName = pattern;
+    q.OutputBufferLength = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
+    auto query = [&](uint8_t flags) {
+      return Related{SMB2_QUERY_DIRECTORY, [&q, flags](ByteWriter& w, const FileId& id) {
+                       QueryDirectoryRequest r = q;
+                       r.Flags = flags;
+                       r.FileId = id;
+                       return encode_query_directory_request(r, w);
+                     }, q.OutputBufferLength};
+    };
+    auto r = compound_on(dir, p, {query(SMB2_RESTART_SCANS), query(0)});
+    if (r && !*r) return (*r).take_error();
+    if (r) {
+      const auto& first = (**r)[1];
+      const auto& second = (**r)[2];
+      std::vector<FileStat> out;
+      // MS-SMB2 3.3.5.18: a first query that matches nothing is
+      // STATUS_NO_SUCH_FILE: an empty listing.
+      if (first.hdr.Status == STATUS_NO_MORE_FILES || first.hdr.Status == STATUS_NO_SUCH_FILE) return out;
+      if (first.hdr.Status != STATUS_SUCCESS) return nt_error(first.hdr.Status, url_of(dir));
+      if (second.hdr.Status == STATUS_NO_MORE_FILES) {
+        SMBKIT_CHECK(add_entries(first, out));
+        return out;
+      }
+      if (second.hdr.Status != STATUS_SUCCESS) return nt_error(second.hdr.Status, url_of(dir));
+      // More than two responses' worth: read it all step by step.
+    }
+  }
   SMBKIT_TRY(auto f, open(dir, p));
   std::vector<FileStat> out;
   Error err{};
@@ -567,28 +623,15 @@ Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::stri
       }
       q.FileId = cur;
       return encode_query_directory_request(q, w);
-    }, url_of(dir), {STATUS_NO_MORE_FILES}, q.OutputBufferLength);
+    }, url_of(dir), {STATUS_NO_MORE_FILES, STATUS_NO_SUCH_FILE}, q.OutputBufferLength);
     if (!resp) { err = resp.take_error(); failed = true; break; }
-    if (resp->hdr.Status == STATUS_NO_MORE_FILES) break;
+    if (resp->hdr.Status == STATUS_NO_MORE_FILES || resp->hdr.Status == STATUS_NO_SUCH_FILE) break;
     auto qr = decode_query_directory_response(resp->msg());
     if (!qr) { err = qr.take_error(); failed = true; break; }
     auto entries = decode_directory_entries(FILE_ID_BOTH_DIRECTORY_INFORMATION, qr->OutputBuffer);
     if (!entries) { err = entries.take_error(); failed = true; break; }
     if (entries->empty()) break;
-    for (auto& e : *entries) {
-      FileStat s;
-      s.name = e.FileName;
-      s.size = e.EndOfFile;
-      s.allocation = e.AllocationSize;
-      s.attributes = e.FileAttributes;
-      s.is_dir = e.FileAttributes & FILE_ATTRIBUTE_DIRECTORY;
-      s.creation_time = e.CreationTime;
-      s.access_time = e.LastAccessTime;
-      s.write_time = e.LastWriteTime;
-      s.change_time = e.ChangeTime;
-      s.file_id = e.FileId;
-      out.push_back(std::move(s));
-    }
+    for (auto& e : *entries) out.push_back(stat_from(e));
   }
   (void)close(f.id);
   if (failed) return err;

@@ -167,6 +167,47 @@ TEST_F(Files, ListFiveThousandEntries) {
   for (auto& e : *some) EXPECT_EQ(e.name.rfind("f0001", 0), 0u) << e.name;
 }
 
+// A listing is one compound frame (CREATE, QUERY_DIRECTORY twice, CLOSE)
+// when it fits one response; a longer one (here about 1.7 MB of entries
+// against 1 MiB responses) is then read again step by step, and every name
+// comes back exactly once either way. A pattern that matches nothing is an
+// empty listing.
+TEST_F(Files, ListingsInOneFrameAndLongerOnes) {
+  const std::string small = unique_name("few"), big = unique_name("long");
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + small));
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + big));
+  for (int i = 0; i < 3; i++) ASSERT_TRUE(write_local(share_dir() + "/" + small + "/s" + std::to_string(i), to_bytes("x")));
+  std::set<std::string> want;
+  std::string pad(180, 'n');
+  for (int i = 0; i < 3000; i++) {
+    std::string nm = pad + std::to_string(i);
+    int fd = ::open((share_dir() + "/" + big + "/" + nm).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    ::close(fd);
+    want.insert(nm);
+  }
+  auto frames = [&] { return client_->conn().stats().frames_out; };
+  uint64_t f0 = frames();
+  auto few = tree_->list(small);
+  IT_ASSERT_OK(few);
+  EXPECT_EQ(few->size(), 5u);
+  EXPECT_EQ(frames() - f0, 1u);
+  f0 = frames();
+  auto none = tree_->list(small, "nothing*");
+  IT_ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+  EXPECT_EQ(frames() - f0, 1u);
+  f0 = frames();
+  auto lots = tree_->list(big);
+  IT_ASSERT_OK(lots);
+  EXPECT_GT(frames() - f0, 1u) << "the listing fit one response: make the names longer";
+  auto got = names_of(*lots);
+  EXPECT_EQ(got.size(), lots->size()) << "duplicate names in the listing";
+  got.erase(".");
+  got.erase("..");
+  EXPECT_TRUE(got == want) << got.size() << " names";
+}
+
 // ------------------------------------------------------------------ names
 
 TEST_F(Files, UnicodeAndSpaceNames) {
