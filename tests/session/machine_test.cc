@@ -209,6 +209,17 @@ SessionSecurity signing_session(uint64_t id) {
   return s;
 }
 
+// An AES-128-GCM session that encrypts every request.
+SessionSecurity sealing_session(uint64_t id) {
+  SessionSecurity s;
+  s.session_id = id;
+  s.encrypt_data = true;
+  s.cipher = AES_128_GCM;
+  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
+  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
+  return s;
+}
+
 TEST(Machine, SignsRequestsAndVerifiesResponses) {
   Machine m = negotiated();
   m.add_session(signing_session(9));
@@ -247,12 +258,7 @@ TEST(Machine, SignsRequestsAndVerifiesResponses) {
 
 TEST(Machine, SealsAndUnseals) {
   Machine m = negotiated();
-  SessionSecurity s;
-  s.session_id = 5;
-  s.encrypt_data = true;
-  s.cipher = AES_128_GCM;
-  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
-  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
+  SessionSecurity s = sealing_session(5);
   m.add_session(s);
   OutFrame f;
   auto a = make(SMB2_ECHO, 5);
@@ -349,12 +355,7 @@ TEST(Machine, SendsSignedCompoundChains) {
 
 TEST(Machine, SealedCompoundIsOneTransform) {
   Machine m = negotiated();
-  SessionSecurity s;
-  s.session_id = 5;
-  s.encrypt_data = true;
-  s.cipher = AES_128_GCM;
-  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
-  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
+  SessionSecurity s = sealing_session(5);
   m.add_session(s);
   std::vector<Request> reqs;
   reqs.push_back(make(SMB2_CREATE, 5));
