@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "fuse/fs_ops.h"
 #include "proto/constants.h"
 #include "proto/create.h"
 #include "proto/fscc_file_info.h"
@@ -130,33 +131,6 @@ struct stat SmbFs::to_stat(const FileStat& s, uint64_t ino) const {
   return st;
 }
 
-namespace {
-constexpr uint32_t kFileMagic = 0x534d4246, kDirMagic = 0x534d4244;
-}  // namespace
-
-// An open file: the SMB handle and what the open asked for.
-struct FileHandle {
-  uint32_t magic = kFileMagic;
-  FileId id;
-  bool append = false;
-  uint32_t access = 0;      // the CREATE's DesiredAccess (a deferred close keeps it by that)
-  bool leased = false;      // registered with the LeaseCache (closed() on release)
-  bool page_cache = false;  // opened without direct_io: reads fill the kernel's cache
-  std::mutex append_mu;  // O_APPEND: size lookup + write are one step
-  FileData data;         // readahead / write-behind (open_files.h)
-};
-
-// An open directory: the listing taken at opendir (or rewind), served by
-// offset. Entry i has offset i + 1.
-struct DirHandle {
-  uint32_t magic = kDirMagic;
-  std::string path;
-  std::mutex mu;
-  std::vector<FileStat> entries;  // "." and ".." first
-  bool served = false;  // a readdir has used the listing (refresh on rewind)
-  uint64_t listed_at = 0;  // InodeTable::clock() before the listing was taken
-};
-
 void SmbFs::close_unreleased() {
   files_.close_all();
   auto files = file_handles_.take_all();
@@ -166,32 +140,7 @@ void SmbFs::close_unreleased() {
 
 namespace {
 
-SmbFs& fs_of(fuse_req_t req) { return *static_cast<SmbFs*>(fuse_req_userdata(req)); }
-
-FileHandle* fh_of(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
-// setattr and getattr may carry a directory's handle too.
-bool has_file_handle(const fuse_file_info* fi) {
-  return fi && fi->fh && *reinterpret_cast<const uint32_t*>(fi->fh) == kFileMagic;
-}
-DirHandle* dh_of(fuse_file_info* fi) { return reinterpret_cast<DirHandle*>(fi->fh); }
-
-int errno_of(const Error& e) {
-  int n = e.to_errno();
-  return n > 0 ? n : EIO;
-}
-
-void reply_error(fuse_req_t req, const Error& e, const char* op) {
-  int n = errno_of(e);
-  SMBKIT_LOG(debug, "fuse {}: {} -> {}", op, e.message(), n);
-  fuse_reply_err(req, n);
-}
-
-// The path of an inode, or ENOENT/ESTALE replied.
-std::optional<std::string> path_or_reply(fuse_req_t req, fuse_ino_t ino) {
-  auto p = fs_of(req).inodes().path_of(ino);
-  if (!p) fuse_reply_err(req, ino == FUSE_ROOT_ID ? EIO : ENOENT);
-  return p;
-}
+using namespace ops;
 
 bool valid_name(const char* name) {
   // Names the share cannot hold; SMB uses '\' as the separator.
@@ -204,16 +153,6 @@ constexpr int kPathRetries = 10;
 void path_retry_pause(int attempt) { std::this_thread::sleep_for(std::chrono::milliseconds(attempt)); }
 
 Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree().stat(fs.smb_path(path)); }
-
-fuse_entry_param entry_for(SmbFs& fs, const FileStat& s, uint64_t ino) {
-  fuse_entry_param e{};
-  e.ino = ino;
-  e.generation = 1;
-  e.attr = fs.to_stat(s, ino);
-  e.attr_timeout = fs.attr_timeout(s.is_dir);
-  e.entry_timeout = fs.config().entry_timeout;
-  return e;
-}
 
 Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicInformation& b) {
   SMBKIT_TRY(Bytes buf, encode_info(b));
@@ -756,116 +695,6 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (h->leased) fs.leases()->closed(ino);
   fuse_reply_err(req, 0);
 }
-
-Result<void> load_listing(SmbFs& fs, DirHandle& d) {
-  // The server still lists names our own unlinked files hold until their
-  // CLOSE (see open_handles.h).
-  fs.open_handles().wait_dir_free(d.path, std::chrono::seconds(5));
-  d.listed_at = fs.inodes().clock();
-  SMBKIT_TRY(auto list, fs.tree().list(fs.smb_path(d.path)));
-  d.entries.clear();
-  FileStat dot;
-  dot.name = ".";
-  dot.is_dir = true;
-  FileStat dotdot = dot;
-  dotdot.name = "..";
-  d.entries.push_back(dot);
-  d.entries.push_back(dotdot);
-  for (auto& e : list) {
-    if (e.name == "." || e.name == "..") continue;
-    d.entries.push_back(std::move(e));
-  }
-  d.served = false;
-  return {};
-}
-
-void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto& fs = fs_of(req);
-  auto path = path_or_reply(req, ino);
-  if (!path) return;
-  auto d = std::make_unique<DirHandle>();
-  d->path = *path;
-  auto r = load_listing(fs, *d);
-  if (!r) return reply_error(req, r.error(), "opendir");
-  fi->fh = fs.dir_handles().adopt(std::move(d));
-  fi->cache_readdir = 0;
-  if (fuse_reply_open(req, fi) == -ENOENT) fs.dir_handles().take(fi->fh);
-}
-
-void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi, bool plus) {
-  auto& fs = fs_of(req);
-  DirHandle* d = dh_of(fi);
-  // The reply must go out after d->mu is unlocked: once the kernel has it,
-  // closedir can make RELEASEDIR free d on another worker at once.
-  std::unique_lock lk(d->mu);
-  if (off == 0 && d->served) {  // rewinddir: a fresh listing
-    auto r = load_listing(fs, *d);
-    if (!r) {
-      lk.unlock();
-      return reply_error(req, r.error(), "readdir");
-    }
-  }
-  d->served = true;
-  std::vector<char> buf(size);
-  size_t used = 0;
-  for (size_t i = static_cast<size_t>(std::max<off_t>(off, 0)); i < d->entries.size(); i++) {
-    const FileStat& e = d->entries[i];
-    bool dots = e.name == "." || e.name == "..";
-    off_t next = static_cast<off_t>(i + 1);
-    size_t n;
-    if (plus) {
-      fuse_entry_param ep{};
-      // Dot entries carry no lookup (ino 0 in the entry, the number in attr).
-      ep.attr.st_ino = e.name == "." ? ino : FUSE_ROOT_ID;
-      ep.attr.st_mode = S_IFDIR;
-      // Size check first so a lookup is only counted for entries that fit.
-      size_t need = fuse_add_direntry_plus(req, nullptr, 0, e.name.c_str(), &ep, next);
-      if (used + need > size) break;
-      if (!dots) {
-        // Attributes from the listing describe the entry as of opendir: if
-        // another inode got this name since, give no attributes (ino 0
-        // tells the kernel to skip the entry's attributes and lookup).
-        std::string path = InodeTable::join(d->path, e.name);
-        if (auto child = fs.inodes().lookup_if_unchanged(path, d->listed_at)) {
-          ep = entry_for(fs, e, *child);
-        } else {
-          ep = fuse_entry_param{};
-          ep.attr.st_ino = e.file_id | (1ull << 63);
-          ep.attr.st_mode = e.is_dir ? S_IFDIR : S_IFREG;
-        }
-      }
-      n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &ep, next);
-    } else {
-      struct stat st{};
-      if (e.name == ".") st.st_ino = ino;
-      else if (e.name == "..") st.st_ino = FUSE_ROOT_ID;
-      else {
-        auto known = fs.inodes().find(InodeTable::join(d->path, e.name));
-        st.st_ino = known ? *known : (e.file_id | (1ull << 63));
-      }
-      st.st_mode = e.is_dir ? S_IFDIR : S_IFREG;
-      n = fuse_add_direntry(req, buf.data() + used, size - used, e.name.c_str(), &st, next);
-      if (used + n > size) break;
-    }
-    used += n;
-  }
-  lk.unlock();
-  fuse_reply_buf(req, buf.data(), used);
-}
-
-void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  do_readdir(req, ino, size, off, fi, false);
-}
-void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  do_readdir(req, ino, size, off, fi, true);
-}
-
-void op_releasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
-  fs_of(req).dir_handles().take(fi->fh);
-  fuse_reply_err(req, 0);
-}
-
-void op_fsyncdir(fuse_req_t req, fuse_ino_t, int, fuse_file_info*) { fuse_reply_err(req, 0); }
 
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
   auto& fs = fs_of(req);

@@ -1,0 +1,96 @@
+// What the FUSE operations share across their files (filesystem.cc,
+// dir_ops.cc): the handles given to the kernel and the small helpers every
+// operation uses. Private to src/fuse.
+#pragma once
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include <cerrno>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/log.h"
+#include "fuse/filesystem.h"
+
+namespace smbkit::fuse {
+
+using client::FileStat;
+using proto::FileId;
+
+inline constexpr uint32_t kFileMagic = 0x534d4246, kDirMagic = 0x534d4244;
+
+// An open file: the SMB handle and what the open asked for.
+struct FileHandle {
+  uint32_t magic = kFileMagic;
+  FileId id;
+  bool append = false;
+  uint32_t access = 0;      // the CREATE's DesiredAccess (a deferred close keeps it by that)
+  bool leased = false;      // registered with the LeaseCache (closed() on release)
+  bool page_cache = false;  // opened without direct_io: reads fill the kernel's cache
+  std::mutex append_mu;  // O_APPEND: size lookup + write are one step
+  FileData data;         // readahead / write-behind (open_files.h)
+};
+
+// An open directory: the listing taken at opendir (or rewind), served by
+// offset. Entry i has offset i + 1.
+struct DirHandle {
+  uint32_t magic = kDirMagic;
+  std::string path;
+  std::mutex mu;
+  std::vector<FileStat> entries;  // "." and ".." first
+  bool served = false;  // a readdir has used the listing (refresh on rewind)
+  uint64_t listed_at = 0;  // InodeTable::clock() before the listing was taken
+};
+
+
+namespace ops {
+
+inline SmbFs& fs_of(fuse_req_t req) { return *static_cast<SmbFs*>(fuse_req_userdata(req)); }
+
+inline FileHandle* fh_of(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
+// setattr and getattr may carry a directory's handle too.
+inline bool has_file_handle(const fuse_file_info* fi) {
+  return fi && fi->fh && *reinterpret_cast<const uint32_t*>(fi->fh) == kFileMagic;
+}
+inline DirHandle* dh_of(fuse_file_info* fi) { return reinterpret_cast<DirHandle*>(fi->fh); }
+
+inline int errno_of(const Error& e) {
+  int n = e.to_errno();
+  return n > 0 ? n : EIO;
+}
+
+inline void reply_error(fuse_req_t req, const Error& e, const char* op) {
+  int n = errno_of(e);
+  SMBKIT_LOG(debug, "fuse {}: {} -> {}", op, e.message(), n);
+  fuse_reply_err(req, n);
+}
+
+// The path of an inode, or ENOENT/ESTALE replied.
+inline std::optional<std::string> path_or_reply(fuse_req_t req, fuse_ino_t ino) {
+  auto p = fs_of(req).inodes().path_of(ino);
+  if (!p) fuse_reply_err(req, ino == FUSE_ROOT_ID ? EIO : ENOENT);
+  return p;
+}
+
+inline fuse_entry_param entry_for(SmbFs& fs, const FileStat& s, uint64_t ino) {
+  fuse_entry_param e{};
+  e.ino = ino;
+  e.generation = 1;
+  e.attr = fs.to_stat(s, ino);
+  e.attr_timeout = fs.attr_timeout(s.is_dir);
+  e.entry_timeout = fs.config().entry_timeout;
+  return e;
+}
+
+// Directory operations (dir_ops.cc).
+void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
+void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
+void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
+
+}  // namespace ops
+}  // namespace smbkit::fuse
