@@ -218,6 +218,16 @@ class Tree {
   Result<FileStat> stat_handle(const proto::FileId& id);
   Result<std::vector<FileStat>> list(const std::string& dir, const std::string& pattern = "*");
   Result<FsStat> statfs();
+  // SET_INFO of each buffer (in order) on the file at path, opened with
+  // `access` for it, and the file's attributes after: one compound frame
+  // (CREATE, SET_INFO..., QUERY_INFO, CLOSE), else step by step. The first
+  // SET_INFO that fails is the error, named `what`.
+  struct InfoToSet {
+    uint8_t info_class;
+    Bytes buffer;
+  };
+  Result<FileStat> set_info_on_path(const std::string& path, uint32_t access, const std::vector<InfoToSet>& infos,
+                                    const std::string& what);
   Result<void> mkdir(const std::string& path);
   Result<void> rmdir(const std::string& path);
   Result<void> unlink(const std::string& path);

@@ -524,41 +524,85 @@ std::optional<Result<std::vector<session::Response>>> Tree::compound_on(const st
   return resps;
 }
 
-Result<FileStat> Tree::stat(const std::string& path) {
-  OpenParams p;
-  p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+// MS-SMB2 3.2.4.1.4: CREATE with p, a SET_INFO for each of `infos` (in
+// order), a QUERY_INFO of FileAllInformation if `query`, and CLOSE, in one
+// compound frame; step by step (open, requests, close) when the frame
+// cannot be used (connection lost, session expired). The first failure is
+// the error (a SET_INFO's status named `what`); the file's attributes
+// after the changes if `query`.
+static Result<std::optional<FileStat>> on_path(Tree& t, const std::string& path, const OpenParams& p,
+                                               const std::vector<Tree::InfoToSet>& infos, bool query,
+                                               const std::string& what) {
+  std::vector<Tree::Related> middle;
+  for (const auto& i : infos)
+    middle.push_back({SMB2_SET_INFO, [&i](ByteWriter& w, const FileId& id) {
+                        SetInfoRequest s;
+                        s.InfoType = SMB2_0_INFO_FILE;
+                        s.FileInfoClass = i.info_class;
+                        s.Buffer = i.buffer;
+                        s.FileId = id;
+                        return encode_set_info_request(s, w);
+                      }});
   QueryInfoRequest q;
   q.InfoType = SMB2_0_INFO_FILE;
   q.FileInfoClass = FILE_ALL_INFORMATION;
   q.OutputBufferLength = 4096;
-  std::optional<Result<FileStat>> s;
-  auto r = compound_on(path, p, {{SMB2_QUERY_INFO, [&](ByteWriter& w, const FileId& id) {
-                                    q.FileId = id;
-                                    return encode_query_info_request(q, w);
-                                  }, q.OutputBufferLength}});
-  if (r && !*r) {
-    s = Result<FileStat>((*r).error());
-  } else if (r) {
-    const auto& qr = (**r)[1];
-    if (qr.hdr.Status != STATUS_SUCCESS && qr.hdr.Status != STATUS_BUFFER_OVERFLOW) {
-      s = Result<FileStat>(nt_error(qr.hdr.Status, url_of(path)));
-    } else {
-      FileAllInformation a;
-      auto info = decode_query_info_response(qr.msg());
-      if (!info) s = Result<FileStat>(info.take_error());
-      else if (auto d = decode_info(info->OutputBuffer, a); !d) s = Result<FileStat>(d.take_error());
-      else s = Result<FileStat>(stat_from(a));
+  if (query)
+    middle.push_back({SMB2_QUERY_INFO, [&q](ByteWriter& w, const FileId& id) {
+                        QueryInfoRequest r = q;
+                        r.FileId = id;
+                        return encode_query_info_request(r, w);
+                      }, q.OutputBufferLength});
+  auto stat_of = [](const Bytes& buf) -> Result<std::optional<FileStat>> {
+    FileAllInformation a;
+    SMBKIT_CHECK(decode_info(buf, a));
+    return std::optional<FileStat>(stat_from(a));
+  };
+  if (auto r = t.compound_on(path, p, middle)) {
+    if (!*r) return (*r).take_error();
+    const auto& resps = **r;
+    for (size_t i = 0; i < infos.size(); i++)
+      if (uint32_t st = resps[1 + i].hdr.Status; st != STATUS_SUCCESS) return nt_error(st, what);
+    if (!query) return std::optional<FileStat>{};
+    const auto& qr = resps.back();
+    if (qr.hdr.Status != STATUS_SUCCESS && qr.hdr.Status != STATUS_BUFFER_OVERFLOW)
+      return nt_error(qr.hdr.Status, t.url_of(path));
+    SMBKIT_TRY(auto info, decode_query_info_response(qr.msg()));
+    return stat_of(info.OutputBuffer);
+  }
+  SMBKIT_TRY(auto f, t.open(path, p));
+  Result<std::optional<FileStat>> out = std::optional<FileStat>{};
+  for (const auto& i : infos) {
+    if (auto set = t.set_info(f.id, i.info_class, i.buffer, what); !set) {
+      out = set.take_error();
+      break;
     }
   }
-  if (!s) {
-    SMBKIT_TRY(auto f, open(path, p));
-    s = stat_handle(f.id);
-    (void)close(f.id);
+  if (out && query) {
+    if (auto s = t.stat_handle(f.id)) out = std::optional<FileStat>(*s);
+    else out = s.take_error();
   }
-  if (*s) {
-    auto pos = path.find_last_of("/\\");
-    (*s)->name = pos == std::string::npos ? path : path.substr(pos + 1);
-  }
+  auto c = t.close(f.id);
+  if (out && !c) return c.take_error();
+  return out;
+}
+
+Result<FileStat> Tree::stat(const std::string& path) {
+  OpenParams p;
+  p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  SMBKIT_TRY(auto s, on_path(*this, path, p, {}, true, url_of(path)));
+  auto pos = path.find_last_of("/\\");
+  s->name = pos == std::string::npos ? path : path.substr(pos + 1);
+  return std::move(*s);
+}
+
+Result<FileStat> Tree::set_info_on_path(const std::string& path, uint32_t access, const std::vector<InfoToSet>& infos,
+                                        const std::string& what) {
+  OpenParams p;
+  p.access = access | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  SMBKIT_TRY(auto s, on_path(*this, path, p, infos, true, what));
+  auto pos = path.find_last_of("/\\");
+  s->name = pos == std::string::npos ? path : path.substr(pos + 1);
   return std::move(*s);
 }
 
@@ -642,12 +686,40 @@ Result<FsStat> Tree::statfs() {
   OpenParams p;
   p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   p.options = FILE_DIRECTORY_FILE;
-  SMBKIT_TRY(auto f, open("", p));
-  FsStat out;
-  auto size = query_info(*this, f.id, SMB2_0_INFO_FILESYSTEM, FILE_FS_FULL_SIZE_INFORMATION, 256, "statfs");
-  auto attr = query_info(*this, f.id, SMB2_0_INFO_FILESYSTEM, FILE_FS_ATTRIBUTE_INFORMATION, 1024, "statfs");
-  (void)close(f.id);
+  // The share root's sizes and file system attributes: CREATE, two
+  // QUERY_INFOs and CLOSE in one compound frame, else step by step.
+  QueryInfoRequest full;
+  full.InfoType = SMB2_0_INFO_FILESYSTEM;
+  full.FileInfoClass = FILE_FS_FULL_SIZE_INFORMATION;
+  full.OutputBufferLength = 256;
+  QueryInfoRequest attrs = full;
+  attrs.FileInfoClass = FILE_FS_ATTRIBUTE_INFORMATION;
+  attrs.OutputBufferLength = 1024;
+  auto query = [](const QueryInfoRequest& q) {
+    return Related{SMB2_QUERY_INFO, [&q](ByteWriter& w, const FileId& id) {
+                     QueryInfoRequest r = q;
+                     r.FileId = id;
+                     return encode_query_info_request(r, w);
+                   }, q.OutputBufferLength};
+  };
+  Result<Bytes> size = Error{}, attr = Error{};
+  auto buffer_of = [](const session::Response& r) -> Result<Bytes> {
+    if (r.hdr.Status != STATUS_SUCCESS && r.hdr.Status != STATUS_BUFFER_OVERFLOW) return nt_error(r.hdr.Status, "statfs");
+    SMBKIT_TRY(auto qr, decode_query_info_response(r.msg()));
+    return std::move(qr.OutputBuffer);
+  };
+  if (auto r = compound_on("", p, {query(full), query(attrs)})) {
+    if (!*r) return (*r).take_error();
+    size = buffer_of((**r)[1]);
+    attr = buffer_of((**r)[2]);
+  } else {
+    SMBKIT_TRY(auto f, open("", p));
+    size = query_info(*this, f.id, full.InfoType, full.FileInfoClass, full.OutputBufferLength, "statfs");
+    attr = query_info(*this, f.id, attrs.InfoType, attrs.FileInfoClass, attrs.OutputBufferLength, "statfs");
+    (void)close(f.id);
+  }
   if (!size) return size.take_error();
+  FsStat out;
   FileFsFullSizeInformation fs;
   SMBKIT_CHECK(decode_info(*size, fs));
   uint64_t unit = static_cast<uint64_t>(fs.SectorsPerAllocationUnit) * fs.BytesPerSector;
@@ -680,29 +752,12 @@ Result<void> Tree::mkdir(const std::string& path) {
   return close(f.id);
 }
 
-// A path operation whose middle request is one SET_INFO (delete, rename):
-// in one compound frame, else step by step.
-static Result<void> set_info_on_path(Tree& t, const std::string& path, const OpenParams& p, uint8_t cls,
-                                     Bytes buf, const std::string& what) {
-  SetInfoRequest s;
-  s.InfoType = SMB2_0_INFO_FILE;
-  s.FileInfoClass = cls;
-  s.Buffer = buf;
-  auto r = t.compound_on(path, p, {{SMB2_SET_INFO, [&](ByteWriter& w, const FileId& id) {
-                                      s.FileId = id;
-                                      return encode_set_info_request(s, w);
-                                    }}});
-  if (r) {
-    if (!*r) return (*r).take_error();
-    uint32_t st = (**r)[1].hdr.Status;
-    if (st != STATUS_SUCCESS) return nt_error(st, what);
-    return {};
-  }
-  SMBKIT_TRY(auto f, t.open(path, p));
-  Result<void> set = do_set_info(t, f.id, cls, std::move(buf), what);
-  auto c = t.close(f.id);
-  if (!set) return set;
-  return c;
+// A path operation whose middle request is one SET_INFO (delete, rename).
+static Result<void> set_one_on_path(Tree& t, const std::string& path, const OpenParams& p, uint8_t cls, Bytes buf,
+                                    const std::string& what) {
+  SMBKIT_TRY(auto s, on_path(t, path, p, {{cls, std::move(buf)}}, false, what));
+  (void)s;
+  return {};
 }
 
 // Delete through FileDispositionInformation on an open handle, so that a
@@ -715,7 +770,7 @@ static Result<void> remove_path(Tree& t, const std::string& path, bool dir) {
   FileDispositionInformation d;
   d.DeletePending = 1;
   SMBKIT_TRY(Bytes b, encode_info(d));
-  return set_info_on_path(t, path, p, FileDispositionInformation::kInfoClass, std::move(b), t.url_of(path));
+  return set_one_on_path(t, path, p, FileDispositionInformation::kInfoClass, std::move(b), t.url_of(path));
 }
 
 Result<void> Tree::rmdir(const std::string& path) { return remove_path(*this, path, true); }
@@ -728,7 +783,7 @@ Result<void> Tree::rename(const std::string& from, const std::string& to, bool r
   ri.ReplaceIfExists = replace ? 1 : 0;
   ri.FileName = to_smb_path(to);
   SMBKIT_TRY(Bytes b, encode_info(ri));
-  return set_info_on_path(*this, from, p, FileRenameInformation::kInfoClass, std::move(b), url_of(from) + " -> " + to);
+  return set_one_on_path(*this, from, p, FileRenameInformation::kInfoClass, std::move(b), url_of(from) + " -> " + to);
 }
 
 }  // namespace smbkit::client

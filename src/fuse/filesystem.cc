@@ -310,16 +310,6 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_attr(req, &st, timeout < 0 ? 0 : fs.attr_timeout(s->is_dir));
 }
 
-// Opens path for a metadata change, or uses the caller's handle.
-struct TempOpen {
-  client::Tree& t;
-  FileId id;
-  bool owned = false;
-  ~TempOpen() {
-    if (owned) (void)t.close(id);
-  }
-};
-
 void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   auto& t = fs.tree();
@@ -336,41 +326,29 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
                                   FUSE_SET_ATTR_MTIME_NOW)))
     no_deferral.emplace(fs.deferred()->block([ino](fuse_ino_t i) { return i == ino; }));
 
-  auto open_for = [&](uint32_t access) -> Result<FileId> {
-    OpenParams p;
-    p.access = access | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
-    SMBKIT_TRY(auto f, t.open(fs.smb_path(*path), p));
-    return f.id;
-  };
-
+  // What goes by path is set in one compound with the stat that answers
+  // (CREATE, SET_INFO..., QUERY_INFO, CLOSE); with only a handle, on it.
+  std::vector<client::Tree::InfoToSet> by_path;
+  uint32_t path_access = 0;
   if (to_set & FUSE_SET_ATTR_SIZE) {
-    Result<void> r;
     if (have_fh) {
-      r = t.set_end_of_file(fh_of(fi)->id, static_cast<uint64_t>(attr->st_size));
+      auto r = t.set_end_of_file(fh_of(fi)->id, static_cast<uint64_t>(attr->st_size));
+      if (!r) return reply_error(req, r.error(), "truncate");
+      fs.files().resized(ino, static_cast<uint64_t>(attr->st_size));
     } else {
-      auto id = open_for(FILE_WRITE_DATA);
-      if (!id) return reply_error(req, id.error(), "truncate");
-      TempOpen o{t, *id, true};
-      r = t.set_end_of_file(*id, static_cast<uint64_t>(attr->st_size));
+      FileEndOfFileInformation e;
+      e.EndOfFile = static_cast<uint64_t>(attr->st_size);
+      auto b = encode_info(e);
+      if (!b) return reply_error(req, b.error(), "truncate");
+      by_path.push_back({FileEndOfFileInformation::kInfoClass, std::move(*b)});
+      path_access |= FILE_WRITE_DATA;
     }
-    if (!r) return reply_error(req, r.error(), "truncate");
-    fs.files().resized(ino, static_cast<uint64_t>(attr->st_size));
   }
 
   bool times = to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
                          FUSE_SET_ATTR_MTIME_NOW);
   bool mode = to_set & FUSE_SET_ATTR_MODE;
   if (times || mode) {
-    Result<FileId> id = Error{};
-    bool owned = false;
-    if (path) {
-      id = open_for(FILE_WRITE_ATTRIBUTES);
-      owned = true;
-    } else {
-      id = fh_of(fi)->id;
-    }
-    if (!id) return reply_error(req, id.error(), "setattr");
-    TempOpen o{t, *id, owned};
     FileBasicInformation b;  // zero: leave unchanged
     uint64_t now = client::filetime_now();
     if (to_set & FUSE_SET_ATTR_ATIME_NOW) b.LastAccessTime = now;
@@ -380,7 +358,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
     if (mode) {
       // As mount.cifs without unix extensions: only the read-only
       // attribute follows the mode (all write bits cleared -> READONLY).
-      auto cur = t.stat_handle(*id);
+      auto cur = path ? stat_path(fs, *path) : t.stat_handle(fh_of(fi)->id);
       if (!cur) return reply_error(req, cur.error(), "chmod");
       uint32_t a = cur->attributes;
       bool want_ro = (attr->st_mode & 0222) == 0;
@@ -389,17 +367,26 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
       if (a != cur->attributes) b.FileAttributes = a ? a : FILE_ATTRIBUTE_NORMAL;
     }
     if (b.LastAccessTime || b.LastWriteTime || b.FileAttributes) {
-      auto r = set_basic_info(t, *id, b);
-      if (!r) return reply_error(req, r.error(), "setattr");
+      // By path when there is one: the handle may lack WRITE_ATTRIBUTES.
+      if (path) {
+        auto buf = encode_info(b);
+        if (!buf) return reply_error(req, buf.error(), "setattr");
+        by_path.push_back({FileBasicInformation::kInfoClass, std::move(*buf)});
+        path_access |= FILE_WRITE_ATTRIBUTES;
+      } else if (auto r = set_basic_info(t, fh_of(fi)->id, b); !r) {
+        return reply_error(req, r.error(), "setattr");
+      }
     }
   }
   // uid/gid: no owner mapping without unix extensions; accepted, no change
   // (mount.cifs does the same).
 
   Result<FileStat> s = Error{};
-  if (have_fh) s = t.stat_handle(fh_of(fi)->id);
+  if (!by_path.empty()) s = t.set_info_on_path(fs.smb_path(*path), path_access, by_path, "setattr");
+  else if (have_fh) s = t.stat_handle(fh_of(fi)->id);
   else s = stat_path(fs, *path);
-  if (!s) return reply_error(req, s.error(), "setattr");
+  if (!s) return reply_error(req, s.error(), (to_set & FUSE_SET_ATTR_SIZE) && !have_fh ? "truncate" : "setattr");
+  if ((to_set & FUSE_SET_ATTR_SIZE) && !have_fh) fs.files().resized(ino, static_cast<uint64_t>(attr->st_size));
   struct stat st = fs.to_stat(*s, ino);
   fuse_reply_attr(req, &st, fs.attr_timeout(s->is_dir));
 }

@@ -3,7 +3,10 @@
 #include <filesystem>
 #include <set>
 
+#include <sys/statvfs.h>
+
 #include "fixture.h"
+#include "proto/fscc_file_info.h"
 
 namespace smbkit_it {
 namespace {
@@ -482,6 +485,81 @@ TEST_F(Files, PathOperationsAreOneFrameEach) {
   ASSERT_FALSE(clash.ok());
   EXPECT_EQ(clash.error().status, STATUS_OBJECT_NAME_COLLISION) << err_of(clash);
   EXPECT_EQ(slurp_str(share_dir() + "/r1"), "1");
+}
+
+}  // namespace
+}  // namespace smbkit_it
+
+namespace smbkit_it {
+namespace {
+
+// set_info_on_path (truncate, times, attributes by path) is CREATE +
+// SET_INFO... + QUERY_INFO + CLOSE in one frame and answers with the
+// attributes after the change; statfs is CREATE + two QUERY_INFOs + CLOSE.
+TEST_F(Files, SetInfoOnPathAndStatfsAreOneFrameEach) {
+  auto frames = [&] { return client_->conn().stats().frames_out; };
+  ASSERT_TRUE(write_local(share_dir() + "/setp.bin", to_bytes(std::string(10000, 'z'))));
+  chown_to_smb_user(share_dir() + "/setp.bin");
+  FileEndOfFileInformation e;
+  e.EndOfFile = 1234;
+  auto eof = encode_info(e);
+  ASSERT_TRUE(eof.ok());
+  FileBasicInformation b;
+  b.LastWriteTime = 130000000000000000ull;  // 2012-12-09
+  auto basic = encode_info(b);
+  ASSERT_TRUE(basic.ok());
+  uint64_t f0 = frames();
+  auto s = tree_->set_info_on_path("setp.bin", FILE_WRITE_DATA | FILE_WRITE_ATTRIBUTES,
+                                   {{FileEndOfFileInformation::kInfoClass, *eof},
+                                    {FileBasicInformation::kInfoClass, *basic}}, "setattr");
+  EXPECT_EQ(frames() - f0, 1u);
+  ASSERT_TRUE(s.ok()) << err_of(s);
+  EXPECT_EQ(s->size, 1234u);
+  EXPECT_EQ(s->write_time / 10000000, b.LastWriteTime / 10000000);
+  EXPECT_EQ(s->name, "setp.bin");
+  EXPECT_EQ(std::filesystem::file_size(share_dir() + "/setp.bin"), 1234u);
+  // The server's own view agrees (a fresh stat, not the compound's reply).
+  auto again = tree_->stat("setp.bin");
+  ASSERT_TRUE(again.ok()) << err_of(again);
+  EXPECT_EQ(again->write_time / 10000000, b.LastWriteTime / 10000000);
+
+  // A SET_INFO the handle has no access for fails with the server's
+  // status, which is the error; nothing changed and nothing is left open.
+  e.EndOfFile = 1;
+  auto shrink = encode_info(e);
+  ASSERT_TRUE(shrink.ok());
+  f0 = frames();
+  auto denied = tree_->set_info_on_path("setp.bin", FILE_WRITE_ATTRIBUTES,
+                                        {{FileEndOfFileInformation::kInfoClass, *shrink}}, "truncate");
+  EXPECT_LE(frames() - f0, 2u);
+  // (Samba 4.17 answers STATUS_NO_MEMORY here, the same as to an
+  // open-then-SET_INFO; the point is that the error comes back.)
+  ASSERT_FALSE(denied.ok());
+  EXPECT_NE(denied.error().status, 0u);
+  EXPECT_EQ(std::filesystem::file_size(share_dir() + "/setp.bin"), 1234u);
+  auto o = st::run_command({"smbstatus", "-s", server_->config_path(), "-L"}, 30);
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(o.out.find("setp.bin"), std::string::npos) << o.out;
+  // A missing name: the CREATE's status.
+  auto missing = tree_->set_info_on_path("no-such", FILE_WRITE_DATA, {{FileEndOfFileInformation::kInfoClass, *shrink}},
+                                         "truncate");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().status, STATUS_OBJECT_NAME_NOT_FOUND) << err_of(missing);
+
+  f0 = frames();
+  auto fs = tree_->statfs();
+  EXPECT_EQ(frames() - f0, 1u);
+  ASSERT_TRUE(fs.ok()) << err_of(fs);
+  struct statvfs local{};
+  ASSERT_EQ(statvfs(share_dir().c_str(), &local), 0);
+  EXPECT_GT(fs->total_bytes, 0u);
+  EXPECT_GT(fs->bytes_per_unit, 0u);
+  EXPECT_LE(fs->avail_bytes, fs->total_bytes);
+  // Samba reports the share's file system: the same total within 1%.
+  double local_total = static_cast<double>(local.f_blocks) * local.f_frsize;
+  EXPECT_NEAR(static_cast<double>(fs->total_bytes), local_total, local_total / 100);
+  EXPECT_GT(fs->max_name, 0u);
+  EXPECT_FALSE(fs->fs_name.empty());
 }
 
 }  // namespace
