@@ -176,6 +176,19 @@ struct OpenParams {
 struct OpenExtras {
   std::function<void(proto::CreateRequest&)> customize;
   proto::CreateResponse* response = nullptr;
+  // If set, a READ of the file's first bytes rides in the CREATE's frame.
+  struct Prefetch* prefetch = nullptr;
+};
+
+// A READ at offset 0 of what an open opens, sent with the CREATE as a
+// related compound request (MS-SMB2 3.2.4.1.4): open and first read in one
+// round trip. `got` is the bytes read into `into` (0: an empty file), or
+// empty when the READ was not sent (a durable open, or the frame could not
+// be used and the open went step by step) or failed (the caller's reads
+// will meet the error themselves).
+struct Prefetch {
+  MutableByteView into;
+  std::optional<size_t> got;
 };
 
 struct OpenFile {

@@ -76,11 +76,12 @@ LeaseKey LeaseManager::new_key() {
 }
 
 Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams& p, const LeaseKey& key,
-                                      uint32_t want) {
+                                      uint32_t want, Prefetch* prefetch) {
   bool lease = supported() && want != 0;
   CreateResponse cr;
   OpenExtras x;
   x.response = &cr;
+  x.prefetch = prefetch;
   if (lease) {
     x.customize = [&](CreateRequest& c) {
       // MS-SMB2 3.2.4.3.8: RequestedOplockLevel = LEASE plus an RqLs

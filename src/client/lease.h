@@ -86,8 +86,9 @@ class LeaseManager {
   // this is a plain open with lease_state 0. The handle is in the Tree's
   // handle table (Tree::close closes it; a reconnect reopens it, without a
   // lease).
+  // `prefetch`: a READ of the first bytes in the CREATE's frame (client.h).
   Result<LeasedOpen> open(const std::string& path, const OpenParams& p, const LeaseKey& key,
-                          uint32_t want = kLeaseRWH);
+                          uint32_t want = kLeaseRWH, Prefetch* prefetch = nullptr);
   // The state we hold for key (0 when none or unknown).
   uint32_t state(const LeaseKey& key) const;
   // A handle open()ed with this key was closed (by Tree::close). Each open

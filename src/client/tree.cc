@@ -170,6 +170,47 @@ Result<session::Response> Tree::call(session::Request req, const std::string& wh
   return nt_error(st, what);
 }
 
+// The CREATE of e and a related READ of extras.prefetch in one frame.
+// nullopt: the frame could not be used (the caller opens step by step).
+static std::optional<Result<session::Response>> open_with_read(Tree& t, const HandleEntry& e,
+                                                               const OpenExtras& extras, uint64_t& gen) {
+  auto rt = t.route(nullptr, nullptr);
+  if (!rt) return std::nullopt;
+  gen = rt->gen;
+  CreateRequest c = make_create(e, rt->dialect, CreateMode::first);
+  if (extras.customize) extras.customize(c);
+  ReadRequest rd;
+  rd.Length = static_cast<uint32_t>(std::min<size_t>(extras.prefetch->into.size(), t.max_read()));
+  rd.FileId = FileId{~0ull, ~0ull};  // the file the CREATE opened
+  auto create = make_request(SMB2_CREATE, rt->session_id, rt->tree_id,
+                             [&](ByteWriter& w) { return encode_create_request(c, w); });
+  auto read = make_request(SMB2_READ, rt->session_id, rt->tree_id,
+                           [&](ByteWriter& w) { return encode_read_request(rd, w); });
+  if (!create || !read) return std::nullopt;
+  create->encrypt = read->encrypt = rt->encrypt;
+  read->charge_bytes = rd.Length;
+  read->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  std::vector<session::Request> reqs;
+  reqs.push_back(std::move(*create));
+  reqs.push_back(std::move(*read));
+  auto resps = rt->conn->call_compound(std::move(reqs));
+  // Lost, or the session expired (the READ then failed too): step by
+  // step, which waits for the reconnect.
+  if (!resps || status_needs_new_session(resps->front().hdr.Status)) return std::nullopt;
+  const session::Response& rr = (*resps)[1];
+  if (rr.hdr.Status == STATUS_END_OF_FILE) {
+    extras.prefetch->got = 0;
+  } else if (rr.hdr.Status == STATUS_SUCCESS) {
+    if (auto d = decode_read_response(rr.msg()); d && d->Data.size() <= extras.prefetch->into.size()) {
+      std::copy(d->Data.begin(), d->Data.end(), extras.prefetch->into.begin());
+      extras.prefetch->got = d->Data.size();
+    }
+  }
+  const session::Response& created = (*resps)[0];
+  if (created.hdr.Status != STATUS_SUCCESS) return Result<session::Response>(nt_error(created.hdr.Status, t.url_of(e.path)));
+  return std::move((*resps)[0]);
+}
+
 Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const OpenExtras* extras) {
   bool durable = p.durable && client_->reconnector_ != nullptr;
   Guid16 create_guid{};
@@ -184,12 +225,19 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   e.want_durable = durable;
   e.create_guid = create_guid;
   uint64_t gen = 0;
-  SMBKIT_TRY(auto resp, transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
-               gen = rt.gen;
-               CreateRequest c = make_create(e, rt.dialect, CreateMode::first);
-               if (extras && extras->customize) extras->customize(c);
-               return encode_create_request(c, w);
-             }, url_of(path)));
+  std::optional<Result<session::Response>> with_read;
+  if (extras && extras->prefetch) {
+    extras->prefetch->got.reset();
+    if (!durable && !extras->prefetch->into.empty()) with_read = open_with_read(*this, e, *extras, gen);
+  }
+  if (!with_read)
+    with_read = transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
+      gen = rt.gen;
+      CreateRequest c = make_create(e, rt.dialect, CreateMode::first);
+      if (extras && extras->customize) extras->customize(c);
+      return encode_create_request(c, w);
+    }, url_of(path));
+  SMBKIT_TRY(auto resp, std::move(*with_read));
   SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
   if (extras && extras->response) *extras->response = cr;
   OpenFile f;

@@ -410,9 +410,12 @@ void set_open_flags(SmbFs& fs, fuse_file_info* fi) {
 }
 
 // An open through the lease cache (cache=strict) or a plain one.
-Result<LeaseCache::Opened> leased_open(SmbFs& fs, fuse_ino_t ino, const std::string& path, const OpenParams& p) {
-  if (fs.leases()) return fs.leases()->open(ino, fs.smb_path(path), p);
-  SMBKIT_TRY(auto f, fs.tree().open(fs.smb_path(path), p));
+Result<LeaseCache::Opened> leased_open(SmbFs& fs, fuse_ino_t ino, const std::string& path, const OpenParams& p,
+                                       client::Prefetch* prefetch = nullptr) {
+  if (fs.leases()) return fs.leases()->open(ino, fs.smb_path(path), p, prefetch);
+  client::OpenExtras x;
+  x.prefetch = prefetch;
+  SMBKIT_TRY(auto f, fs.tree().open(fs.smb_path(path), p, &x));
   LeaseCache::Opened o;
   o.file = f;
   return o;
@@ -445,6 +448,9 @@ std::optional<LeaseCache::Opened> take_deferred(SmbFs& fs, fuse_ino_t ino, const
   return o;
 }
 
+// What an open for reading reads with it (op_open).
+constexpr uint32_t kOpenPrefetch = 64u << 10;
+
 bool writes(int flags) { return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC); }
 
 void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
@@ -461,11 +467,23 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   Result<LeaseCache::Opened> f = Error{};
   auto kept = take_deferred(fs, ino, p);
   if (kept) f = *kept;
+  // A file opened for reading through the readahead window: its first
+  // bytes come with the open (a READ in the CREATE's frame), so a small
+  // file is opened and read in one round trip.
+  std::shared_ptr<Bytes> first;
+  client::Prefetch prefetch;
+  const uint64_t changes = fs.files().changes(ino);  // a write or truncate meanwhile makes it stale
+  const FsConfig& c = fs.config();
+  if (!kept && !c.direct && c.rasize && (fi->flags & O_ACCMODE) != O_WRONLY && !(fi->flags & O_TRUNC)) {
+    uint32_t n = std::min<uint32_t>(kOpenPrefetch, fs.read_chunk());
+    first = fs.read_buffers().get(n);
+    prefetch.into = MutableByteView(first->data(), n);
+  }
   for (int attempt = 1; !kept; attempt++) {
     uint64_t since = fs.inodes().clock();
     auto path = path_or_reply(req, ino);
     if (!path) return;
-    f = leased_open(fs, ino, *path, p);
+    f = leased_open(fs, ino, *path, p, first ? &prefetch : nullptr);
     if (!f) return reply_error(req, f.error(), "open");
     if (fs.inodes().unchanged_since(ino, since) || attempt == kPathRetries) break;
     (void)fs.tree().close(f->file.id);  // not attached yet
@@ -477,6 +495,8 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   h->access = p.access;
   h->append = fi->flags & O_APPEND;
   attach_data(fs, *h, ino, fi->flags, (fi->flags & O_TRUNC) ? 0 : f->file.size);
+  if (prefetch.got)
+    (void)fs.files().seed(h->data, changes, std::move(first), *prefetch.got, static_cast<uint32_t>(prefetch.into.size()));
   FileHandle* hp = h.get();
   fi->fh = fs.file_handles().adopt(std::move(h));  // before the reply: RELEASE may follow at once
   set_open_flags(fs, fi);

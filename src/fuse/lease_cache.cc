@@ -50,7 +50,7 @@ void LeaseCache::set_handle_lost_hook(std::function<void(fuse_ino_t)> hook) {
 }
 
 Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& smb_path,
-                                           const client::OpenParams& p) {
+                                           const client::OpenParams& p, client::Prefetch* prefetch) {
   client::LeaseKey key{};
   bool known = false;
   if (ino) {
@@ -62,7 +62,7 @@ Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& s
     }
   }
   if (!known) key = client::LeaseManager::new_key();
-  SMBKIT_TRY(auto lo, mgr_.open(smb_path, p, key));
+  SMBKIT_TRY(auto lo, mgr_.open(smb_path, p, key, client::kLeaseRWH, prefetch));
   Opened o;
   o.file = lo.file;
   o.key = key;

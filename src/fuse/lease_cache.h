@@ -64,7 +64,9 @@ class LeaseCache {
   };
   // CREATE with the lease key of `ino` (0: a new file whose inode is not
   // known yet: a fresh key, bound by attach()).
-  Result<Opened> open(fuse_ino_t ino, const std::string& smb_path, const client::OpenParams& p);
+  // `prefetch`: a READ of the first bytes in the CREATE's frame.
+  Result<Opened> open(fuse_ino_t ino, const std::string& smb_path, const client::OpenParams& p,
+                      client::Prefetch* prefetch = nullptr);
   // Binds the open to ino and sets fi->keep_cache / fi->direct_io.
   void attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi);
   // A deferred handle of ino taken back by an open: it still counts as

@@ -10,7 +10,7 @@ std::string DataStats::str() const {
   return "fuse_writes=" + std::to_string(fuse_writes) + " write_requests=" + std::to_string(write_requests) +
          " bytes_written=" + std::to_string(bytes_written) + " fuse_reads=" + std::to_string(fuse_reads) +
          " ra_hits=" + std::to_string(ra_hits) + " ra_misses=" + std::to_string(ra_misses) +
-         " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets) +
+         " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets) + " ra_seeded=" + std::to_string(ra_seeded) +
          " ra_peak=" + std::to_string(ra_peak) + " wb_peak=" + std::to_string(wb_peak);
 }
 
@@ -98,14 +98,29 @@ bool OpenFiles::dirty(fuse_ino_t ino) {
 
 void OpenFiles::drop_reads(fuse_ino_t ino) {
   std::lock_guard g(mu_);
+  changes_[ino % changes_.size()]++;
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return;
   for (FileData* f : it->second)
     if (f->ra) f->ra->drop();
 }
 
+bool OpenFiles::seed(FileData& f, uint64_t changes, std::shared_ptr<Bytes> buf, size_t got, uint32_t asked) {
+  std::lock_guard g(mu_);  // drop_reads() and resized() hold it too
+  if (!f.ra || changes_[f.ino % changes_.size()] != changes) return false;
+  f.ra->seed(std::move(buf), got, asked);
+  totals_.ra_seeded++;
+  return true;
+}
+
+uint64_t OpenFiles::changes(fuse_ino_t ino) {
+  std::lock_guard g(mu_);
+  return changes_[ino % changes_.size()];
+}
+
 void OpenFiles::resized(fuse_ino_t ino, uint64_t size) {
   std::lock_guard g(mu_);
+  changes_[ino % changes_.size()]++;
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return;
   for (FileData* f : it->second)

@@ -10,6 +10,7 @@
 #include <fuse_lowlevel.h>
 
 #include <cstdint>
+#include <array>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,7 @@ struct FileData {
 struct DataStats {
   uint64_t fuse_writes = 0, write_requests = 0, bytes_written = 0;
   uint64_t fuse_reads = 0, ra_hits = 0, ra_misses = 0, ra_reads = 0, ra_resets = 0;
+  uint64_t ra_seeded = 0;  // opens whose first bytes came with the CREATE
   uint64_t ra_peak = 0;  // most bytes held by all readahead windows at once
   uint64_t wb_peak = 0;  // most bytes of all files' WRITEs in flight at once
   std::string str() const;
@@ -68,6 +70,12 @@ class OpenFiles {
   void drop_reads(fuse_ino_t ino);
   // A new size is known for ino (truncate): windows drop, hints follow.
   void resized(fuse_ino_t ino, uint64_t size);
+  // Counts drop_reads() and resized() of ino (and of the inodes that share
+  // its slot): data read before a change in it must not be served.
+  uint64_t changes(fuse_ino_t ino);
+  // Readahead::seed of f (registered) with data read when changes(f.ino)
+  // was `changes`; false (not seeded) if it changed since.
+  bool seed(FileData& f, uint64_t changes, std::shared_ptr<Bytes> buf, size_t got, uint32_t asked);
 
   DataStats totals();
   void count_read() {
@@ -80,6 +88,7 @@ class OpenFiles {
   MemoryBudget ra_budget_, wb_budget_;
   std::mutex mu_;
   std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
+  std::array<uint64_t, 256> changes_{};
   DataStats totals_;
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace smbkit::fuse {
@@ -88,6 +89,9 @@ struct Readahead::Shared {
   Stats stats;
   uint64_t in_flight = 0;  // chunks not yet completed (any generation)
   uint64_t charged = 0;    // bytes of `chunks` charged to the budget
+  // Where the file ends, known from a seed that reached it (reads past it
+  // need no READ); cleared when the window drops.
+  std::optional<uint64_t> eof;
 };
 
 Readahead::Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hint, Config c)
@@ -118,6 +122,7 @@ void Readahead::uncharge_locked(uint64_t n) {
 void Readahead::drop_locked() {
   if (!sh_->chunks.empty()) sh_->stats.resets++;
   sh_->chunks.clear();
+  sh_->eof.reset();
   uncharge_locked(sh_->charged);
   sh_->generation++;
 }
@@ -142,13 +147,39 @@ uint64_t Readahead::window() const {
   return sh_->win.window();
 }
 
+void Readahead::seed(std::shared_ptr<Bytes> buf, size_t got, uint32_t asked) {
+  std::lock_guard g(sh_->mu);
+  Shared& s = *sh_;
+  if (!s.chunks.empty() || s.any_read || asked == 0 || got > asked || !buf || buf->size() < asked) return;
+  auto c = std::make_shared<Chunk>();
+  c->len = asked;
+  c->buf = std::move(buf);
+  c->result = got;
+  c->done = true;
+  c->sent = c->completed = mono_now();
+  if (cfg_.budget && cfg_.budget->try_charge(sh_.get(), asked, true)) {
+    c->charge = asked;
+    s.charged += asked;
+  }
+  s.chunks[0] = c;
+  s.next_issue = asked;
+  // A short READ ends at the end of file; a full one that reaches the size
+  // the CREATE reported does too.
+  if (got < asked || got == s.size_hint) s.eof = got;
+  if (got > s.size_hint) s.size_hint = got;
+}
+
 std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced) {
   Shared& s = *sh_;
-  if (cfg_.budget && !cfg_.budget->try_charge(sh_.get(), cfg_.chunk, forced)) return nullptr;
-  if (cfg_.budget) s.charged += cfg_.chunk;
+  // Chunks end on multiples of the chunk size (after a seed or a start
+  // mid-file the first one is shorter), so an aligned FUSE read needs one.
+  uint32_t len = cfg_.chunk - static_cast<uint32_t>(s.next_issue % cfg_.chunk);
+  if (cfg_.budget && !cfg_.budget->try_charge(sh_.get(), len, forced)) return nullptr;
+  if (cfg_.budget) s.charged += len;
   auto c = std::make_shared<Chunk>();
   c->off = s.next_issue;
-  c->len = cfg_.chunk;
+  c->len = len;
+  c->charge = cfg_.budget ? len : 0;
   s.chunks[c->off] = c;
   s.next_issue += c->len;
   s.stats.reads_issued++;
@@ -157,7 +188,7 @@ std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced) {
   return c;
 }
 
-std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t from) {
+std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t from, bool needed) {
   std::vector<std::shared_ptr<Chunk>> out;
   Shared& s = *sh_;
   if (s.chunks.empty()) s.next_issue = from;
@@ -165,7 +196,8 @@ std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t f
   while (s.next_issue < target) {
     // Not past the known end of file, except for the chunk that covers
     // `from` itself (the file may have grown).
-    if (s.next_issue >= s.size_hint && s.next_issue > from) break;
+    if (s.next_issue >= s.size_hint && (s.next_issue > from || !needed)) break;
+    if (s.eof && s.next_issue >= *s.eof) break;
     auto c = next_chunk_locked(s.next_issue <= from);  // the chunk covering `from` is needed now
     if (!c) break;
     out.push_back(std::move(c));
@@ -246,7 +278,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   }
   auto plan = plan_locked(off);
   // Make sure the whole request is covered even if it spans past the window.
-  while (s.next_issue < off + size) {
+  while (s.next_issue < off + size && !(s.eof && s.next_issue >= *s.eof)) {
     plan.push_back(next_chunk_locked(true));
   }
   uint64_t gen = s.generation;
@@ -263,6 +295,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
       return direct();
     }
     std::shared_ptr<Chunk> c = covering(pos);
+    if (!c && s.eof && pos >= *s.eof) break;
     if (!c) return direct();
     s.cv.wait(lk, [&] { return c->done || s.generation != gen; });
     if (s.generation != gen) continue;
@@ -304,11 +337,11 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   while (!s.chunks.empty()) {
     auto it = s.chunks.begin();
     if (it->first + it->second->len > off) break;
+    uncharge_locked(it->second->charge);
     s.chunks.erase(it);
-    if (cfg_.budget) uncharge_locked(cfg_.chunk);
   }
   if (s.generation == gen && pos == end) {
-    auto more = plan_locked(pos);
+    auto more = plan_locked(pos, false);
     lk.unlock();
     issue(more);
   }

@@ -93,6 +93,12 @@ class Readahead {
   // read into `scratch` (which must hold size bytes).
   Result<Served> read(uint64_t off, size_t size, char* scratch);
 
+  // The file's first bytes, read with the open (client::Prefetch): `got`
+  // bytes of `buf` (fewer than `asked` only at the end of file) become the
+  // window's first chunk, so a read from offset 0 is served at once. Call
+  // before the first read.
+  void seed(std::shared_ptr<Bytes> buf, size_t got, uint32_t asked);
+
   // Drops the window (data may have changed: a write through any handle,
   // a truncate, a lease/oplock break). In-flight READs finish into
   // buffers nobody will serve.
@@ -108,6 +114,7 @@ class Readahead {
     uint64_t off = 0;
     uint32_t len = 0;
     std::shared_ptr<Bytes> buf;
+    uint64_t charge = 0;  // bytes charged to the budget for it
     bool done = false;
     Result<size_t> result = size_t{0};
     session::WindowController::Time sent{}, completed{};
@@ -116,7 +123,9 @@ class Readahead {
 
   void drop_locked();
   // Chunks to issue so that [from, from + window) is covered (under mu).
-  std::vector<std::shared_ptr<Chunk>> plan_locked(uint64_t from);
+  // Not past the known end of file, except for the chunk covering `from`
+  // when a read needs it now (the file may have grown).
+  std::vector<std::shared_ptr<Chunk>> plan_locked(uint64_t from, bool needed = true);
   // Adds the next chunk at next_issue to the window (counted as in
   // flight); null when the budget refuses it (never when forced: the
   // chunk is needed by the read being served).

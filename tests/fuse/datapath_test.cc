@@ -130,6 +130,42 @@ TEST_F(DataPath, SequentialReadIsServedFromTheReadaheadWindow) {
   EXPECT_GE(issued, 32u) << line;
 }
 
+// An open for reading carries a READ of the file's first 64 KiB in its
+// CREATE's frame (client::Prefetch): a small file is opened and read in
+// one round trip, and the window's READs start after those bytes.
+TEST_F(DataPath, SmallFilesAreReadWithTheirOpen) {
+  const std::vector<size_t> sizes = {0, 1, 4095, 10000, 65536, 65537, 300000};
+  std::vector<std::string> data;
+  for (size_t i = 0; i < sizes.size(); i++) data.push_back(server_file("small" + std::to_string(i), sizes[i], 40 + i));
+  for (const char* mode : {"cache=strict", "cache=loose"}) {
+    SCOPED_TRACE(mode);
+    Foreground f = mount_foreground(mode);
+    ASSERT_TRUE(is_mounted(f.mp));
+    for (size_t i = 0; i < sizes.size(); i++) {
+      int fd = ::open((f.mp + "/small" + std::to_string(i)).c_str(), O_RDONLY);
+      ASSERT_GE(fd, 0) << strerror(errno);
+      EXPECT_TRUE(same(read_all(fd, 1 << 16), data[i])) << "size " << sizes[i];
+      ::close(fd);
+    }
+    std::string line = stop_foreground(f);
+    ASSERT_FALSE(line.empty()) << "no counters in the mount log";
+    EXPECT_EQ(counter(line, "ra_seeded"), sizes.size()) << line;
+    // Only the two files longer than 64 KiB needed a READ of the window
+    // (one chunk each); nothing was read around it.
+    EXPECT_EQ(counter(line, "ra_reads"), 2u) << line;
+    EXPECT_EQ(counter(line, "ra_misses"), 0u) << line;
+  }
+  // Write-only and truncating opens read nothing ahead; cache=none reads
+  // every byte when asked.
+  Foreground f = mount_foreground("cache=none");
+  int fd = ::open((f.mp + "/small3").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  EXPECT_TRUE(same(read_all(fd, 1 << 16), data[3]));
+  ::close(fd);
+  std::string line = stop_foreground(f);
+  EXPECT_EQ(counter(line, "ra_seeded"), 0u) << line;
+}
+
 TEST_F(DataPath, RandomReadsAndSeeksWhileReadaheadIsActive) {
   const size_t size = 24u << 20;
   std::string data = server_file("rand.bin", size, 12);
