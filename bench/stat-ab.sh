@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Metadata and small-file latency A/B through `smbkit mount` (actimeo=0,
-# so every call asks the server), directly at 0 ms and through smbkit-link
+# Metadata and small-file latency A/B through `smbkit mount` (actimeo=0 by
+# default, so every call asks the server; ACTIMEO=1 for the default), directly at 0 ms and through smbkit-link
 # at a round trip of DELAY ms (50), for two binaries, interleaved in ROUNDS
 # rounds (3). Per call: stat(2) of one file, `ls` of a directory of 20
 # files, `cat` of a distinct 8 KiB file (cold: first open on this mount),
 # `chmod` by path, and `df` (statfs). Prints ms per call and the
 # before/after ratios of the medians.
-#   bench/stat-ab.sh   (BEFORE, AFTER, N0=500 calls at 0 ms, N=20 through the link)
+#   bench/stat-ab.sh   (BEFORE, AFTER, N0=500 calls at 0 ms, N=20 through the link, ACTIMEO=0)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${_STAT_AB_INSIDE:-}" ]; then
@@ -16,7 +16,7 @@ if [ -z "${_STAT_AB_INSIDE:-}" ]; then
   exec build/bin/smbkit-samba -- bash "$0"
 fi
 work=$(mktemp -d); share=$SMBKIT_SAMBA_DIR/share; link_pid=""
-cleanup() { mountpoint -q "$work/m" && fusermount3 -u "$work/m"; [ -n "$link_pid" ] && { pkill -P "$link_pid"; kill "$link_pid"; } 2>/dev/null; rm -rf "$work"; }
+cleanup() { mountpoint -q "$work/m" && fusermount3 -u "$work/m"; [ -n "$link_pid" ] && { pkill -P "$link_pid"; kill "$link_pid"; } 2>/dev/null; rm -rf "$work"; true; }
 trap cleanup EXIT
 ops=(stat ls cat chmod df)
 n_max=$(( ${N0:-500} > ${N:-20} ? ${N0:-500} : ${N:-20} ))
@@ -29,7 +29,7 @@ for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 lport=$(cat "$work/port"); mkdir -p "$work/m"
 now() { date +%s%N; }
 run() {  # BIN PORT COUNT -> ms per call of each of ${ops[@]}
-  SMBKIT_PASSWORD=$SMBKIT_PASSWORD "$1" mount "//127.0.0.1:$2/share" "$work/m" -o "username=smbkit,actimeo=0"
+  SMBKIT_PASSWORD=$SMBKIT_PASSWORD "$1" mount "//127.0.0.1:$2/share" "$work/m" -o "username=smbkit,actimeo=${ACTIMEO:-0}"
   stat "$work/m/f" > /dev/null
   local out="" t0 i mode
   for op in "${ops[@]}"; do

@@ -1,5 +1,6 @@
-// Directory operations: opendir takes the listing (one compound round
-// trip for most directories), readdir and readdirplus serve it by offset.
+// Directory operations: the first readdir takes the listing (one compound
+// round trip for most directories; an opendir that is never read, as by
+// df or fchdir, costs none), readdir and readdirplus serve it by offset.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -31,6 +32,7 @@ Result<void> load_listing(SmbFs& fs, DirHandle& d) {
     d.entries.push_back(std::move(e));
   }
   d.served = false;
+  d.loaded = true;
   return {};
 }
 
@@ -42,8 +44,6 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (!path) return;
   auto d = std::make_unique<DirHandle>();
   d->path = *path;
-  auto r = load_listing(fs, *d);
-  if (!r) return reply_error(req, r.error(), "opendir");
   fi->fh = fs.dir_handles().adopt(std::move(d));
   fi->cache_readdir = 0;
   if (fuse_reply_open(req, fi) == -ENOENT) fs.dir_handles().take(fi->fh);
@@ -56,7 +56,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
   // The reply must go out after d->mu is unlocked: once the kernel has it,
   // closedir can make RELEASEDIR free d on another worker at once.
   std::unique_lock lk(d->mu);
-  if (off == 0 && d->served) {  // rewinddir: a fresh listing
+  if (!d->loaded || (off == 0 && d->served)) {  // the first readdir, or rewinddir: a fresh listing
     auto r = load_listing(fs, *d);
     if (!r) {
       lk.unlock();

@@ -41,6 +41,7 @@ struct DirHandle {
   std::string path;
   std::mutex mu;
   std::vector<FileStat> entries;  // "." and ".." first
+  bool loaded = false;  // the listing is taken at the first readdir
   bool served = false;  // a readdir has used the listing (refresh on rewind)
   uint64_t listed_at = 0;  // InodeTable::clock() before the listing was taken
 };
