@@ -74,9 +74,9 @@ void Client::set_break_handler(Connection::BreakHandler h) {
   conn_->set_break_handler(break_handler_ ? *break_handler_ : Connection::BreakHandler{});
 }
 
-uint64_t Client::add_reconnect_observer(std::function<void()> fn) {
+uint64_t Client::add_reconnect_observer(ReconnectObserver o) {
   std::lock_guard<std::mutex> g(observers_mu_);
-  observers_.emplace_back(next_observer_, std::move(fn));
+  observers_.emplace_back(next_observer_, std::move(o));
   return next_observer_++;
 }
 
@@ -85,11 +85,18 @@ void Client::remove_reconnect_observer(uint64_t id) {
   std::erase_if(observers_, [&](const auto& o) { return o.first == id; });
 }
 
-void Client::reconnected() {
+void Client::reconnect_begins() {
+  std::lock_guard<std::mutex> g(observers_mu_);
+  for (auto& [id, o] : observers_)
+    if (o.begins) o.begins();
+}
+
+void Client::reconnected(const std::vector<proto::CreateLease>& regranted) {
   // Under observers_mu_ so that remove_reconnect_observer returns only when
   // the observer can no longer run (its owner may then go away).
   std::lock_guard<std::mutex> g(observers_mu_);
-  for (auto& [id, fn] : observers_) fn();
+  for (auto& [id, o] : observers_)
+    if (o.done) o.done(regranted);
 }
 
 Result<void> Client::session_setup() {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,13 +90,20 @@ class Client {
   // client/lease.h), on this connection and on every one a reconnect
   // brings (Connection::set_break_handler; nullptr removes it).
   void set_break_handler(Connection::BreakHandler h);
-  // Runs `fn` on the reconnect thread after each successful reconnect,
-  // once the new connection, session, trees and handles are in place and
-  // before the operations that waited for it are resumed. `fn` must not
-  // send requests or wait for any (hand that to another thread); what the
-  // server held for the old session and is not carried by a handle
-  // (leases) is gone. Returns an id for remove_reconnect_observer.
-  uint64_t add_reconnect_observer(std::function<void()> fn);
+  // Called on the reconnect thread; neither may send requests or wait for
+  // any (hand that to another thread). `begins` runs when an attempt
+  // starts, before the old connection is closed and anything is reopened:
+  // leases held so far are gone from then on. `done` runs after each
+  // successful reconnect, once the new connection, session, trees and
+  // handles are in place and before the operations that waited for it are
+  // resumed, with the leases the server granted to the reopened handles
+  // (each handle opened with a lease asks for it again).
+  struct ReconnectObserver {
+    std::function<void()> begins;
+    std::function<void(const std::vector<proto::CreateLease>& regranted)> done;
+  };
+  // Returns an id for remove_reconnect_observer.
+  uint64_t add_reconnect_observer(ReconnectObserver o);
   void remove_reconnect_observer(uint64_t id);
   // smb://host[:port] for messages.
   std::string host_url() const;
@@ -131,9 +139,10 @@ class Client {
   bool logged_off_ = false;
   std::shared_ptr<Connection::BreakHandler> break_handler_;  // guarded by state_mu_
   std::mutex observers_mu_;
-  std::vector<std::pair<uint64_t, std::function<void()>>> observers_;
+  std::vector<std::pair<uint64_t, ReconnectObserver>> observers_;
   uint64_t next_observer_ = 1;
-  void reconnected();  // runs the observers (reconnect thread)
+  void reconnect_begins();                                          // runs the observers' begins
+  void reconnected(const std::vector<proto::CreateLease>& regranted);  // and their done (reconnect thread)
   friend class Tree;
   friend class Reconnector;
 };
@@ -169,12 +178,12 @@ struct OpenParams {
   bool durable = false;
 };
 
-// For callers that add to the CREATE (a lease request, client/lease.h):
-// `customize` edits the first CREATE; `response`, if set, receives the
-// decoded response. A reopen after a reconnect sends the plain CREATE
-// (without what `customize` added).
+// For callers that add to the CREATE: `lease` asks for a lease (the
+// RqLs context, MS-SMB2 3.2.4.3.8; client/lease.h), and a reopen after a
+// reconnect asks for it again; `response`, if set, receives the decoded
+// response.
 struct OpenExtras {
-  std::function<void(proto::CreateRequest&)> customize;
+  std::optional<proto::CreateLease> lease;
   proto::CreateResponse* response = nullptr;
   // If set, a READ of the file's first bytes rides in the CREATE's frame.
   struct Prefetch* prefetch = nullptr;

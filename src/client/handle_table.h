@@ -31,6 +31,9 @@ struct HandleEntry {
   // The CREATE as first sent (OpenParams fields), for reopen by path.
   uint32_t access = 0, disposition = 0, options = 0, attributes = 0, share = 0;
   bool want_durable = false;
+  // The lease asked for at open (key and state; nullopt: none), asked for
+  // again by every reopen after a reconnect.
+  std::optional<proto::CreateLease> lease;
   Durability durable = Durability::none;
   proto::Guid16 create_guid{};
   // Identity of the file at the first open, checked when the handle has to

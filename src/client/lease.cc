@@ -22,7 +22,8 @@ std::string lease_state_name(uint32_t s) {
 LeaseManager::LeaseManager(Tree& tree) : tree_(tree) {
   thread_ = std::thread([this] { run(); });
   tree_.client().set_break_handler([this](const session::Response& r) { on_notification(r); });
-  observer_ = tree_.client().add_reconnect_observer([this] { on_reconnect(); });
+  observer_ = tree_.client().add_reconnect_observer(
+      {[this] { on_reconnect_begins(); }, [this](const std::vector<CreateLease>& l) { on_reconnected(l); }});
 }
 
 LeaseManager::~LeaseManager() {
@@ -54,19 +55,52 @@ void LeaseManager::set_lost_callback(std::function<void()> cb) {
   lost_callback_ = std::move(cb);
 }
 
-void LeaseManager::on_reconnect() {
-  // The session that held the leases is gone, and the reopened handles
-  // carry none (Tree reopens with the plain CREATE): nothing is cached
-  // under a lease any more. Later opens with the same keys ask again.
+void LeaseManager::on_reconnect_begins() {
+  // The session that held the leases is going: nothing is cached under
+  // them from now on. The reopened handles ask for them again
+  // (on_reconnected); an open() whose CREATE spans this gets no lease.
   {
     std::lock_guard<std::mutex> g(mu_);
-    for (auto& [k, e] : leases_) e.state = e.settled = 0;  // the handles stay (reopened)
+    for (auto& [k, e] : leases_) {
+      e.state = e.settled = 0;  // the handles stay (reopened)
+      e.have_epoch = false;     // a new lease starts its own epochs
+      e.cap = kLeaseRWH;
+    }
     reconnects_++;
   }
   cv_.notify_all();
-  SMBKIT_LOG(debug, "reconnected: every lease is gone");
-  std::lock_guard<std::mutex> g(lost_mu_);
-  if (lost_callback_) lost_callback_();
+}
+
+void LeaseManager::on_reconnected(const std::vector<CreateLease>& regranted) {
+  {
+    // First the owner drops what it cached before (the file may have
+    // changed while we were away), while state() is still 0 for every key.
+    std::lock_guard<std::mutex> g(lost_mu_);
+    if (lost_callback_) lost_callback_();
+  }
+  uint64_t applied = 0;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (const CreateLease& l : regranted) {
+      auto it = leases_.find(l.LeaseKey);
+      if (it == leases_.end()) continue;  // closed meanwhile
+      Entry& e = it->second;
+      // A break of the new lease may have been handled before this runs
+      // (breaks come on the new connection while the reconnect finishes):
+      // v2 epochs tell a grant older than that break, and every break
+      // since the reconnect began caps what the grant may restore.
+      if (l.V2 && e.have_epoch && static_cast<int16_t>(l.Epoch - e.epoch) < 0) continue;
+      e.state = e.settled = l.LeaseState & e.cap;
+      if (l.V2) {
+        e.epoch = l.Epoch;
+        e.have_epoch = true;
+      }
+      applied++;
+    }
+    stats_.regranted += applied;
+  }
+  cv_.notify_all();
+  SMBKIT_LOG(debug, "reconnected: {} of {} reopened handles got their lease again", applied, regranted.size());
 }
 
 LeaseKey LeaseManager::new_key() {
@@ -83,17 +117,13 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
   x.response = &cr;
   x.prefetch = prefetch;
   if (lease) {
-    x.customize = [&](CreateRequest& c) {
-      // MS-SMB2 3.2.4.3.8: RequestedOplockLevel = LEASE plus an RqLs
-      // context; v2 (3.x) carries the epoch the server echoes back on
-      // changes.
-      c.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
-      CreateLease l;
-      l.V2 = v2();
-      l.LeaseKey = key;
-      l.LeaseState = want;
-      c.CreateContexts.push_back(to_create_context(l));
-    };
+    // MS-SMB2 3.2.4.3.8: RequestedOplockLevel = LEASE plus an RqLs context
+    // (make_create); v2 (3.x) carries the epoch the server echoes back on
+    // changes. A reopen after a reconnect asks for it again.
+    CreateLease l;
+    l.LeaseKey = key;
+    l.LeaseState = want;
+    x.lease = l;
   }
   uint64_t reconnects;
   {
@@ -221,8 +251,13 @@ void LeaseManager::handle(const LeaseBreakNotification& n) {
       // invalidation, not refill the cache as if READ caching were still
       // held; a write must not be buffered behind the flush.
       it->second.state &= ev.new_state;
-      // MS-SMB2 3.2.5.19.2: the new epoch comes with the break (v2).
-      if (it->second.have_epoch) it->second.epoch = n.NewEpoch;
+      it->second.cap &= ev.new_state;
+      // MS-SMB2 3.2.5.19.2: the new epoch comes with the break (v2; a
+      // grant older than it must not restore what it took).
+      if (v2()) {
+        it->second.epoch = n.NewEpoch;
+        it->second.have_epoch = true;
+      }
     }
     cb = callback_;
   }

@@ -52,6 +52,7 @@ struct LeaseStats {
   uint64_t acks_sent = 0;     // acknowledgments the server accepted
   uint64_t ack_failures = 0;  // acknowledgments refused or not delivered
   uint64_t unknown_breaks = 0;  // notifications for keys we do not know (or oplock breaks)
+  uint64_t regranted = 0;       // leases granted again to handles a reconnect reopened
 };
 
 class LeaseManager {
@@ -75,8 +76,11 @@ class LeaseManager {
   using BreakCallback = std::function<void(const LeaseBreakEvent&)>;
   void set_break_callback(BreakCallback cb);
 
-  // Called on the reconnect thread after a reconnect: every lease is gone
-  // (state() is 0 for all keys). Must not send requests or wait for any.
+  // Called on the reconnect thread after a reconnect, while state() is
+  // still 0 for every key (it is from the reconnect's start): whatever was
+  // cached under the old leases must be dropped. Right after it, the
+  // leases the reopened handles were granted again take effect. Must not
+  // send requests or wait for any.
   void set_lost_callback(std::function<void()> cb);
 
   static LeaseKey new_key();
@@ -84,8 +88,8 @@ class LeaseManager {
   // CREATE with an RqLs context for `key` asking for `want` (MS-SMB2
   // 3.2.4.3.8). Opens sharing one key share one lease. Without lease support
   // this is a plain open with lease_state 0. The handle is in the Tree's
-  // handle table (Tree::close closes it; a reconnect reopens it, without a
-  // lease).
+  // handle table (Tree::close closes it; a reconnect reopens it and asks
+  // for the lease again).
   // `prefetch`: a READ of the first bytes in the CREATE's frame (client.h).
   Result<LeasedOpen> open(const std::string& path, const OpenParams& p, const LeaseKey& key,
                           uint32_t want = kLeaseRWH, Prefetch* prefetch = nullptr);
@@ -110,9 +114,11 @@ class LeaseManager {
     int handles = 0;       // open handles with this key
     uint16_t epoch = 0;
     bool have_epoch = false;
+    uint32_t cap = kLeaseRWH;  // what the breaks since the last reconnect began left
   };
   void on_notification(const session::Response& r);  // receiver thread
-  void on_reconnect();                                // reconnect thread
+  void on_reconnect_begins();                                       // reconnect thread
+  void on_reconnected(const std::vector<proto::CreateLease>& regranted);  // reconnect thread
   void run();                                        // break thread
   void handle(const proto::LeaseBreakNotification& n);
   Result<void> acknowledge(const LeaseKey& key, uint32_t state);

@@ -20,11 +20,24 @@ CreateRequest make_create(const HandleEntry& e, uint16_t dialect, CreateMode m) 
   c.CreateDisposition = m == CreateMode::first ? e.disposition : HandleTable::reopen_disposition(e.disposition);
   c.CreateOptions = e.options;
   c.Name = to_smb_path(e.path);
+  // MS-SMB2 3.2.4.3.8: a lease is asked for with RequestedOplockLevel =
+  // LEASE and an RqLs context (v2, with epochs, on 3.x); opens sharing a
+  // key share one lease. A reopen asks for the same lease again, and a
+  // durable reconnect of a leased open must name its lease (3.2.4.4).
+  auto add_lease = [&] {
+    if (!e.lease || dialect < SMB2_DIALECT_0210) return false;
+    CreateLease l = *e.lease;
+    l.V2 = dialect >= SMB2_DIALECT_0300;
+    l.Epoch = 0;
+    c.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
+    c.CreateContexts.push_back(to_create_context(l));
+    return true;
+  };
   if (m == CreateMode::reconnect_durable) {
     // MS-SMB2 3.2.4.4: the reconnect names the open by FileId (and, for v2,
     // CreateGuid); the server ignores the other fields. Durability needs
-    // the batch oplock back.
-    c.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_BATCH;
+    // the batch oplock (or the handle-caching lease) back.
+    if (!add_lease()) c.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_BATCH;
     if (e.durable == Durability::v2) {
       CreateDurableHandleReconnectV2 r;
       r.FileId = e.current;
@@ -53,6 +66,7 @@ CreateRequest make_create(const HandleEntry& e, uint16_t dialect, CreateMode m) 
       c.CreateContexts.push_back(to_create_context(CreateDurableHandleRequest{}));
     }
   }
+  add_lease();
   return c;
 }
 
@@ -226,6 +240,16 @@ struct Reopened {
   std::optional<Error> lost;
   bool by_path = false;
 };
+
+// The lease a reopen's CREATE response granted for the key e asked for.
+std::optional<CreateLease> granted_lease(const HandleEntry& e, const CreateResponse& cr) {
+  if (!e.lease || cr.OplockLevel != SMB2_OPLOCK_LEVEL_LEASE) return std::nullopt;
+  const CreateContext* ctx = find_create_context(cr.CreateContexts, SMB2_CREATE_RESPONSE_LEASE);
+  if (!ctx) return std::nullopt;
+  auto l = decode_lease(ctx->Data);
+  if (!l || l->LeaseKey != e.lease->LeaseKey) return std::nullopt;
+  return *l;
+}
 }  // namespace
 
 void close_quietly(Connection& conn, uint64_t session_id, uint32_t tree_id, bool encrypt, const FileId& id) {
@@ -245,6 +269,9 @@ Result<void> Reconnector::attempt() {
     Client::TreeLink link;
     std::vector<Reopened> reopened;
   };
+  // Leases end with the old connection: nothing may be cached under them
+  // from here on (LeaseManager), until the reopens below ask again.
+  c_.reconnect_begins();
   std::shared_ptr<Connection> old;
   uint64_t old_session;
   std::vector<Plan> plans;
@@ -262,7 +289,15 @@ Result<void> Reconnector::attempt() {
   ConnectionOptions co = c_.opts_.conn;
   co.client_guid = c_.client_guid_;  // DH2C/DHnC need the same ClientGuid
   SMBKIT_TRY(auto conn, Connection::connect(co));
+  {
+    // Before any reopen asks for a lease: a break of one that comes while
+    // the others are reopened must reach the manager (its acknowledgment
+    // waits for this reconnect to finish).
+    std::lock_guard<std::mutex> g(c_.state_mu_);
+    if (c_.break_handler_) conn->set_break_handler(*c_.break_handler_);
+  }
   SMBKIT_TRY(auto sess, c_.authenticate(*conn, old_session));
+  std::vector<CreateLease> regranted;
   uint16_t dialect = conn->server().dialect;
   uint64_t durable = 0, by_path = 0, lost = 0, relocked = 0, lost_locks = 0;
   for (auto& p : plans) {
@@ -303,6 +338,7 @@ Result<void> Reconnector::attempt() {
           out.current = cr.FileId;
           out.durable = e.durable;
           out.create_guid = e.create_guid;
+          if (auto l = granted_lease(e, cr)) regranted.push_back(*l);
           p.reopened.push_back(std::move(out));
           durable++;
           continue;
@@ -340,6 +376,7 @@ Result<void> Reconnector::attempt() {
           lost_locks += e.locks.size();
         } else {
           relocked += e.locks.size();
+          if (auto l = granted_lease(e, cr)) regranted.push_back(*l);
           out.current = cr.FileId;
           out.durable = granted_durability(cr);
           out.create_guid = again.create_guid;
@@ -381,7 +418,7 @@ Result<void> Reconnector::attempt() {
     stats_.relocked += relocked;
     stats_.lost_locks += lost_locks;
   }
-  c_.reconnected();
+  c_.reconnected(regranted);
   return {};
 }
 

@@ -178,7 +178,6 @@ static std::optional<Result<session::Response>> open_with_read(Tree& t, const Ha
   if (!rt) return std::nullopt;
   gen = rt->gen;
   CreateRequest c = make_create(e, rt->dialect, CreateMode::first);
-  if (extras.customize) extras.customize(c);
   ReadRequest rd;
   rd.Length = static_cast<uint32_t>(std::min<size_t>(extras.prefetch->into.size(), t.max_read()));
   rd.FileId = FileId{~0ull, ~0ull};  // the file the CREATE opened
@@ -224,6 +223,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   e.share = p.share;
   e.want_durable = durable;
   e.create_guid = create_guid;
+  if (extras) e.lease = extras->lease;
   uint64_t gen = 0;
   std::optional<Result<session::Response>> with_read;
   if (extras && extras->prefetch) {
@@ -234,7 +234,6 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
     with_read = transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
       gen = rt.gen;
       CreateRequest c = make_create(e, rt.dialect, CreateMode::first);
-      if (extras && extras->customize) extras->customize(c);
       return encode_create_request(c, w);
     }, url_of(path));
   SMBKIT_TRY(auto resp, std::move(*with_read));

@@ -164,15 +164,23 @@ void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
 
 void LeaseCache::on_all_lost() {
   // Reconnect thread: nothing here may wait for a request. Reads and writes
-  // already see no lease (state() is 0); the readahead windows and the
-  // kernel's pages go on the invalidation thread.
+  // see no lease yet (state() is 0): the readahead windows go now, before
+  // the leases granted to the reopened handles let reads use them again;
+  // the kernel's pages and the deferred handles go on the invalidation
+  // thread.
+  std::vector<fuse_ino_t> inos;
+  std::function<void(fuse_ino_t)> drop;
   {
     std::lock_guard<std::mutex> g(mu_);
     for (auto& [ino, n] : nodes_) {
       n.cache_valid = false;
       inval_.push_back({ino, true});
+      inos.push_back(ino);
     }
+    drop = drop_hook_;
   }
+  if (drop)
+    for (fuse_ino_t ino : inos) drop(ino);
   cv_.notify_all();
 }
 

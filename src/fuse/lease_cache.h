@@ -17,10 +17,13 @@
 // - A handle opened with READ caching that lost it cannot switch to
 //   direct_io; its reads are followed by an invalidation of the inode
 //   (queued to the invalidation thread) so later reads ask the server again.
-// - A reconnect ends every lease (the handles are reopened without one):
-//   as if each had been broken to none, except that there is nothing to
-//   acknowledge and dirty data stays queued (it is written through the
-//   reopened handles).
+// - A reconnect ends every lease while it runs: as if each had been broken
+//   to none, except that there is nothing to acknowledge and dirty data
+//   stays queued (it is written through the reopened handles). When it is
+//   done the readahead windows are dropped and the kernel's pages
+//   invalidated (the file may have changed meanwhile), and then the leases
+//   the reopened handles were granted again take effect: a long-lived open
+//   caches again without being reopened.
 #pragma once
 
 #define FUSE_USE_VERSION 312

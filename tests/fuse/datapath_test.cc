@@ -50,38 +50,6 @@ class DataPath : public Mount {
     }
     return static_cast<ssize_t>(done);
   }
-
-  // A mount in the foreground (-f -v) whose log goes to a file, so the
-  // data path's counters ("fuse data: ..." at each release) can be read.
-  struct Foreground {
-    pid_t pid = -1;
-    std::string mp, log;
-  };
-  Foreground mount_foreground(const std::string& opts) {
-    Foreground f;
-    f.mp = new_dir();
-    f.log = new_dir() + "/mount.log";
-    f.pid = start_foreground(target(), f.mp, f.log, opts, true);
-    EXPECT_TRUE(mounted_within(f.mp, std::chrono::seconds(10))) << slurp(f.log);
-    return f;
-  }
-  // Unmounts, waits for the process and returns the last counters line.
-  std::string stop_foreground(Foreground& f) {
-    unmount(f.mp);
-    auto status = exit_status_within(f.pid, std::chrono::seconds(20));
-    EXPECT_TRUE(status) << "the foreground mount did not exit after unmount";
-    std::string log = slurp(f.log), last;
-    std::istringstream in(log);
-    std::string line;
-    while (std::getline(in, line))
-      if (line.find("fuse data: ") != std::string::npos) last = line;
-    return last;
-  }
-  static uint64_t counter(const std::string& line, const std::string& name) {
-    auto p = line.find(" " + name + "=");
-    if (p == std::string::npos) return UINT64_MAX;
-    return std::stoull(line.substr(p + name.size() + 2));
-  }
 };
 
 TEST_F(DataPath, SequentialReadInEveryCacheModeMatchesServer) {

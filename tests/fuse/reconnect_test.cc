@@ -84,6 +84,63 @@ TEST_F(MountReconnect, StrictFilesSurviveARestartAndSeeOtherClientsWrites) {
   EXPECT_TRUE(same(slurp(mp + "/s.bin"), want));
 }
 
+// cache=strict: the handle a restart reopened asks for its lease again, so
+// a file kept open reads from the page cache again after the reconnect
+// (before, its reads all went to the server until it was reopened), and
+// another client's later write still breaks the lease and is seen.
+TEST_F(MountReconnect, StrictFilesAreCachedAgainAfterARestart) {
+  Foreground f = mount_foreground("cache=strict,actimeo=600,hard,echo_interval=1");
+  ASSERT_TRUE(is_mounted(f.mp));
+  std::string want = random_bytes(2 << 20, 95);
+  ASSERT_TRUE(write_file(share_dir() + "/c.bin", want));
+  chown_to_smb_user(share_dir() + "/c.bin");
+  ASSERT_TRUE(write_file(share_dir() + "/tick", "x"));
+  chown_to_smb_user(share_dir() + "/tick");
+  Fd fd(::open((f.mp + "/c.bin").c_str(), O_RDONLY));
+  ASSERT_GE(fd.fd, 0) << strerror(errno);
+  ASSERT_TRUE(same(pread_all(fd.fd, want.size()), want));
+  // FUSE reads so far: an open and close of another file logs the counters.
+  auto fuse_reads = [&] {
+    int t = ::open((f.mp + "/tick").c_str(), O_RDONLY);
+    if (t >= 0) ::close(t);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // RELEASE is asynchronous
+    return counter(last_counters(f), "fuse_reads");
+  };
+  ASSERT_TRUE(server_->restart().ok());
+  // The echo notices the restart; the reconnect reopens c.bin with its lease.
+  bool regranted = false;
+  for (int i = 0; i < 300 && !regranted; i++) {
+    regranted = slurp(f.log).find("reconnected: 1 of 1 reopened handles got their lease again") != std::string::npos;
+    if (!regranted) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(regranted) << slurp(f.log);
+  // The pages cached before the restart are invalidated (asynchronously);
+  // once read again they are kept.
+  EXPECT_TRUE(same(pread_all(fd.fd, want.size()), want));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(same(pread_all(fd.fd, want.size()), want));
+  uint64_t before = fuse_reads();
+  EXPECT_TRUE(same(pread_all(fd.fd, want.size()), want));
+  uint64_t after = fuse_reads();
+  ASSERT_NE(before, UINT64_MAX);
+  EXPECT_EQ(after, before) << "reads after the reconnect went to the server: no READ caching";
+  // Another client's write breaks the lease on the new connection.
+  std::string other = random_bytes(64 << 10, 96);
+  std::string b = mounted("cache=none");
+  ASSERT_FALSE(b.empty());
+  {
+    Fd w(::open((b + "/c.bin").c_str(), O_WRONLY));
+    ASSERT_GE(w.fd, 0) << strerror(errno);
+    ASSERT_EQ(::pwrite(w.fd, other.data(), other.size(), 8192), static_cast<ssize_t>(other.size()));
+  }
+  want.replace(8192, other.size(), other);
+  EXPECT_TRUE(eventually_reads(fd.fd, want));
+  ::close(fd.fd);
+  fd.fd = -1;
+  unmount(b);
+  stop_foreground(f);
+}
+
 // A POSIX lock held through the mount is held again after the server
 // restarted (the daemon reopens the handle and takes the lock again), so
 // another client still cannot take it.

@@ -407,10 +407,11 @@ TEST_F(Reconnect, ALockTakenByAnotherClientMeanwhileFailsTheHandle) {
   IT_EXPECT_OK(a->tree->stat("stolen.bin"));
 }
 
-// Leases end with the session: after a reconnect none is held (the handle
-// comes back without one), a new open gets a new one, and its breaks are
-// handled on the new connection.
-TEST_F(Reconnect, LeasesAreForgottenAndWorkAgainAfterARestart) {
+// Leases end with the session, and the reopened handle asks for its lease
+// again: after the restart the key holds RWH once more (the owner was told
+// to drop what it cached first), a new open with the key shares it, and
+// breaks are handled on the new connection.
+TEST_F(Reconnect, LeasesAreGrantedAgainAfterARestart) {
   ASSERT_TRUE(write_local(share_file("leased.bin"), random_bytes(4096, 64)));
   auto a = cl::Client::connect(options());
   IT_ASSERT_OK(a);
@@ -430,8 +431,10 @@ TEST_F(Reconnect, LeasesAreForgottenAndWorkAgainAfterARestart) {
   IT_ASSERT_OK(server_->restart());
   Bytes buf(16);
   IT_ASSERT_OK((*ta)->read(f1->file.id, 0, buf));  // reconnects; the handle is back
-  EXPECT_EQ(la.state(key), 0u);
+  EXPECT_EQ(la.state(key), cl::kLeaseRWH) << cl::lease_state_name(la.state(key));
   EXPECT_EQ(lost_calls, 1);
+  EXPECT_EQ(la.stats().regranted, 1u);
+  EXPECT_EQ((*a)->reconnect_stats().path_reopens, 1u);
   auto f2 = la.open("leased.bin", p, key);
   IT_ASSERT_OK(f2);
   ASSERT_TRUE(f2->lease_state & pr::SMB2_LEASE_READ_CACHING) << cl::lease_state_name(f2->lease_state);
@@ -454,6 +457,37 @@ TEST_F(Reconnect, LeasesAreForgottenAndWorkAgainAfterARestart) {
   IT_EXPECT_OK((*tb)->close(fb->id));
   IT_EXPECT_OK((*ta)->close(f2->file.id));
   IT_EXPECT_OK((*ta)->close(f1->file.id));
+}
+
+// A durable handle opened with a lease reconnects (DH2C) naming its lease
+// (MS-SMB2 3.2.4.4), keeps it, and is not reopened by name.
+TEST_F(Reconnect, DurableLeasedOpenReconnectsWithItsLease) {
+  Bytes data = random_bytes(8192, 65);
+  ASSERT_TRUE(write_local(share_file("durable-leased.bin"), data));
+  auto a = cl::Client::connect(options());
+  IT_ASSERT_OK(a);
+  auto ta = (*a)->tree_connect("share");
+  IT_ASSERT_OK(ta);
+  cl::LeaseManager la(**ta);
+  ASSERT_TRUE(la.supported());
+  cl::OpenParams p;
+  p.access = pr::FILE_READ_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
+  p.options = pr::FILE_NON_DIRECTORY_FILE;
+  p.durable = true;
+  auto key = cl::LeaseManager::new_key();
+  auto f = la.open("durable-leased.bin", p, key);
+  IT_ASSERT_OK(f);
+  ASSERT_EQ(f->lease_state, cl::kLeaseRWH);
+  (*a)->drop_connection();
+  Bytes buf(data.size());
+  auto r = (*ta)->read(f->file.id, 0, buf);  // reconnects
+  IT_ASSERT_OK(r);
+  IT_EXPECT_SAME_BYTES(ByteView(buf).first(*r), ByteView(data));
+  auto s = (*a)->reconnect_stats();
+  EXPECT_EQ(s.durable_reopens, 1u);
+  EXPECT_EQ(s.path_reopens, 0u);
+  EXPECT_EQ(la.state(key), cl::kLeaseRWH) << cl::lease_state_name(la.state(key));
+  IT_EXPECT_OK((*ta)->close(f->file.id));
 }
 
 TEST_F(Reconnect, EchoKeepsAnIdleConnectionAndDetectsNothingWrong) {
