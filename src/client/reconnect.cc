@@ -175,7 +175,14 @@ void Reconnector::run() {
 
 void Reconnector::outage(std::unique_lock<std::mutex>& lk) {
   const ReconnectOptions& o = c_.opts_.reconnect;
-  Backoff backoff(o, SteadyClock::now());
+  const auto began = SteadyClock::now();
+  // How long a handle still open for the old connection may hold up the
+  // reconnect (then it is lost): 10 s, and under `soft` at most half the
+  // time before everything fails.
+  SteadyClock::duration patience = std::chrono::seconds(10);
+  if (!o.hard)
+    patience = std::min(patience, std::chrono::duration_cast<SteadyClock::duration>(o.soft_timeout) / 2);
+  Backoff backoff(o, began);
   std::string where = c_.host_url();
   auto give_up = [&](Error e) {
     drop_current_ = reauth_first_ = false;
@@ -202,7 +209,7 @@ void Reconnector::outage(std::unique_lock<std::mutex>& lk) {
   for (;;) {
     if (stop_) return;
     lk.unlock();
-    auto r = attempt();
+    auto r = attempt(SteadyClock::now() - began < patience);
     lk.lock();
     if (r) {
       stats_.reconnects++;
@@ -261,7 +268,7 @@ void close_quietly(Connection& conn, uint64_t session_id, uint32_t tree_id, bool
   (void)conn.call(std::move(*r));
 }
 
-Result<void> Reconnector::attempt() {
+Result<void> Reconnector::attempt(bool patient) {
   struct Plan {
     Tree* tree;
     std::string share;
@@ -355,6 +362,14 @@ Result<void> Reconnector::attempt() {
       auto close_new = [&](const FileId& id) {
         close_quietly(*conn, sess.session_id, p.link.tree_id, p.link.encrypt, id);
       };
+      if (resp.hdr.Status == STATUS_SHARING_VIOLATION && patient) {
+        // The server may not have noticed yet that the old connection is
+        // gone (smbd was frozen, or busy tearing its session down): its
+        // open, or its durable open's batch oplock, still stands in the
+        // way. Try the whole reconnect again after the backoff.
+        SMBKIT_LOG(debug, "reopening {}: sharing violation, the old open may still be there; trying again", url);
+        return nt_error(STATUS_SHARING_VIOLATION, url + ": still open for the old connection");
+      }
       if (resp.hdr.Status != STATUS_SUCCESS) {
         out.lost = nt_error(resp.hdr.Status, url + ": the open could not be re-established after a reconnect");
         lost++;

@@ -60,7 +60,10 @@ class Reconnector {
   void outage(std::unique_lock<std::mutex>& lk);
   // One attempt: new connection, session, trees, handles; publishes on
   // success.
-  Result<void> attempt();
+  // patient: early in an outage, a handle the server still has open for
+  // the old connection (STATUS_SHARING_VIOLATION on its reopen) fails the
+  // attempt, to be tried again, instead of being lost.
+  Result<void> attempt(bool patient);
   void echo_tick(std::chrono::steady_clock::time_point now);
   bool needs_reconnect_locked();
 

@@ -550,6 +550,49 @@ TEST_F(Reconnect, EchoNoticesAFrozenServerAndReconnects) {
   EXPECT_GE(s.reconnects, 1u);
 }
 
+// A reopen that meets STATUS_SHARING_VIOLATION early in an outage (the
+// server still has the old connection's open, e.g. a frozen smbd that has
+// not noticed the disconnect yet; here another client's exclusive open
+// stands in for it) is tried again after the backoff instead of losing
+// the handle; once the other open is gone the read completes.
+TEST_F(Reconnect, AReopenHeldUpByASharingViolationIsTriedAgain) {
+  Bytes data = random_bytes(64 << 10, 66);
+  ASSERT_TRUE(write_local(share_file("busy.bin"), data));
+  auto a = cl::Client::connect(options());
+  IT_ASSERT_OK(a);
+  auto ta = (*a)->tree_connect("share");
+  IT_ASSERT_OK(ta);
+  cl::OpenParams p;
+  p.access = pr::FILE_READ_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
+  p.options = pr::FILE_NON_DIRECTORY_FILE;
+  p.share = pr::FILE_SHARE_READ | pr::FILE_SHARE_WRITE;
+  auto f = (*ta)->open("busy.bin", p);
+  IT_ASSERT_OK(f);
+  (*a)->drop_connection();
+  auto b = cl::Client::connect(options());
+  IT_ASSERT_OK(b);
+  auto tb = (*b)->tree_connect("share");
+  IT_ASSERT_OK(tb);
+  cl::OpenParams excl = p;
+  excl.share = 0;
+  // Once smbd has closed A's old open, B holds the file exclusively.
+  Result<cl::OpenFile> held = Error{};
+  for (int i = 0; i < 50 && !(held = (*tb)->open("busy.bin", excl)); i++) std::this_thread::sleep_for(100ms);
+  IT_ASSERT_OK(held);
+  Bytes buf(data.size());
+  auto fut = std::async(std::launch::async, [&] { return (*ta)->read(f->id, 0, buf); });
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(fut.wait_for(0s), std::future_status::timeout) << "the read did not wait for the reopen";
+  EXPECT_GE((*a)->reconnect_stats().failed_attempts, 1u);
+  IT_ASSERT_OK((*tb)->close(held->id));
+  ASSERT_EQ(fut.wait_for(30s), std::future_status::ready);
+  auto r = fut.get();
+  IT_ASSERT_OK(r);
+  IT_EXPECT_SAME_BYTES(ByteView(buf).first(*r), ByteView(data));
+  EXPECT_EQ((*a)->reconnect_stats().lost_handles, 0u);
+  IT_EXPECT_OK((*ta)->close(f->id));
+}
+
 TEST_F(Reconnect, DroppedConnectionWithNothingInFlightReconnectsForTheNextCall) {
   auto c = cl::Client::connect(options());
   IT_ASSERT_OK(c);
