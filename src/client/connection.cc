@@ -180,6 +180,46 @@ void Connection::submit_compound(std::vector<session::Request> reqs, std::vector
   write_frame(*frame);
 }
 
+void Connection::submit_gathered(session::Request req, Completion done) {
+  {
+    std::lock_guard<std::mutex> g(gather_mu_);
+    gather_q_.push_back(Gathered{std::move(req), std::move(done)});
+    if (gathering_) return;  // the thread sending now takes it along
+    gathering_ = true;
+  }
+  // This thread sends until the queue is empty: each round what gathered
+  // while the previous frame was going out.
+  constexpr size_t kMaxChain = 32;
+  for (;;) {
+    std::vector<Gathered> batch;
+    {
+      std::lock_guard<std::mutex> g(gather_mu_);
+      if (gather_q_.empty()) {
+        gathering_ = false;
+        return;
+      }
+      size_t n = std::min(gather_q_.size(), kMaxChain);
+      batch.assign(std::make_move_iterator(gather_q_.begin()), std::make_move_iterator(gather_q_.begin() + n));
+      gather_q_.erase(gather_q_.begin(), gather_q_.begin() + n);
+    }
+    if (batch.size() == 1) {
+      submit(std::move(batch[0].req), std::move(batch[0].done));
+      continue;
+    }
+    std::vector<session::Request> reqs;
+    std::vector<Completion> dones;
+    for (auto& b : batch) {
+      reqs.push_back(std::move(b.req));
+      dones.push_back(std::move(b.done));
+    }
+    {
+      std::lock_guard<std::mutex> g(mu_);
+      stats_.gathered += reqs.size();
+    }
+    submit_compound(std::move(reqs), std::move(dones));
+  }
+}
+
 Result<std::vector<session::Response>> Connection::call_compound(std::vector<session::Request> reqs) {
   using Each = Result<session::Response>;
   using All = std::vector<Each>;

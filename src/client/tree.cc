@@ -297,6 +297,9 @@ void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, I
   read_attempt(id, offset, dest, std::move(done), 0);
 }
 
+// Reads up to this size may share a compound frame (Connection::submit_gathered).
+constexpr uint32_t kGatherReadMax = 64u << 10;
+
 void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt) {
   FileId cur{};
   auto rt = route(&id, &cur);
@@ -313,8 +316,7 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
   uint32_t asked = rq.Length;
   Connection* conn = rt->conn;
   uint64_t gen = rt->gen;
-  conn->submit(
-      std::move(*r),
+  auto completion =
       [this, id, conn, gen, attempt, dest, asked, offset, done = std::move(done)](Result<session::Response> resp) mutable {
         auto rk = retry_kind(resp, conn, attempt);
         if (rk != Retry::no) {
@@ -339,8 +341,12 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
         if (rr->Data.size() > asked) return done(protocol_error("READ returned more than asked"));
         std::copy(rr->Data.begin(), rr->Data.end(), dest.begin());
         done(rr->Data.size());
-      },
-      dest.first(asked));
+      };
+  // Small reads (random 4 KiB reads at a high queue depth) go out gathered
+  // with the others submitted meanwhile, as one compound (the data is then
+  // copied from the frame); larger ones alone, received straight into dest.
+  if (asked <= kGatherReadMax) conn->submit_gathered(std::move(*r), std::move(completion));
+  else conn->submit(std::move(*r), std::move(completion), dest.first(asked));
 }
 
 void Tree::write_async(const FileId& id, uint64_t offset, ByteView src, IoDone done) {

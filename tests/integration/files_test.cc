@@ -1,7 +1,9 @@
 // File and directory operations through Tree against a real smbd, checked
 // against the directory behind the share.
 #include <filesystem>
+#include <random>
 #include <set>
+#include <thread>
 
 #include <sys/statvfs.h>
 
@@ -560,6 +562,48 @@ TEST_F(Files, SetInfoOnPathAndStatfsAreOneFrameEach) {
   EXPECT_NEAR(static_cast<double>(fs->total_bytes), local_total, local_total / 100);
   EXPECT_GT(fs->max_name, 0u);
   EXPECT_FALSE(fs->fs_name.empty());
+}
+
+}  // namespace
+}  // namespace smbkit_it
+
+namespace smbkit_it {
+namespace {
+
+// Small reads submitted from several threads at once go out gathered in
+// compounds of unrelated READs (Connection::submit_gathered): every read
+// still gets its own bytes, and fewer frames go out than reads.
+TEST_F(Files, ConcurrentSmallReadsAreGatheredIntoCompounds) {
+  const size_t size = 1u << 20;
+  Bytes data = random_bytes(size, 67);
+  ASSERT_TRUE(write_local(share_dir() + "/gather.bin", data));
+  chown_to_smb_user(share_dir() + "/gather.bin");
+  cl::OpenParams p;
+  p.access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  auto f = tree_->open("gather.bin", p);
+  ASSERT_TRUE(f.ok()) << err_of(f);
+  const cl::ConnectionStats before = client_->conn().stats();
+  constexpr int kThreads = 8, kReads = 200;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; t++) {
+    ts.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<uint32_t>(t));
+      Bytes buf(4096);
+      for (int i = 0; i < kReads; i++) {
+        uint64_t off = (rng() % (size / 4096)) * 4096 + rng() % 100;
+        auto n = tree_->read(f->id, off, buf);
+        size_t want = std::min<size_t>(4096, size - off);
+        if (!n.ok() || *n != want || !std::equal(buf.begin(), buf.begin() + want, data.begin() + off)) bad++;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  const cl::ConnectionStats after = client_->conn().stats();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(after.gathered - before.gathered, 0u) << "no two reads ever went out together";
+  EXPECT_LT(after.frames_out - before.frames_out, static_cast<uint64_t>(kThreads * kReads));
+  EXPECT_TRUE(tree_->close(f->id).ok());
 }
 
 }  // namespace
