@@ -8,7 +8,22 @@
 namespace smbkit::fuse_testing {
 namespace {
 
-class MountReconnect : public Mount {};
+class MountReconnect : public Mount {
+ protected:
+  // Another client (a cache=none mount of its own) writes `data` at off
+  // into name; true once written.
+  ::testing::AssertionResult other_client_writes(const std::string& name, off_t off, const std::string& data) {
+    std::string b = mounted("cache=none");
+    if (b.empty()) return ::testing::AssertionFailure() << "no second mount";
+    int w = ::open((b + "/" + name).c_str(), O_WRONLY);
+    if (w < 0) return ::testing::AssertionFailure() << "open: " << strerror(errno);
+    ssize_t n = ::pwrite(w, data.data(), data.size(), off);
+    ::close(w);
+    unmount(b);
+    if (n != static_cast<ssize_t>(data.size())) return ::testing::AssertionFailure() << "pwrite: " << strerror(errno);
+    return ::testing::AssertionSuccess();
+  }
+};
 
 TEST_F(MountReconnect, OpenFilesSurviveAnSmbdRestart) {
   std::string mp = mounted("hard,echo_interval=1,cache=none");
@@ -62,13 +77,7 @@ TEST_F(MountReconnect, StrictFilesSurviveARestartAndSeeOtherClientsWrites) {
 
   // Another client writes the file after the restart.
   std::string other = random_bytes(64 << 10, 94);
-  std::string b = mounted("cache=none");
-  ASSERT_FALSE(b.empty());
-  {
-    Fd w(::open((b + "/s.bin").c_str(), O_WRONLY));
-    ASSERT_GE(w.fd, 0) << strerror(errno);
-    ASSERT_EQ(::pwrite(w.fd, other.data(), other.size(), 4096), static_cast<ssize_t>(other.size()));
-  }
+  ASSERT_TRUE(other_client_writes("s.bin", 4096, other));
   want.replace(4096, other.size(), other);
   // The pages read before the restart must not be served any more.
   EXPECT_TRUE(eventually_reads(fd.fd, want));
@@ -126,18 +135,11 @@ TEST_F(MountReconnect, StrictFilesAreCachedAgainAfterARestart) {
   EXPECT_EQ(after, before) << "reads after the reconnect went to the server: no READ caching";
   // Another client's write breaks the lease on the new connection.
   std::string other = random_bytes(64 << 10, 96);
-  std::string b = mounted("cache=none");
-  ASSERT_FALSE(b.empty());
-  {
-    Fd w(::open((b + "/c.bin").c_str(), O_WRONLY));
-    ASSERT_GE(w.fd, 0) << strerror(errno);
-    ASSERT_EQ(::pwrite(w.fd, other.data(), other.size(), 8192), static_cast<ssize_t>(other.size()));
-  }
+  ASSERT_TRUE(other_client_writes("c.bin", 8192, other));
   want.replace(8192, other.size(), other);
   EXPECT_TRUE(eventually_reads(fd.fd, want));
   ::close(fd.fd);
   fd.fd = -1;
-  unmount(b);
   stop_foreground(f);
 }
 

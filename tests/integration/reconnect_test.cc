@@ -109,10 +109,14 @@ class Reconnect : public ::testing::Test {
     std::unique_ptr<cl::Tree> tree;  // goes before its client
     cl::OpenFile file;
   };
-  Result<Side> open_side(const std::string& name) {
+  Result<Side> connect_side() {
     Side s;
     SMBKIT_TRY(s.client, cl::Client::connect(options()));
     SMBKIT_TRY(s.tree, s.client->tree_connect("share"));
+    return s;
+  }
+  Result<Side> open_side(const std::string& name) {
+    SMBKIT_TRY(Side s, connect_side());
     cl::OpenParams p = read_params();
     p.durable = false;
     SMBKIT_TRY(s.file, s.tree->open(name, p));
@@ -558,39 +562,30 @@ TEST_F(Reconnect, EchoNoticesAFrozenServerAndReconnects) {
 TEST_F(Reconnect, AReopenHeldUpByASharingViolationIsTriedAgain) {
   Bytes data = random_bytes(64 << 10, 66);
   ASSERT_TRUE(write_local(share_file("busy.bin"), data));
-  auto a = cl::Client::connect(options());
+  auto a = open_side("busy.bin");
   IT_ASSERT_OK(a);
-  auto ta = (*a)->tree_connect("share");
-  IT_ASSERT_OK(ta);
-  cl::OpenParams p;
-  p.access = pr::FILE_READ_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
-  p.options = pr::FILE_NON_DIRECTORY_FILE;
-  p.share = pr::FILE_SHARE_READ | pr::FILE_SHARE_WRITE;
-  auto f = (*ta)->open("busy.bin", p);
-  IT_ASSERT_OK(f);
-  (*a)->drop_connection();
-  auto b = cl::Client::connect(options());
+  a->client->drop_connection();
+  auto b = connect_side();
   IT_ASSERT_OK(b);
-  auto tb = (*b)->tree_connect("share");
-  IT_ASSERT_OK(tb);
-  cl::OpenParams excl = p;
+  cl::OpenParams excl = read_params();
+  excl.durable = false;
   excl.share = 0;
   // Once smbd has closed A's old open, B holds the file exclusively.
   Result<cl::OpenFile> held = Error{};
-  for (int i = 0; i < 50 && !(held = (*tb)->open("busy.bin", excl)); i++) std::this_thread::sleep_for(100ms);
+  for (int i = 0; i < 50 && !(held = b->tree->open("busy.bin", excl)); i++) std::this_thread::sleep_for(100ms);
   IT_ASSERT_OK(held);
   Bytes buf(data.size());
-  auto fut = std::async(std::launch::async, [&] { return (*ta)->read(f->id, 0, buf); });
+  auto fut = std::async(std::launch::async, [&] { return a->tree->read(a->file.id, 0, buf); });
   std::this_thread::sleep_for(1500ms);
   EXPECT_EQ(fut.wait_for(0s), std::future_status::timeout) << "the read did not wait for the reopen";
-  EXPECT_GE((*a)->reconnect_stats().failed_attempts, 1u);
-  IT_ASSERT_OK((*tb)->close(held->id));
+  EXPECT_GE(a->client->reconnect_stats().failed_attempts, 1u);
+  IT_ASSERT_OK(b->tree->close(held->id));
   ASSERT_EQ(fut.wait_for(30s), std::future_status::ready);
   auto r = fut.get();
   IT_ASSERT_OK(r);
   IT_EXPECT_SAME_BYTES(ByteView(buf).first(*r), ByteView(data));
-  EXPECT_EQ((*a)->reconnect_stats().lost_handles, 0u);
-  IT_EXPECT_OK((*ta)->close(f->id));
+  EXPECT_EQ(a->client->reconnect_stats().lost_handles, 0u);
+  IT_EXPECT_OK(a->tree->close(a->file.id));
 }
 
 TEST_F(Reconnect, DroppedConnectionWithNothingInFlightReconnectsForTheNextCall) {
