@@ -468,30 +468,27 @@ TEST_F(Reconnect, LeasesAreGrantedAgainAfterARestart) {
 TEST_F(Reconnect, DurableLeasedOpenReconnectsWithItsLease) {
   Bytes data = random_bytes(8192, 65);
   ASSERT_TRUE(write_local(share_file("durable-leased.bin"), data));
-  auto a = cl::Client::connect(options());
-  IT_ASSERT_OK(a);
-  auto ta = (*a)->tree_connect("share");
-  IT_ASSERT_OK(ta);
-  cl::LeaseManager la(**ta);
+  auto side = connect_side();
+  IT_ASSERT_OK(side);
+  cl::Client* a = side->client.get();
+  cl::Tree* ta = side->tree.get();
+  cl::LeaseManager la(*ta);
   ASSERT_TRUE(la.supported());
-  cl::OpenParams p;
-  p.access = pr::FILE_READ_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
-  p.options = pr::FILE_NON_DIRECTORY_FILE;
-  p.durable = true;
+  cl::OpenParams p = read_params();  // durable
   auto key = cl::LeaseManager::new_key();
   auto f = la.open("durable-leased.bin", p, key);
   IT_ASSERT_OK(f);
   ASSERT_EQ(f->lease_state, cl::kLeaseRWH);
-  (*a)->drop_connection();
+  a->drop_connection();
   Bytes buf(data.size());
-  auto r = (*ta)->read(f->file.id, 0, buf);  // reconnects
+  auto r = ta->read(f->file.id, 0, buf);  // reconnects
   IT_ASSERT_OK(r);
   IT_EXPECT_SAME_BYTES(ByteView(buf).first(*r), ByteView(data));
-  auto s = (*a)->reconnect_stats();
+  auto s = a->reconnect_stats();
   EXPECT_EQ(s.durable_reopens, 1u);
   EXPECT_EQ(s.path_reopens, 0u);
   EXPECT_EQ(la.state(key), cl::kLeaseRWH) << cl::lease_state_name(la.state(key));
-  IT_EXPECT_OK((*ta)->close(f->file.id));
+  IT_EXPECT_OK(ta->close(f->file.id));
 }
 
 TEST_F(Reconnect, EchoKeepsAnIdleConnectionAndDetectsNothingWrong) {
