@@ -198,7 +198,10 @@ void Connection::submit_gathered(session::Request req, Completion done) {
         gathering_ = false;
         return;
       }
-      size_t n = std::min(gather_q_.size(), kMaxChain);
+      // A chain never asks for more credits than are free now (a chain
+      // larger than the server's window would fail whole): with few
+      // credits the requests go one by one, each waiting for its credit.
+      size_t n = std::min({gather_q_.size(), kMaxChain, static_cast<size_t>(std::max<uint32_t>(1, credits_available()))});
       batch.assign(std::make_move_iterator(gather_q_.begin()), std::make_move_iterator(gather_q_.begin() + n));
       gather_q_.erase(gather_q_.begin(), gather_q_.begin() + n);
     }

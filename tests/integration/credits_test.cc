@@ -102,3 +102,52 @@ TEST_F(SmallCredits, FourConcurrentTransfersOnOneTree) {
 
 }  // namespace
 }  // namespace smbkit_it
+
+namespace smbkit_it {
+namespace {
+
+// A server that grants 8 credits at most: small reads from many threads
+// are gathered into compounds no larger than the credits free at the
+// time (a chain larger than the window would fail whole), and all of them
+// are answered with the right bytes.
+class TinyCredits : public ServerSuite<TinyCredits> {
+ public:
+  static st::SambaOptions options() { return {{"smb2 max credits = 8"}, {}}; }
+};
+
+TEST_F(TinyCredits, GatheredReadsStayInsideTheCreditWindow) {
+  auto c = connect();
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  const size_t size = 1u << 20;
+  Bytes data = random_bytes(size, 68);
+  ASSERT_TRUE(write_local(share_dir() + "/tiny.bin", data));
+  chown_to_smb_user(share_dir() + "/tiny.bin");
+  cl::OpenParams p;
+  p.access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  auto f = (*t)->open("tiny.bin", p);
+  IT_ASSERT_OK(f);
+  constexpr int kThreads = 24, kReads = 40;
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < kThreads; i++) {
+    ts.emplace_back([&, i] {
+      Bytes buf(4096);
+      for (int k = 0; k < kReads; k++) {
+        uint64_t off = static_cast<uint64_t>((i * kReads + k) * 4096 % size);
+        auto n = (*t)->read(f->id, off, buf);
+        if (!n.ok() || *n != 4096 || !std::equal(buf.begin(), buf.end(), data.begin() + static_cast<ptrdiff_t>(off))) bad++;
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT((*c)->conn().stats().gathered, 0u);
+  EXPECT_LE((*c)->conn().credits_available(), 8u);
+  EXPECT_FALSE((*c)->conn().dead().has_value());
+  IT_EXPECT_OK((*t)->close(f->id));
+}
+
+}  // namespace
+}  // namespace smbkit_it
