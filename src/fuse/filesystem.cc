@@ -77,6 +77,7 @@ SmbFs::SmbFs(client::Tree& tree, FsConfig cfg)
       if (!r) SMBKIT_LOG(info, "lease break: write-behind of inode {}: {}", ino, r.error().message());
     });
     leases_->set_drop_hook([this](fuse_ino_t ino) { files_.drop_reads(ino); });
+    leases_->set_drop_all_hook([this] { files_.drop_all_reads(); });
     if (cfg_.closetimeo > 0) {
       deferred_ = std::make_unique<DeferredCloses>(
           std::chrono::seconds(cfg_.closetimeo), [this](fuse_ino_t ino, const FileId& id) {
@@ -177,6 +178,7 @@ void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t s
       rc.max_window = c.rasize;
       rc.min_window = std::min<uint64_t>(8ull << 20, c.rasize);
       rc.budget = &fs.files().ra_budget();
+      rc.stale_epoch = &fs.files().reads_epoch();
       if (c.cache == CacheMode::strict)
         rc.max_age = std::chrono::milliseconds(std::max<int64_t>(1000, static_cast<int64_t>(c.attr_timeout_file * 1000)));
       h.data.ra = std::make_unique<Readahead>(fs.tree(), h.id, size, rc);

@@ -44,6 +44,11 @@ void LeaseCache::set_drop_hook(std::function<void(fuse_ino_t)> hook) {
   drop_hook_ = std::move(hook);
 }
 
+void LeaseCache::set_drop_all_hook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  drop_all_hook_ = std::move(hook);
+}
+
 void LeaseCache::set_handle_lost_hook(std::function<void(fuse_ino_t)> hook) {
   std::lock_guard<std::mutex> g(mu_);
   handle_lost_hook_ = std::move(hook);
@@ -163,24 +168,23 @@ void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
 }
 
 void LeaseCache::on_all_lost() {
-  // Reconnect thread: nothing here may wait for a request. Reads and writes
-  // see no lease yet (state() is 0): the readahead windows go now, before
-  // the leases granted to the reopened handles let reads use them again;
-  // the kernel's pages and the deferred handles go on the invalidation
-  // thread.
-  std::vector<fuse_ino_t> inos;
-  std::function<void(fuse_ino_t)> drop;
+  // Reconnect thread: nothing here may wait for a request, nor take a lock
+  // a thread waiting for the reconnect may hold (OpenFiles holds its lock
+  // while it flushes). Reads and writes see no lease yet (state() is 0):
+  // every readahead window is marked stale now (the drop-all hook only
+  // bumps a counter the windows check), before the leases granted to the
+  // reopened handles let reads use them again; the kernel's pages and the
+  // deferred handles go on the invalidation thread.
+  std::function<void()> drop_all;
   {
     std::lock_guard<std::mutex> g(mu_);
     for (auto& [ino, n] : nodes_) {
       n.cache_valid = false;
       inval_.push_back({ino, true});
-      inos.push_back(ino);
     }
-    drop = drop_hook_;
+    drop_all = drop_all_hook_;
   }
-  if (drop)
-    for (fuse_ino_t ino : inos) drop(ino);
+  if (drop_all) drop_all();
   cv_.notify_all();
 }
 

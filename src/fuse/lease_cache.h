@@ -56,6 +56,9 @@ class LeaseCache {
   // Called when READ caching is lost, before the kernel's pages are
   // invalidated: drop the inode's readahead windows.
   void set_drop_hook(std::function<void(fuse_ino_t)> hook);
+  // Called on the reconnect thread after a reconnect, before the regranted
+  // leases take effect: mark every readahead window stale. Must not block.
+  void set_drop_all_hook(std::function<void()> hook);
   // Called when HANDLE caching is lost (before the acknowledgment) and
   // after a reconnect: close the inode's deferred handles.
   void set_handle_lost_hook(std::function<void(fuse_ino_t)> hook);
@@ -107,6 +110,7 @@ class LeaseCache {
   std::map<fuse_ino_t, Node> nodes_;
   std::map<client::LeaseKey, fuse_ino_t> by_key_;
   std::function<void(fuse_ino_t)> flush_hook_, drop_hook_, handle_lost_hook_;
+  std::function<void()> drop_all_hook_;
   fuse_session* se_ = nullptr;
   struct Inval {
     fuse_ino_t ino;

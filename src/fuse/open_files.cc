@@ -107,7 +107,7 @@ void OpenFiles::drop_reads(fuse_ino_t ino) {
 
 bool OpenFiles::seed(FileData& f, uint64_t changes, std::shared_ptr<Bytes> buf, size_t got, uint32_t asked) {
   std::lock_guard g(mu_);  // drop_reads() and resized() hold it too
-  if (!f.ra || changes_[f.ino % changes_.size()] != changes) return false;
+  if (!f.ra || changes_[f.ino % changes_.size()] + reads_epoch_.load(std::memory_order_acquire) != changes) return false;
   f.ra->seed(std::move(buf), got, asked);
   totals_.ra_seeded++;
   return true;
@@ -115,7 +115,7 @@ bool OpenFiles::seed(FileData& f, uint64_t changes, std::shared_ptr<Bytes> buf, 
 
 uint64_t OpenFiles::changes(fuse_ino_t ino) {
   std::lock_guard g(mu_);
-  return changes_[ino % changes_.size()];
+  return changes_[ino % changes_.size()] + reads_epoch_.load(std::memory_order_acquire);
 }
 
 void OpenFiles::resized(fuse_ino_t ino, uint64_t size) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -70,8 +71,14 @@ class OpenFiles {
   void drop_reads(fuse_ino_t ino);
   // A new size is known for ino (truncate): windows drop, hints follow.
   void resized(fuse_ino_t ino, uint64_t size);
+  // Every readahead window is stale (a reconnect: the files may have
+  // changed): each drops itself at its next read. Takes no lock (callable
+  // from the reconnect thread while a flush holds the registry lock).
+  void drop_all_reads() { reads_epoch_.fetch_add(1, std::memory_order_acq_rel); }
+  const std::atomic<uint64_t>& reads_epoch() const { return reads_epoch_; }
   // Counts drop_reads() and resized() of ino (and of the inodes that share
-  // its slot): data read before a change in it must not be served.
+  // its slot) and drop_all_reads(): data read before a change in it must
+  // not be served.
   uint64_t changes(fuse_ino_t ino);
   // Readahead::seed of f (registered) with data read when changes(f.ino)
   // was `changes`; false (not seeded) if it changed since.
@@ -89,6 +96,7 @@ class OpenFiles {
   std::mutex mu_;
   std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
   std::array<uint64_t, 256> changes_{};
+  std::atomic<uint64_t> reads_epoch_{0};
   DataStats totals_;
 };
 

@@ -92,6 +92,7 @@ struct Readahead::Shared {
   // Where the file ends, known from a seed that reached it (reads past it
   // need no READ); cleared when the window drops.
   std::optional<uint64_t> eof;
+  uint64_t epoch_seen = 0;  // of Config::stale_epoch
 };
 
 Readahead::Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hint, Config c)
@@ -101,6 +102,7 @@ Readahead::Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hin
   cfg_.min_window = std::clamp<uint64_t>(cfg_.min_window, cfg_.chunk, cfg_.max_window);
   sh_->win = session::WindowController({cfg_.min_window, cfg_.max_window});
   sh_->size_hint = size_hint;
+  if (cfg_.stale_epoch) sh_->epoch_seen = cfg_.stale_epoch->load(std::memory_order_acquire);
 }
 
 Readahead::~Readahead() {
@@ -240,6 +242,13 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
     if (pos < it->first + it->second->len) return it->second;
     return nullptr;
   };
+  if (cfg_.stale_epoch) {
+    uint64_t e = cfg_.stale_epoch->load(std::memory_order_acquire);
+    if (e != s.epoch_seen) {  // a reconnect: what the window holds may be stale
+      drop_locked();
+      s.epoch_seen = e;
+    }
+  }
   bool sequential = off == 0 || (s.any_read && off == s.last_end);
   std::shared_ptr<Chunk> first = covering(off);
   if (first && first->done && cfg_.max_age.count() > 0 && mono_now() - first->completed > cfg_.max_age) {

@@ -23,6 +23,7 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -67,6 +68,9 @@ class Readahead {
     // Shared by the mount's files (null: none): chunks beyond the ones a
     // read needs now are issued only while it grants them.
     MemoryBudget* budget = nullptr;
+    // Bumped when every window is stale (OpenFiles::drop_all_reads); the
+    // window drops itself at its next read (null: none).
+    const std::atomic<uint64_t>* stale_epoch = nullptr;
   };
   struct Stats {
     uint64_t reads_issued = 0, bytes_issued = 0;  // READs sent for the window
