@@ -128,21 +128,7 @@ TEST_F(TinyCredits, GatheredReadsStayInsideTheCreditWindow) {
   p.access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   auto f = (*t)->open("tiny.bin", p);
   IT_ASSERT_OK(f);
-  constexpr int kThreads = 24, kReads = 40;
-  std::atomic<int> bad{0};
-  std::vector<std::thread> ts;
-  for (int i = 0; i < kThreads; i++) {
-    ts.emplace_back([&, i] {
-      Bytes buf(4096);
-      for (int k = 0; k < kReads; k++) {
-        uint64_t off = static_cast<uint64_t>((i * kReads + k) * 4096 % size);
-        auto n = (*t)->read(f->id, off, buf);
-        if (!n.ok() || *n != 4096 || !std::equal(buf.begin(), buf.end(), data.begin() + static_cast<ptrdiff_t>(off))) bad++;
-      }
-    });
-  }
-  for (auto& th : ts) th.join();
-  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ(concurrent_small_reads(**t, f->id, data, 24, 40), 0);
   EXPECT_GT((*c)->conn().stats().gathered, 0u);
   EXPECT_LE((*c)->conn().credits_available(), 8u);
   EXPECT_FALSE((*c)->conn().dead().has_value());

@@ -584,23 +584,8 @@ TEST_F(Files, ConcurrentSmallReadsAreGatheredIntoCompounds) {
   ASSERT_TRUE(f.ok()) << err_of(f);
   const cl::ConnectionStats before = client_->conn().stats();
   constexpr int kThreads = 8, kReads = 200;
-  std::atomic<int> bad{0};
-  std::vector<std::thread> ts;
-  for (int t = 0; t < kThreads; t++) {
-    ts.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<uint32_t>(t));
-      Bytes buf(4096);
-      for (int i = 0; i < kReads; i++) {
-        uint64_t off = (rng() % (size / 4096)) * 4096 + rng() % 100;
-        auto n = tree_->read(f->id, off, buf);
-        size_t want = std::min<size_t>(4096, size - off);
-        if (!n.ok() || *n != want || !std::equal(buf.begin(), buf.begin() + want, data.begin() + off)) bad++;
-      }
-    });
-  }
-  for (auto& t : ts) t.join();
+  EXPECT_EQ(concurrent_small_reads(*tree_, f->id, data, kThreads, kReads), 0);
   const cl::ConnectionStats after = client_->conn().stats();
-  EXPECT_EQ(bad.load(), 0);
   EXPECT_GT(after.gathered - before.gathered, 0u) << "no two reads ever went out together";
   EXPECT_LT(after.frames_out - before.frames_out, static_cast<uint64_t>(kThreads * kReads));
   EXPECT_TRUE(tree_->close(f->id).ok());

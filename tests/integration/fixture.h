@@ -22,6 +22,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/client.h"
@@ -118,6 +119,31 @@ inline Bytes slurp(const std::string& path) { return read_local(path).value_or(B
 inline std::string slurp_str(const std::string& path) {
   auto b = read_local(path);
   return b ? to_string(*b) : std::string("<missing>");
+}
+
+// `threads` threads each read `reads` pieces of 4 KiB (at pseudo-random,
+// not always aligned offsets) of the open file whose content is `data`,
+// all at once; returns how many reads failed or returned wrong bytes.
+inline int concurrent_small_reads(cl::Tree& t, const smbkit::proto::FileId& id, const Bytes& data, int threads,
+                                  int reads) {
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < threads; i++) {
+    ts.emplace_back([&, i] {
+      std::mt19937 rng(static_cast<uint32_t>(i));
+      Bytes buf(4096);
+      for (int k = 0; k < reads; k++) {
+        uint64_t off = (rng() % (data.size() / 4096)) * 4096 + rng() % 100;
+        auto n = t.read(id, off, buf);
+        size_t want = std::min<size_t>(4096, data.size() - off);
+        if (!n.ok() || *n != want ||
+            !std::equal(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(want), data.begin() + static_cast<ptrdiff_t>(off)))
+          bad++;
+      }
+    });
+  }
+  for (auto& th : ts) th.join();
+  return bad.load();
 }
 
 // The Unix user smbd runs file operations as.
