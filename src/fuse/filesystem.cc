@@ -785,6 +785,22 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   // matches the server again (see InodeTable::begin_rename).
   auto marked = fs.inodes().begin_rename(from, to);
   auto r = fs.tree().rename(fs.smb_path(from), fs.smb_path(to), replace);
+  if (!r && (r.error().is(STATUS_ACCESS_DENIED) || r.error().is(STATUS_SHARING_VIOLATION))) {
+    // Refused for an open file below `from` or at `to`: if that could be
+    // ours, its RELEASE may still be on its way (the kernel sends it after
+    // close(2) has returned, behind its background queue). Wait for our
+    // handles there to close, then try again (see open_handles.h). A file
+    // that stays open keeps the refusal, after the wait.
+    std::vector<uint64_t> ours;
+    for (uint64_t i : fs.open_handles().inodes()) {
+      auto p = fs.inodes().path_of(i);
+      if ((target && i == *target) || !p || p->compare(0, below.size(), below) == 0) ours.push_back(i);
+    }
+    if (!ours.empty() && fs.open_handles().wait_closed(ours, std::chrono::seconds(2))) {
+      SMBKIT_LOG(debug, "rename {}: tried again after {} of our files there closed", from, ours.size());
+      r = fs.tree().rename(fs.smb_path(from), fs.smb_path(to), replace);
+    }
+  }
   if (r) fs.inodes().rename(from, to);
   fs.inodes().end_rename(marked);
   if (!r) return reply_error(req, r.error(), "rename");

@@ -11,8 +11,14 @@
 // (stress-ng's hdd stressor does exactly that), an rmdir or a rename of its
 // directory would be refused, and a listing would still show it. Create,
 // rmdir, rename and opendir wait (bounded) for such names to be gone.
+//
+// The same late RELEASE can hold a file of ours open below a directory
+// being renamed, or at a name being replaced: the server refuses those
+// renames (STATUS_ACCESS_DENIED), so a refused rename waits for our handles
+// there to close (wait_closed) and is tried once more.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -21,6 +27,7 @@
 #include <string>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "proto/types.h"
 
@@ -41,8 +48,10 @@ class OpenHandles {
         m_.erase(it);
         break;
       }
-    if (m_.count(ino) == 0 && std::erase_if(pending_, [&](const auto& p) { return p.second == ino; }) > 0)
-      cv_.notify_all();
+    if (m_.count(ino) == 0) {
+      std::erase_if(pending_, [&](const auto& p) { return p.second == ino; });
+      cv_.notify_all();  // wait_name_free, wait_dir_free, wait_closed
+    }
   }
   // ino's name `path` was unlinked: while ino has open handles the name is
   // delete-pending on the server.
@@ -63,6 +72,21 @@ class OpenHandles {
     cv_.wait_for(lk, limit, [&] {
       auto it = pending_.lower_bound(prefix);
       return it == pending_.end() || it->first.compare(0, prefix.size(), prefix) != 0;
+    });
+  }
+  // The inodes that have open handles now.
+  std::vector<uint64_t> inodes() const {
+    std::lock_guard lk(mu_);
+    std::vector<uint64_t> v;
+    for (auto it = m_.begin(); it != m_.end(); it = m_.equal_range(it->first).second) v.push_back(it->first);
+    return v;
+  }
+  // Waits (at most `limit`) until none of `inos` has an open handle; true
+  // if none has.
+  bool wait_closed(const std::vector<uint64_t>& inos, std::chrono::milliseconds limit) {
+    std::unique_lock lk(mu_);
+    return cv_.wait_for(lk, limit, [&] {
+      return std::none_of(inos.begin(), inos.end(), [&](uint64_t i) { return m_.count(i) > 0; });
     });
   }
   // Any open handle of ino.
