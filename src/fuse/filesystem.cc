@@ -153,6 +153,10 @@ bool valid_name(const char* name) {
 constexpr int kPathRetries = 10;
 void path_retry_pause(int attempt) { std::this_thread::sleep_for(std::chrono::milliseconds(attempt)); }
 
+// How long a stat waits for the late RELEASE of a file just closed after
+// writing (see OpenHandles::closing); normally it comes within a few ms.
+constexpr std::chrono::milliseconds kCloseWait{1000};
+
 Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree().stat(fs.smb_path(path)); }
 
 Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicInformation& b) {
@@ -235,6 +239,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (auto known = fs.inodes().find(path)) {  // pending writes first: the size must be right
     auto f = flush_writes(fs, *known);
     if (!f) return reply_error(req, f.error(), "lookup");
+    fs.open_handles().wait_closing(*known, kCloseWait);  // and the mtime (see op_flush)
   }
   // A rename or create on this mount may put another inode at path while
   // the stat is in flight; its attributes would then be handed to the new
@@ -276,6 +281,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   auto f = flush_writes(fs, ino);
   if (!f) return reply_error(req, f.error(), "getattr");
+  if (!has_file_handle(fi)) fs.open_handles().wait_closing(ino, kCloseWait);
   Result<FileStat> s = Error{};
   double timeout = 0;
   if (has_file_handle(fi)) {
@@ -322,8 +328,11 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   // Pending writes land before a truncate or a time change.
   if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "setattr");
   // Samba keeps times set explicitly until the file's last handle closes
-  // (later writes would not move mtime): deferred handles go first.
+  // (later writes would not move mtime): deferred handles go first, and a
+  // writer's late RELEASE (tar sets the times right after close(2)).
   std::optional<DeferredCloses::Block> no_deferral;
+  if (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW))
+    fs.open_handles().wait_closing(ino, kCloseWait);
   if (fs.deferred() && (to_set & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
                                   FUSE_SET_ATTR_MTIME_NOW)))
     no_deferral.emplace(fs.deferred()->block([ino](fuse_ino_t i) { return i == ino; }));
@@ -637,6 +646,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   ByteView src(reinterpret_cast<const std::byte*>(data), size);
   // Read windows of this file may hold what we overwrite.
   fs.files().drop_reads(ino);
+  fs.open_handles().written(ino);  // not closing after all (see op_flush)
   // cache=strict: writes are held back (write-behind) only under WRITE
   // caching; otherwise they reach the server before write(2) returns, after
   // whatever this file still had pending.
@@ -664,6 +674,9 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   FileHandle* h = fh_of(fi);
   Result<void> r;
   if (h->data.wb) r = h->data.wb->flush();
+  // Probably the last close: stats of the file wait for the CLOSE that
+  // sets its mtime (see OpenHandles::closing).
+  if (h->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) fs_of(req).open_handles().closing(ino, h->id);
   fs_of(req).locks().release_owner(ino, fi->lock_owner);
   if (!r) return reply_error(req, r.error(), "flush");
   fuse_reply_err(req, 0);

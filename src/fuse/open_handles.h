@@ -19,6 +19,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -26,6 +27,8 @@
 #include <mutex>
 #include <string>
 #include <optional>
+#include <set>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -48,6 +51,7 @@ class OpenHandles {
         m_.erase(it);
         break;
       }
+    if (closing_.erase({ino, id})) closing_count_--;
     if (m_.count(ino) == 0) {
       std::erase_if(pending_, [&](const auto& p) { return p.second == ino; });
       cv_.notify_all();  // wait_name_free, wait_dir_free, wait_closed
@@ -89,6 +93,33 @@ class OpenHandles {
       return std::none_of(inos.begin(), inos.end(), [&](uint64_t i) { return m_.count(i) > 0; });
     });
   }
+  // A writable handle of ino was flushed (a close(2) of one of its
+  // descriptors): its RELEASE is probably on its way. Until it comes the
+  // server still has the file open, and Samba shows a written file's new
+  // mtime only at its CLOSE: a stat right after close(2) would see the old
+  // one (make compares them). wait_closing() lets such a stat wait.
+  void closing(uint64_t ino, const proto::FileId& id) {
+    std::lock_guard lk(mu_);
+    if (closing_.insert({ino, id}).second) closing_count_++;
+  }
+  // ino was written again: no handle of it is closing after all.
+  void written(uint64_t ino) {
+    if (closing_count_.load(std::memory_order_relaxed) == 0) return;
+    std::lock_guard lk(mu_);
+    closing_count_ -= std::erase_if(closing_, [&](const auto& c) { return c.first == ino; });
+  }
+  // Waits (at most `limit`) until no handle of ino is closing. One that
+  // stays open (another descriptor of it is still in use) is then no longer
+  // taken for closing, so it costs one wait at most.
+  void wait_closing(uint64_t ino, std::chrono::milliseconds limit) {
+    if (closing_count_.load(std::memory_order_relaxed) == 0) return;
+    std::unique_lock lk(mu_);
+    auto none = [&] {
+      auto it = closing_.lower_bound({ino, proto::FileId{}});
+      return it == closing_.end() || it->first != ino;
+    };
+    if (!cv_.wait_for(lk, limit, none)) closing_count_ -= std::erase_if(closing_, [&](const auto& c) { return c.first == ino; });
+  }
   // Any open handle of ino.
   std::optional<proto::FileId> any(uint64_t ino) const {
     std::lock_guard lk(mu_);
@@ -102,6 +133,8 @@ class OpenHandles {
   std::condition_variable cv_;
   std::unordered_multimap<uint64_t, proto::FileId> m_;
   std::map<std::string, uint64_t> pending_;  // delete-pending name -> inode
+  std::set<std::pair<uint64_t, proto::FileId>> closing_;  // see closing()
+  std::atomic<size_t> closing_count_{0};
 };
 
 }  // namespace smbkit::fuse

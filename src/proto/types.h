@@ -1,6 +1,7 @@
 // Small wire types shared by several commands.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <ctime>
 
@@ -11,6 +12,7 @@ struct FileId {
   uint64_t Persistent = 0;
   uint64_t Volatile = 0;
   bool operator==(const FileId&) const = default;
+  auto operator<=>(const FileId&) const = default;
 };
 // The FileId that means "the file created earlier in this compound"
 // (MS-SMB2 3.2.4.1.4).

@@ -85,4 +85,33 @@ TEST_F(LateRelease, AFileThatStaysOpenStillRefusesTheRename) {
   EXPECT_FALSE(fs::exists(share_dir() + "/lr-elsewhere"));
 }
 
+// Samba shows a written file's new mtime only at its CLOSE (until then,
+// or for 2 s, the mtime it had at open). A stat right after close(2) must
+// not overtake the late RELEASE and see the old one: make would take a
+// fresh object file for an old one. A dup'ed descriptor stands for the
+// late RELEASE here: closing the first sends FLUSH, the second (closed by
+// another thread a moment later) brings RELEASE.
+TEST_F(LateRelease, StatAfterCloseSeesTheWritersMtime) {
+  for (const char* opts : {"cache=strict", "cache=none"}) {
+    std::string mp = mounted(opts);
+    ASSERT_FALSE(mp.empty());
+    std::string f = mp + "/lr-mtime";
+    ASSERT_TRUE(write_file(f, "old"));
+    struct timespec old_times[2] = {{1000000000, 0}, {1200000000, 0}};
+    ASSERT_EQ(::utimensat(AT_FDCWD, f.c_str(), old_times, 0), 0) << strerror(errno);
+    int fd = ::open(f.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    ASSERT_EQ(::pwrite(fd, "new", 3, 0), 3) << strerror(errno);
+    int second = ::dup(fd);
+    ASSERT_GE(second, 0);
+    ASSERT_EQ(::close(fd), 0);  // FLUSH; the RELEASE waits for `second`
+    auto closer = close_later(second, 300ms);
+    struct stat st{};
+    int rc = ::stat(f.c_str(), &st);
+    closer.join();
+    ASSERT_EQ(rc, 0) << strerror(errno);
+    EXPECT_GT(st.st_mtim.tv_sec, 1200000000) << opts << ": the stat overtook the CLOSE and saw the old mtime";
+  }
+}
+
 }  // namespace
