@@ -4,7 +4,8 @@
 # at a round trip of DELAY ms (50), for two binaries, interleaved in ROUNDS
 # rounds (3). Per call: stat(2) of one file, `ls` of a directory of 20
 # files, `cat` of a distinct 8 KiB file (cold: first open on this mount),
-# `chmod` by path, and `df` (statfs). Prints ms per call and the
+# `cat` of the same file again and again (warm: its deferred handle and
+# lease are still held), `chmod` by path, and `df` (statfs). Prints ms per call and the
 # before/after ratios of the medians.
 #   bench/stat-ab.sh   (BEFORE, AFTER, N0=500 calls at 0 ms, N=20 through the link, ACTIMEO=0)
 set -euo pipefail
@@ -18,7 +19,7 @@ fi
 work=$(mktemp -d); share=$SMBKIT_SAMBA_DIR/share; link_pid=""
 cleanup() { mountpoint -q "$work/m" && fusermount3 -u "$work/m"; [ -n "$link_pid" ] && { pkill -P "$link_pid"; kill "$link_pid"; } 2>/dev/null; rm -rf "$work"; true; }
 trap cleanup EXIT
-ops=(stat ls cat chmod df)
+ops=(stat ls cat recat chmod df)
 n_max=$(( ${N0:-500} > ${N:-20} ? ${N0:-500} : ${N:-20} ))
 echo data > "$share/f"; mkdir -p "$share/d" "$share/c"; for i in $(seq 20); do echo "$i" > "$share/d/$i"; done
 for i in $(seq "$n_max"); do head -c 8192 /dev/urandom > "$share/c/$i"; done
@@ -39,6 +40,7 @@ run() {  # BIN PORT COUNT -> ms per call of each of ${ops[@]}
         stat) stat -c %s "$work/m/f" > /dev/null ;;
         ls) ls "$work/m/d" > /dev/null ;;
         cat) cat "$work/m/c/$i" > /dev/null ;;
+        recat) cat "$work/m/f" > /dev/null ;;
         chmod) mode=644; [ $((i % 2)) = 1 ] && mode=444; chmod "$mode" "$work/m/f" ;;
         df) df "$work/m" > /dev/null ;;
       esac

@@ -157,6 +157,20 @@ void path_retry_pause(int attempt) { std::this_thread::sleep_for(std::chrono::mi
 // writing (see OpenHandles::closing); normally it comes within a few ms.
 constexpr std::chrono::milliseconds kCloseWait{1000};
 
+// Attributes kept under a READ lease (LeaseCache::cached_attrs).
+std::optional<uint64_t> attr_token(SmbFs& fs, fuse_ino_t ino) {
+  return fs.leases() ? fs.leases()->attr_token(ino) : std::nullopt;
+}
+std::optional<FileStat> leased_attrs(SmbFs& fs, fuse_ino_t ino) {
+  return fs.leases() ? fs.leases()->cached_attrs(ino) : std::nullopt;
+}
+void keep_attrs(SmbFs& fs, fuse_ino_t ino, std::optional<uint64_t> token, const FileStat& s) {
+  if (token && !s.is_dir) fs.leases()->keep_attrs(ino, *token, s);
+}
+void drop_attrs(SmbFs& fs, std::optional<fuse_ino_t> ino) {
+  if (fs.leases() && ino) fs.leases()->drop_attrs(*ino);
+}
+
 Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree().stat(fs.smb_path(path)); }
 
 Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicInformation& b) {
@@ -236,10 +250,21 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   if (!dir) return;
   if (!valid_name(name)) return (void)fuse_reply_err(req, ENOENT);
   std::string path = InodeTable::join(*dir, name);
-  if (auto known = fs.inodes().find(path)) {  // pending writes first: the size must be right
+  auto known = fs.inodes().find(path);
+  std::optional<uint64_t> token;
+  if (known) {  // pending writes first: the size must be right
     auto f = flush_writes(fs, *known);
     if (!f) return reply_error(req, f.error(), "lookup");
     fs.open_handles().wait_closing(*known, kCloseWait);  // and the mtime (see op_flush)
+    token = attr_token(fs, *known);
+    if (auto c = leased_attrs(fs, *known)) {
+      if (auto ino = fs.inodes().lookup_if_unchanged(path, fs.inodes().clock()); ino && *ino == *known) {
+        auto e = entry_for(fs, *c, *ino);
+        return (void)fuse_reply_entry(req, &e);
+      } else if (ino) {
+        fs.inodes().forget(*ino, 1);  // another inode has the name now: ask the server
+      }
+    }
   }
   // A rename or create on this mount may put another inode at path while
   // the stat is in flight; its attributes would then be handed to the new
@@ -256,6 +281,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     fuse_entry_param e{};
     if (ino) {
       e = entry_for(fs, *s, *ino);
+      if (known && *ino == *known) keep_attrs(fs, *ino, token, *s);
     } else {  // still racing: hand out the inode but have the kernel re-ask
       e = entry_for(fs, *s, fs.inodes().lookup(path));
       e.attr_timeout = 0;
@@ -282,6 +308,11 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto f = flush_writes(fs, ino);
   if (!f) return reply_error(req, f.error(), "getattr");
   if (!has_file_handle(fi)) fs.open_handles().wait_closing(ino, kCloseWait);
+  if (auto c = leased_attrs(fs, ino)) {
+    struct stat st = fs.to_stat(*c, ino);
+    return (void)fuse_reply_attr(req, &st, fs.attr_timeout(false));
+  }
+  auto token = attr_token(fs, ino);
   Result<FileStat> s = Error{};
   double timeout = 0;
   if (has_file_handle(fi)) {
@@ -315,6 +346,7 @@ void op_getattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   }
   if (!s) return reply_error(req, s.error(), "getattr");
   struct stat st = fs.to_stat(*s, ino);
+  if (timeout >= 0) keep_attrs(fs, ino, token, *s);
   fuse_reply_attr(req, &st, timeout < 0 ? 0 : fs.attr_timeout(s->is_dir));
 }
 
@@ -327,6 +359,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   if (!path && !have_fh) return (void)fuse_reply_err(req, ENOENT);
   // Pending writes land before a truncate or a time change.
   if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "setattr");
+  drop_attrs(fs, ino);  // kept ones would not show this change
   // Samba keeps times set explicitly until the file's last handle closes
   // (later writes would not move mtime): deferred handles go first, and a
   // writer's late RELEASE (tar sets the times right after close(2)).
@@ -435,7 +468,7 @@ void attach_lease(SmbFs& fs, fuse_ino_t ino, const LeaseCache::Opened& o, FileHa
                   bool reused) {
   if (!fs.leases()) return;
   if (reused) fs.leases()->reattach(ino, fi);
-  else fs.leases()->attach(ino, o, fi);
+  else fs.leases()->attach(ino, o, fi, h.writable());
   h.leased = true;
   h.page_cache = !fi->direct_io;
 }
@@ -518,7 +551,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);
     (void)fs.tree().close(h->id);
-    if (h->leased) fs.leases()->closed(ino);
+    if (h->leased) fs.leases()->closed(ino, h->writable());
   }
 }
 
@@ -562,7 +595,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);
     (void)fs.tree().close(h->id);
-    if (h->leased) fs.leases()->closed(ino);
+    if (h->leased) fs.leases()->closed(ino, h->writable());
     fs.inodes().forget(ino, 1);
   }
 }
@@ -676,7 +709,7 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   if (h->data.wb) r = h->data.wb->flush();
   // Probably the last close: stats of the file wait for the CLOSE that
   // sets its mtime (see OpenHandles::closing).
-  if (h->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) fs_of(req).open_handles().closing(ino, h->id);
+  if (h->writable()) fs_of(req).open_handles().closing(ino, h->id);
   fs_of(req).locks().release_owner(ino, fi->lock_owner);
   if (!r) return reply_error(req, r.error(), "flush");
   fuse_reply_err(req, 0);
@@ -704,7 +737,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   // unlinked (it would keep the name delete-pending).
   // (An unlink or rename running now on another worker refuses it: see
   // DeferredCloses::Block.)
-  if (fs.deferred() && h->leased && !(h->access & (FILE_WRITE_DATA | FILE_APPEND_DATA)) &&
+  if (fs.deferred() && h->leased && !h->writable() &&
       !fs.locks().holds(h->id) && (fs.leases()->state(ino) & SMB2_LEASE_HANDLE_CACHING) &&
       fs.deferred()->put(ino, h->id, h->access, [&] { return fs.inodes().path_of(ino).has_value(); })) {
     fs.open_handles().remove(ino, h->id);
@@ -714,7 +747,7 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto r = fs.tree().close(h->id);
   if (!r) SMBKIT_LOG(debug, "fuse release: {}", r.error().message());
   fs.open_handles().remove(ino, h->id);  // after the CLOSE: an unlinked name is free now
-  if (h->leased) fs.leases()->closed(ino);
+  if (h->leased) fs.leases()->closed(ino, h->writable());
   fuse_reply_err(req, 0);
 }
 
@@ -753,6 +786,7 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
   auto r = dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
   if (!r) return reply_error(req, r.error(), dir ? "rmdir" : "unlink");
   if (known) fs.open_handles().unlinked(*known, path);
+  drop_attrs(fs, known);
   fs.inodes().detach(path);
   fuse_reply_err(req, 0);
 }
@@ -814,7 +848,11 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
       r = fs.tree().rename(fs.smb_path(from), fs.smb_path(to), replace);
     }
   }
-  if (r) fs.inodes().rename(from, to);
+  if (r) {
+    drop_attrs(fs, fs.inodes().find(from));
+    drop_attrs(fs, target);
+    fs.inodes().rename(from, to);
+  }
   fs.inodes().end_rename(marked);
   if (!r) return reply_error(req, r.error(), "rename");
   fuse_reply_err(req, 0);

@@ -32,6 +32,7 @@ struct FileHandle {
   bool page_cache = false;  // opened without direct_io: reads fill the kernel's cache
   std::mutex append_mu;  // O_APPEND: size lookup + write are one step
   FileData data;         // readahead / write-behind (open_files.h)
+  bool writable() const { return access & (proto::FILE_WRITE_DATA | proto::FILE_APPEND_DATA); }
 };
 
 // An open directory: the listing taken at opendir (or rewind), served by

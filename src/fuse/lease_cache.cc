@@ -75,10 +75,12 @@ Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& s
   return o;
 }
 
-void LeaseCache::attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi) {
+void LeaseCache::attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi, bool writable) {
   bool read_caching = o.lease_state & SMB2_LEASE_READ_CACHING;
   std::lock_guard<std::mutex> g(mu_);
   Node& n = nodes_[ino];
+  if (n.opens == 0 || writable) untrust_locked(n);  // a new node, or a writer (see cached_attrs)
+  if (writable) n.writers++;
   if (n.opens == 0 || n.key != o.key) {
     // First open (or a create that raced with another open under a fresh
     // key: the newest key wins for later opens).
@@ -102,13 +104,14 @@ void LeaseCache::reattach(fuse_ino_t ino, fuse_file_info* fi) {
   if (it != nodes_.end()) it->second.cache_valid = read_caching;
 }
 
-void LeaseCache::closed(fuse_ino_t ino) {
+void LeaseCache::closed(fuse_ino_t ino, bool writable) {
   client::LeaseKey key;
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = nodes_.find(ino);
     if (it == nodes_.end()) return;
     key = it->second.key;
+    if (writable && it->second.writers > 0) it->second.writers--;
     if (--it->second.opens <= 0) {
       by_key_.erase(it->second.key);
       nodes_.erase(it);
@@ -142,6 +145,37 @@ uint32_t LeaseCache::state(fuse_ino_t ino) {
   return mgr_.state(it->second.key);
 }
 
+bool LeaseCache::trusted_locked(const Node& n) {
+  return n.opens > 0 && n.writers == 0 && (mgr_.state(n.key) & SMB2_LEASE_READ_CACHING);
+}
+
+std::optional<uint64_t> LeaseCache::attr_token(fuse_ino_t ino) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end() || !trusted_locked(it->second)) return std::nullopt;
+  return it->second.attrs_gen;
+}
+
+void LeaseCache::keep_attrs(fuse_ino_t ino, uint64_t token, const client::FileStat& s) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end() || it->second.attrs_gen != token || !trusted_locked(it->second)) return;
+  it->second.attrs = s;
+}
+
+std::optional<client::FileStat> LeaseCache::cached_attrs(fuse_ino_t ino) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = nodes_.find(ino);
+  if (it == nodes_.end() || !it->second.attrs || !trusted_locked(it->second)) return std::nullopt;
+  return it->second.attrs;
+}
+
+void LeaseCache::drop_attrs(fuse_ino_t ino) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = nodes_.find(ino);
+  if (it != nodes_.end()) untrust_locked(it->second);
+}
+
 void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
   fuse_ino_t ino = 0;
   std::function<void(fuse_ino_t)> flush, drop, handle_lost;
@@ -155,6 +189,8 @@ void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
     if (it == by_key_.end()) return;
     ino = it->second;
     if (lose_read) nodes_[ino].cache_valid = false;
+    // HANDLE caching goes when another client would rename or delete it.
+    if (lose_read || lose_handle) untrust_locked(nodes_[ino]);
     flush = flush_hook_;
     drop = drop_hook_;
     handle_lost = handle_lost_hook_;
@@ -180,6 +216,7 @@ void LeaseCache::on_all_lost() {
     std::lock_guard<std::mutex> g(mu_);
     for (auto& [ino, n] : nodes_) {
       n.cache_valid = false;
+      untrust_locked(n);
       inval_.push_back({ino, true});
     }
     drop_all = drop_all_hook_;

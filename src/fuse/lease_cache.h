@@ -74,12 +74,14 @@ class LeaseCache {
   Result<Opened> open(fuse_ino_t ino, const std::string& smb_path, const client::OpenParams& p,
                       client::Prefetch* prefetch = nullptr);
   // Binds the open to ino and sets fi->keep_cache / fi->direct_io.
-  void attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi);
+  // `writable`: opened for writing (see cached_attrs).
+  void attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi, bool writable = false);
   // A deferred handle of ino taken back by an open: it still counts as
   // open; sets fi's flags from the lease held now.
   void reattach(fuse_ino_t ino, fuse_file_info* fi);
-  // The open was released (or never handed to the kernel).
-  void closed(fuse_ino_t ino);
+  // The open was released (or never handed to the kernel); `writable` as
+  // given to attach().
+  void closed(fuse_ino_t ino, bool writable = false);
   // An open() that is closed again before attach() (the caller closes the
   // handle).
   void discard(const Opened& o);
@@ -91,6 +93,20 @@ class LeaseCache {
   // only under WRITE caching and serves readahead only under READ caching.
   uint32_t state(fuse_ino_t ino);
 
+  // Attributes under a lease, as cifs.ko trusts them: while READ caching
+  // is held on ino and no handle of ours can write it, its data cannot
+  // change without a break, so a stat past actimeo is answered from the
+  // attributes last read (no round trip). Take a token before the stat and
+  // hand the result to keep_attrs(): it is kept only if nothing ended the
+  // trust meanwhile. Trust ends when READ caching is lost (a break, a
+  // reconnect), when a writer of ours opens the file, with our last handle
+  // of it (the lease goes), and on drop_attrs() (this mount changed the
+  // file's attributes or name).
+  std::optional<uint64_t> attr_token(fuse_ino_t ino);
+  void keep_attrs(fuse_ino_t ino, uint64_t token, const client::FileStat& s);
+  std::optional<client::FileStat> cached_attrs(fuse_ino_t ino);
+  void drop_attrs(fuse_ino_t ino);
+
   client::LeaseManager& manager() { return mgr_; }
 
  private:
@@ -98,7 +114,17 @@ class LeaseCache {
     client::LeaseKey key{};
     int opens = 0;
     bool cache_valid = false;  // READ caching held since the pages were read
+    int writers = 0;           // attached opens that can write
+    uint64_t attrs_gen = 0;    // a fresh number whenever attribute trust ends
+    std::optional<client::FileStat> attrs;  // read under attrs_gen
   };
+  // READ caching held, no writer: attributes read now may be kept.
+  bool trusted_locked(const Node& n);
+  void untrust_locked(Node& n) {
+    n.attrs_gen = ++attr_gens_;
+    n.attrs.reset();
+  }
+  uint64_t attr_gens_ = 0;
   void on_break(const client::LeaseBreakEvent& e);
   void on_all_lost();  // a reconnect: no lease survived
   void invalidate_now(fuse_ino_t ino);

@@ -8,22 +8,7 @@
 namespace smbkit::fuse_testing {
 namespace {
 
-class MountReconnect : public Mount {
- protected:
-  // Another client (a cache=none mount of its own) writes `data` at off
-  // into name; true once written.
-  ::testing::AssertionResult other_client_writes(const std::string& name, off_t off, const std::string& data) {
-    std::string b = mounted("cache=none");
-    if (b.empty()) return ::testing::AssertionFailure() << "no second mount";
-    int w = ::open((b + "/" + name).c_str(), O_WRONLY);
-    if (w < 0) return ::testing::AssertionFailure() << "open: " << strerror(errno);
-    ssize_t n = ::pwrite(w, data.data(), data.size(), off);
-    ::close(w);
-    unmount(b);
-    if (n != static_cast<ssize_t>(data.size())) return ::testing::AssertionFailure() << "pwrite: " << strerror(errno);
-    return ::testing::AssertionSuccess();
-  }
-};
+class MountReconnect : public Mount {};
 
 TEST_F(MountReconnect, OpenFilesSurviveAnSmbdRestart) {
   std::string mp = mounted("hard,echo_interval=1,cache=none");
