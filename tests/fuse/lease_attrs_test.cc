@@ -19,7 +19,25 @@ namespace {
 using namespace smbkit::fuse_testing;
 using namespace std::chrono_literals;
 
-class LeaseAttrs : public Mount {};
+class LeaseAttrs : public Mount {
+ protected:
+  // Mounts (actimeo=0: without the lease every stat would ask the server),
+  // puts `data` into name on the server, opens it through the mount with
+  // `flags` and stats it once (the attributes the lease may keep). Returns
+  // the descriptor; the mount point goes to mp.
+  int open_and_stat(const std::string& name, const std::string& data, int flags, std::string& mp) {
+    mp = mounted("cache=strict,actimeo=0,closetimeo=0");
+    if (mp.empty()) return -1;
+    EXPECT_TRUE(write_file(share_dir() + "/" + name, data));
+    chown_to_smb_user(share_dir() + "/" + name);
+    int fd = ::open((mp + "/" + name).c_str(), flags);
+    EXPECT_GE(fd, 0) << strerror(errno);
+    struct stat st{};
+    EXPECT_EQ(::stat((mp + "/" + name).c_str(), &st), 0) << strerror(errno);
+    EXPECT_EQ(st.st_size, static_cast<off_t>(data.size()));
+    return fd;
+  }
+};
 
 // Stats (bounded, about 3 s) until pred(st) holds; false if it never did.
 template <class Pred>
@@ -34,17 +52,10 @@ bool eventually_stat(const std::string& path, Pred pred, struct stat& st) {
 void set_disk_size(const std::string& path, off_t n) { ASSERT_EQ(::truncate(path.c_str(), n), 0) << strerror(errno); }
 
 TEST_F(LeaseAttrs, KeptWhileAReaderHoldsTheLeaseAndDroppedAtItsClose) {
-  // actimeo=0: without the lease every stat would ask the server.
-  std::string mp = mounted("cache=strict,actimeo=0,closetimeo=0");
-  ASSERT_FALSE(mp.empty());
-  std::string disk = share_dir() + "/la-read";
-  ASSERT_TRUE(write_file(disk, "some data"));
-  chown_to_smb_user(disk);
-  int fd = ::open((mp + "/la-read").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
+  std::string mp, disk = share_dir() + "/la-read";
+  int fd = open_and_stat("la-read", "some data", O_RDONLY, mp);
+  ASSERT_GE(fd, 0);
   struct stat st{};
-  ASSERT_EQ(::stat((mp + "/la-read").c_str(), &st), 0) << strerror(errno);
-  ASSERT_EQ(st.st_size, 9);
   set_disk_size(disk, 7777);  // no lease break for this
   ASSERT_EQ(::stat((mp + "/la-read").c_str(), &st), 0) << strerror(errno);
   EXPECT_EQ(st.st_size, 9) << "the stat went to the server although the lease was held";
@@ -57,15 +68,10 @@ TEST_F(LeaseAttrs, KeptWhileAReaderHoldsTheLeaseAndDroppedAtItsClose) {
 }
 
 TEST_F(LeaseAttrs, ABreakDropsThem) {
-  std::string mp = mounted("cache=strict,actimeo=0,closetimeo=0");
-  ASSERT_FALSE(mp.empty());
-  ASSERT_TRUE(write_file(share_dir() + "/la-break", std::string(1000, 'a')));
-  chown_to_smb_user(share_dir() + "/la-break");
-  int fd = ::open((mp + "/la-break").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
+  std::string mp;
+  int fd = open_and_stat("la-break", std::string(1000, 'a'), O_RDONLY, mp);
+  ASSERT_GE(fd, 0);
   struct stat st{};
-  ASSERT_EQ(::stat((mp + "/la-break").c_str(), &st), 0) << strerror(errno);
-  ASSERT_EQ(st.st_size, 1000);
   // Another client makes the file longer: smbd breaks our READ caching.
   ASSERT_TRUE(other_client_writes("la-break", 5000, "tail"));
   EXPECT_TRUE(eventually_stat(mp + "/la-break", [](const struct stat& s) { return s.st_size == 5004; }, st))
@@ -76,17 +82,11 @@ TEST_F(LeaseAttrs, ABreakDropsThem) {
 // A writer of ours changes the file itself (the server sets its mtime at
 // the CLOSE): while one is open, nothing is kept beyond actimeo.
 TEST_F(LeaseAttrs, NotKeptWhileWeWrite) {
-  std::string mp = mounted("cache=strict,actimeo=0,closetimeo=0");
-  ASSERT_FALSE(mp.empty());
-  std::string disk = share_dir() + "/la-write";
-  ASSERT_TRUE(write_file(disk, "x"));
-  chown_to_smb_user(disk);
-  int fd = ::open((mp + "/la-write").c_str(), O_RDWR);
-  ASSERT_GE(fd, 0) << strerror(errno);
+  std::string mp;
+  int fd = open_and_stat("la-write", "x", O_RDWR, mp);
+  ASSERT_GE(fd, 0);
   struct stat st{};
-  ASSERT_EQ(::stat((mp + "/la-write").c_str(), &st), 0) << strerror(errno);
-  ASSERT_EQ(st.st_size, 1);
-  set_disk_size(disk, 7777);
+  set_disk_size(share_dir() + "/la-write", 7777);
   ASSERT_EQ(::stat((mp + "/la-write").c_str(), &st), 0) << strerror(errno);
   EXPECT_EQ(st.st_size, 7777) << "kept although a handle of ours can write";
   ::close(fd);
@@ -94,12 +94,9 @@ TEST_F(LeaseAttrs, NotKeptWhileWeWrite) {
 
 // This mount's own changes are never hidden by the kept attributes.
 TEST_F(LeaseAttrs, OurOwnChmodAndRenameShowAtOnce) {
-  std::string mp = mounted("cache=strict,actimeo=0,closetimeo=0");
-  ASSERT_FALSE(mp.empty());
-  ASSERT_TRUE(write_file(share_dir() + "/la-own", "data"));
-  chown_to_smb_user(share_dir() + "/la-own");
-  int fd = ::open((mp + "/la-own").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
+  std::string mp;
+  int fd = open_and_stat("la-own", "data", O_RDONLY, mp);
+  ASSERT_GE(fd, 0);
   struct stat st{};
   ASSERT_EQ(::stat((mp + "/la-own").c_str(), &st), 0) << strerror(errno);
   ASSERT_TRUE(st.st_mode & S_IWUSR);
