@@ -640,23 +640,26 @@ static Result<std::optional<FileStat>> on_path(Tree& t, const std::string& path,
   return out;
 }
 
-Result<FileStat> Tree::stat(const std::string& path) {
-  OpenParams p;
-  p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
-  SMBKIT_TRY(auto s, on_path(*this, path, p, {}, true, url_of(path)));
+// on_path's stat, named by the path's last component.
+static Result<FileStat> named_stat_on_path(Tree& t, const std::string& path, const OpenParams& p,
+                                           const std::vector<Tree::InfoToSet>& infos, const std::string& what) {
+  SMBKIT_TRY(auto s, on_path(t, path, p, infos, true, what));
   auto pos = path.find_last_of("/\\");
   s->name = pos == std::string::npos ? path : path.substr(pos + 1);
   return std::move(*s);
+}
+
+Result<FileStat> Tree::stat(const std::string& path) {
+  OpenParams p;
+  p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  return named_stat_on_path(*this, path, p, {}, url_of(path));
 }
 
 Result<FileStat> Tree::set_info_on_path(const std::string& path, uint32_t access, const std::vector<InfoToSet>& infos,
                                         const std::string& what) {
   OpenParams p;
   p.access = access | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
-  SMBKIT_TRY(auto s, on_path(*this, path, p, infos, true, what));
-  auto pos = path.find_last_of("/\\");
-  s->name = pos == std::string::npos ? path : path.substr(pos + 1);
-  return std::move(*s);
+  return named_stat_on_path(*this, path, p, infos, what);
 }
 
 Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::string& pattern) {
