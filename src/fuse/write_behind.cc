@@ -45,6 +45,7 @@ struct WriteBehind::Shared {
     std::shared_ptr<Bytes> buf;
     std::vector<Range> filled;
     uint64_t age = 0;  // creation order
+    uint64_t charged = 0;  // bytes charged to the budget for the buffer
   };
   std::map<uint64_t, Pending> pending;
   uint64_t next_age = 0;
@@ -77,6 +78,8 @@ void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t bas
   if (pit == s.pending.end()) return;
   auto buf = std::move(pit->second.buf);
   std::vector<Range> extents = std::move(pit->second.filled);
+  // The buffer's charge gives way to the charges of its WRITEs below.
+  if (cfg_.budget && pit->second.charged) cfg_.budget->release(sh_.get(), pit->second.charged);
   s.pending.erase(pit);
   // One WRITE per filled extent (one when the writes were contiguous).
   for (const Range& r : extents) {
@@ -134,14 +137,30 @@ Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
     uint64_t base = at - at % chunk;
     auto pit = s.pending.find(base);
     if (pit == s.pending.end()) {
-      if (s.pending.size() >= kMaxPending) {
+      auto send_oldest = [&] {
         auto oldest = s.pending.begin();
         for (auto i = s.pending.begin(); i != s.pending.end(); ++i)
           if (i->second.age < oldest->second.age) oldest = i;
         send_one_locked(lk, oldest->first);  // releases the lock: look again
+      };
+      if (s.pending.size() >= kMaxPending) {
+        send_oldest();
         continue;
       }
+      // A new buffer is charged to the mount's write budget like the bytes
+      // in flight: a file with nothing pending and nothing in flight may
+      // always have one; otherwise, when refused, the oldest buffer is
+      // sent, or (none pending) the writer waits for its WRITEs.
       Shared::Pending p;
+      if (cfg_.budget) {
+        if (!cfg_.budget->try_charge(sh_.get(), chunk, s.pending.empty() && s.in_flight.empty())) {
+          if (!s.pending.empty()) send_oldest();
+          else s.cv.wait_for(lk, std::chrono::milliseconds(2));  // others' completions do not notify us
+          if (s.error) return *s.error;
+          continue;
+        }
+        p.charged = chunk;
+      }
       p.buf = tree_.client().conn().pool().get(chunk);
       p.age = s.next_age++;
       pit = s.pending.emplace(base, std::move(p)).first;

@@ -13,7 +13,9 @@
 // or on flush, one WRITE per filled extent. The bytes in flight count
 // against max_in_flight and against the mount's write budget (wbbudget,
 // shared by all open files; a file with nothing in flight may always send
-// one WRITE, so a writer is slowed, never stopped). A
+// one WRITE, so a writer is slowed, never stopped), and so do the pending
+// buffers (a file with nothing pending and nothing in flight may always
+// have one; when the budget refuses another, the oldest is sent first). A
 // WRITE whose range overlaps one in flight waits for it, so the server sees
 // overlapping data in the order it was written.
 #pragma once

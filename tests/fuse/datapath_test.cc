@@ -306,6 +306,66 @@ TEST_F(DataPath, ConcurrentWritersShareTheWriteBudget) {
   EXPECT_NE(unlimited, UINT64_MAX);
 }
 
+// The write budget covers the pending buffers where small writes gather
+// (wsize each, up to 4 per file), not only the WRITEs in flight: eight
+// files with writes in four 1 MiB stretches each, all kept open, hold at
+// most the budget plus one buffer and one WRITE per file; without a limit
+// they hold 32 buffers. Every byte still reaches the server.
+TEST_F(DataPath, PendingWriteBuffersAreInTheWriteBudget) {
+  constexpr int kFiles = 8;
+  constexpr uint64_t kBudget = 2u << 20, kChunk = 1u << 20;
+  // Pieces already on the server while every file is still open: a buffer
+  // the budget refused made its file send the oldest one early.
+  auto on_server = [&](const std::vector<std::string>& want) {
+    int n = 0;
+    for (int i = 0; i < kFiles; i++) {
+      std::string have = slurp(share_dir() + "/pending" + std::to_string(i));
+      for (int k = 0; k < 4; k++)
+        if (have.size() >= k * kChunk + 4096 && have.compare(k * kChunk, 4096, want[i], k * kChunk, 4096) == 0) n++;
+    }
+    return n;
+  };
+  int early_limited = -1, early_unlimited = -1;
+  auto peak_with = [&](const std::string& budget_opt, int& early) -> uint64_t {
+    Foreground f = mount_foreground("cache=strict,wsize=1048576," + budget_opt);
+    if (!is_mounted(f.mp)) return UINT64_MAX;
+    std::vector<int> fds;
+    std::vector<std::string> want(kFiles);
+    for (int i = 0; i < kFiles; i++) {
+      std::string name = "/pending" + std::to_string(i);
+      int fd = ::open((f.mp + name).c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+      EXPECT_GE(fd, 0) << strerror(errno);
+      if (fd < 0) break;
+      fds.push_back(fd);
+      want[i].assign(3 * kChunk + 4096, '\0');
+      for (int k = 0; k < 4; k++) {
+        std::string piece = random_bytes(4096, 300 + 10 * i + k);
+        EXPECT_EQ(::pwrite(fd, piece.data(), piece.size(), static_cast<off_t>(k * kChunk)), 4096);
+        want[i].replace(k * kChunk, piece.size(), piece);
+      }
+    }
+    // (Bounded wait: the early WRITEs are asynchronous.)
+    const int waits = budget_opt == "wbbudget=0" ? 1 : 50;
+    for (int t = 0; t < waits && (early = on_server(want)) < 4 * kFiles - 10; t++)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int fd : fds) EXPECT_EQ(::close(fd), 0) << strerror(errno);
+    for (int i = 0; i < kFiles; i++)
+      EXPECT_TRUE(same(slurp(share_dir() + "/pending" + std::to_string(i)), want[i])) << budget_opt << " file " << i;
+    std::string line = stop_foreground(f);
+    EXPECT_FALSE(line.empty()) << "no counters in the mount log";
+    return counter(line, "wb_peak");
+  };
+  uint64_t limited = peak_with("wbbudget=" + std::to_string(kBudget), early_limited);
+  EXPECT_LE(limited, kBudget + kFiles * (kChunk + 4096));
+  // At most budget / wsize + one per file stayed pending: the other 22 of
+  // 32 pieces were sent before close.
+  EXPECT_GE(early_limited, 4 * kFiles - static_cast<int>(kBudget / kChunk) - kFiles);
+  uint64_t unlimited = peak_with("wbbudget=0", early_unlimited);
+  EXPECT_NE(unlimited, UINT64_MAX);
+  EXPECT_GE(unlimited, kFiles * 4 * kChunk) << "the writes did not stay pending: nothing to limit";
+  EXPECT_LT(early_unlimited, early_limited);
+}
+
 TEST_F(DataPath, TruncateAndWriteDuringReadahead) {
   const size_t size = 32u << 20;
   std::string data = server_file("trunc.bin", size, 14);
