@@ -7,7 +7,8 @@
 #   bench/fio-ab.sh     (starts its own smbd via smbkit-samba)
 # Environment: BEFORE (default .before/build/bin/smbkit), AFTER (default
 # build/bin/smbkit), ROUNDS (3), RUNTIME (seconds per fio run, 6), JOBS
-# ("1 16"), ENGINE (psync), EXTRA (more -o options). Needs root.
+# ("1 16"), ENGINE (psync), RW (randread; randwrite for 4 KiB random
+# writes), EXTRA (more -o options). Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${_FIO_AB_INSIDE:-}" ]; then
@@ -33,17 +34,18 @@ ticks() { awk '{print $14 + $15}' /proc/$1/stat; }  # utime + stime of the daemo
 smbd_ticks() { cat $(pgrep -x smbd | sed 's|.*|/proc/&/stat|') 2>/dev/null | awk '{s += $14 + $15} END{print s + 0}' || true; }
 declare -A all cpu scpu
 hz=$(getconf CLK_TCK)
+col=8; [[ "${RW:-randread}" == *write* ]] && col=49  # terse v3: read IOPS, write IOPS
 for r in $(seq "${ROUNDS:-3}"); do
   for j in ${JOBS:-1 16}; do
     for t in before after; do
       c0=$(ticks ${pids[$t]}); s0=$(smbd_ticks)
-      iops=$(fio --name=rr --filename="$work/$t/fio.bin" --rw=randread --bs=4k --ioengine="${ENGINE:-psync}" \
+      iops=$(fio --name=rr --filename="$work/$t/fio.bin" --rw="${RW:-randread}" --bs=4k --ioengine="${ENGINE:-psync}" \
         --numjobs="$j" --group_reporting --time_based --runtime="${RUNTIME:-6}" --size=256m \
-        --output-format=terse --terse-version=3 2>/dev/null | awk -F';' '{print $8}')
+        --output-format=terse --terse-version=3 2>/dev/null | awk -F';' -v col="$col" '{print $col}')
       c1=$(ticks ${pids[$t]}); s1=$(smbd_ticks)
       us=$(awk -v c=$((c1 - c0)) -v hz=$hz -v n="$iops" -v t="${RUNTIME:-6}" 'BEGIN{printf "%.1f", c * 1e6 / hz / (n * t)}')
       sus=$(awk -v c=$((s1 - s0)) -v hz=$hz -v n="$iops" -v t="${RUNTIME:-6}" 'BEGIN{printf "%.1f", c * 1e6 / hz / (n * t)}')
-      echo "round $r $t jobs=$j: $iops IOPS, daemon $us us CPU/read, smbd $sus us/read (load $(cut -d' ' -f1 /proc/loadavg))"
+      echo "round $r $t jobs=$j: $iops IOPS, daemon $us us CPU/op, smbd $sus us/op (load $(cut -d' ' -f1 /proc/loadavg))"
       cpu[$t.$j]="${cpu[$t.$j]:-} $us"
       all[$t.$j]="${all[$t.$j]:-} $iops"
     done
@@ -52,7 +54,7 @@ done
 med() { tr ' ' '\n' | grep -v '^$' | sort -n | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 for t in before after; do
   line="$t:"
-  for j in ${JOBS:-1 16}; do m=$(echo "${all[$t.$j]}" | med); u=$(echo "${cpu[$t.$j]}" | med); line="$line jobs=$j median $m IOPS, $u us daemon CPU/read;"; declare "M_${t}_$j=$m"; done
+  for j in ${JOBS:-1 16}; do m=$(echo "${all[$t.$j]}" | med); u=$(echo "${cpu[$t.$j]}" | med); line="$line jobs=$j median $m IOPS, $u us daemon CPU/op;"; declare "M_${t}_$j=$m"; done
   echo "$line"
 done
 for t in before after; do

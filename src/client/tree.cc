@@ -297,8 +297,10 @@ void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, I
   read_attempt(id, offset, dest, std::move(done), 0);
 }
 
-// Reads up to this size may share a compound frame (Connection::submit_gathered).
+// Reads and writes up to these sizes may share a compound frame
+// (Connection::submit_gathered).
 constexpr uint32_t kGatherReadMax = 64u << 10;
+constexpr uint32_t kGatherWriteMax = 64u << 10;
 
 void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt) {
   FileId cur{};
@@ -361,18 +363,25 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
   wq.Length = static_cast<uint32_t>(std::min<size_t>(src.size(), max_write()));
   wq.Offset = offset;
   wq.FileId = cur;
-  auto r = make_request(SMB2_WRITE, rt->session_id, rt->tree_id,
-                        [&](ByteWriter& w) { return encode_write_request(wq, w); });
+  // Small writes (random 4 KiB writes at a high queue depth) carry their
+  // data inside the request, so they can go out gathered in a compound
+  // like small reads; larger ones are sent from the caller's buffer.
+  const bool gather = wq.Length <= kGatherWriteMax;
+  auto r = make_request(SMB2_WRITE, rt->session_id, rt->tree_id, [&](ByteWriter& w) -> Result<void> {
+    SMBKIT_CHECK(encode_write_request(wq, w));
+    if (gather) w.bytes(src.first(wq.Length));
+    return ok_result();
+  });
   if (!r) return done(r.take_error());
   r->encrypt = rt->encrypt;
   if (attempt > 0 && replay_flag_for(SMB2_WRITE, rt->dialect)) r->hdr.Flags |= SMB2_FLAGS_REPLAY_OPERATION;
-  r->payload = src.first(wq.Length);
+  if (!gather) r->payload = src.first(wq.Length);
   r->charge_bytes = wq.Length;
   uint32_t sent = wq.Length;
   Connection* conn = rt->conn;
   uint64_t gen = rt->gen;
-  conn->submit(std::move(*r), [this, id, conn, gen, attempt, src, sent, offset,
-                               done = std::move(done)](Result<session::Response> resp) mutable {
+  auto completion = [this, id, conn, gen, attempt, src, sent, offset,
+                     done = std::move(done)](Result<session::Response> resp) mutable {
     auto rk = retry_kind(resp, conn, attempt);
     if (rk != Retry::no) {
       client_->reconnector_->after(gen, cause_of(rk),
@@ -390,7 +399,9 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
     if (!wr) return done(wr.take_error());
     if (wr->Count > sent) return done(protocol_error("WRITE reported more than sent"));
     done(size_t{wr->Count});
-  });
+  };
+  if (gather) conn->submit_gathered(std::move(*r), std::move(completion));
+  else conn->submit(std::move(*r), std::move(completion));
 }
 
 namespace {
