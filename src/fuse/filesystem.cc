@@ -453,6 +453,29 @@ void set_open_flags(SmbFs& fs, fuse_file_info* fi) {
   fi->keep_cache = fs.config().cache == CacheMode::loose && !fs.config().direct ? 1 : 0;
 }
 
+// fuse_reply_open, plus FOPEN_PARALLEL_DIRECT_WRITES for direct_io opens:
+// without it the kernel takes the inode's lock exclusively for every
+// direct write, so writers of one file (fio's jobs, a database's threads)
+// go one at a time. libfuse 3.14 has no field for that flag, so the reply
+// (struct fuse_open_out of the kernel's FUSE ABI, <linux/fuse.h>, 7.36+;
+// older kernels ignore the bit) is built here.
+int reply_open(fuse_req_t req, const fuse_file_info* fi) {
+  if (!fi->direct_io) return fuse_reply_open(req, fi);
+  struct {
+    uint64_t fh;
+    uint32_t open_flags;
+    uint32_t padding;
+  } out{};
+  static_assert(sizeof(out) == 16);
+  constexpr uint32_t kDirectIo = 1u << 0, kKeepCache = 1u << 1, kNonSeekable = 1u << 2, kCacheDir = 1u << 3,
+                     kNoFlush = 1u << 5, kParallelDirectWrites = 1u << 6;
+  out.fh = fi->fh;
+  out.open_flags = kDirectIo | kParallelDirectWrites | (fi->keep_cache ? kKeepCache : 0) |
+                   (fi->nonseekable ? kNonSeekable : 0) | (fi->cache_readdir ? kCacheDir : 0) |
+                   (fi->noflush ? kNoFlush : 0);
+  return fuse_reply_buf(req, reinterpret_cast<const char*>(&out), sizeof(out));
+}
+
 // An open through the lease cache (cache=strict) or a plain one.
 Result<LeaseCache::Opened> leased_open(SmbFs& fs, fuse_ino_t ino, const std::string& path, const OpenParams& p,
                                        client::Prefetch* prefetch = nullptr) {
@@ -546,7 +569,7 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   set_open_flags(fs, fi);
   attach_lease(fs, ino, *f, *hp, fi, kept.has_value());
   fs.open_handles().add(ino, hp->id);
-  if (fuse_reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
+  if (reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
     auto h = fs.file_handles().take(fi->fh);
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);
@@ -693,7 +716,9 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
       }
     }
   }
+  fs.files().write_begins();
   auto w = behind ? h->data.wb->write(at, src) : write_direct(fs.tree(), h->id, at, src, fs.write_chunk());
+  fs.files().write_ends();
   // Unlock before replying: after the reply, RELEASE may free h.
   if (lk.owns_lock()) lk.unlock();
   if (!w) return reply_error(req, w.error(), "write");

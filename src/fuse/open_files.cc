@@ -11,7 +11,8 @@ std::string DataStats::str() const {
          " bytes_written=" + std::to_string(bytes_written) + " fuse_reads=" + std::to_string(fuse_reads) +
          " ra_hits=" + std::to_string(ra_hits) + " ra_misses=" + std::to_string(ra_misses) +
          " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets) + " ra_seeded=" + std::to_string(ra_seeded) +
-         " ra_peak=" + std::to_string(ra_peak) + " wb_peak=" + std::to_string(wb_peak);
+         " ra_peak=" + std::to_string(ra_peak) + " wb_peak=" + std::to_string(wb_peak) +
+         " writes_peak=" + std::to_string(writes_peak);
 }
 
 void OpenFiles::add(FileData* f) {
@@ -139,6 +140,7 @@ DataStats OpenFiles::totals() {
   totals_ = closed;
   all.ra_peak = ra_budget_.peak();
   all.wb_peak = wb_budget_.peak();
+  all.writes_peak = writes_peak_.load();
   return all;
 }
 

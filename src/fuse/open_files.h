@@ -38,6 +38,7 @@ struct DataStats {
   uint64_t ra_seeded = 0;  // opens whose first bytes came with the CREATE
   uint64_t ra_peak = 0;  // most bytes held by all readahead windows at once
   uint64_t wb_peak = 0;  // most bytes of all files' WRITEs in flight at once
+  uint64_t writes_peak = 0;  // most FUSE WRITE requests being served at once
   std::string str() const;
 };
 
@@ -89,6 +90,13 @@ class OpenFiles {
     std::lock_guard g(mu_);
     totals_.fuse_reads++;
   }
+  // Around each FUSE WRITE: how many the kernel lets us serve at once.
+  void write_begins() {
+    uint64_t n = writes_now_.fetch_add(1) + 1, p = writes_peak_.load();
+    while (n > p && !writes_peak_.compare_exchange_weak(p, n)) {
+    }
+  }
+  void write_ends() { writes_now_.fetch_sub(1); }
 
  private:
   void add_stats_locked(const FileData& f);
@@ -97,6 +105,7 @@ class OpenFiles {
   std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
   std::array<uint64_t, 256> changes_{};
   std::atomic<uint64_t> reads_epoch_{0};
+  std::atomic<uint64_t> writes_now_{0}, writes_peak_{0};
   DataStats totals_;
 };
 
