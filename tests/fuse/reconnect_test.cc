@@ -108,16 +108,19 @@ TEST_F(MountReconnect, StrictFilesAreCachedAgainAfterARestart) {
     if (!regranted) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_TRUE(regranted) << slurp(f.log);
-  // The pages cached before the restart are invalidated (asynchronously);
-  // once read again they are kept.
+  // The pages cached before the restart are invalidated by the
+  // invalidation thread, asynchronously (under load, after our next read
+  // sometimes: a CI run saw one FUSE read in the third pass); once read
+  // again they are kept: soon a whole pass makes no FUSE read (bounded).
   EXPECT_TRUE(same(pread_all(fd.fd, want.size()), want));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_TRUE(same(pread_all(fd.fd, want.size()), want));
-  uint64_t before = fuse_reads();
-  EXPECT_TRUE(same(pread_all(fd.fd, want.size()), want));
-  uint64_t after = fuse_reads();
-  ASSERT_NE(before, UINT64_MAX);
-  EXPECT_EQ(after, before) << "reads after the reconnect went to the server: no READ caching";
+  uint64_t before = 0, after = 1;
+  for (int pass = 0; pass < 15 && after != before; pass++) {
+    before = fuse_reads();
+    ASSERT_NE(before, UINT64_MAX);
+    EXPECT_TRUE(same(pread_all(fd.fd, want.size()), want));
+    after = fuse_reads();
+  }
+  EXPECT_EQ(after, before) << "reads after the reconnect still go to the server: no READ caching";
   // Another client's write breaks the lease on the new connection.
   std::string other = random_bytes(64 << 10, 96);
   ASSERT_TRUE(other_client_writes("c.bin", 8192, other));
