@@ -843,16 +843,16 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   // and none of them is deferred again until the rename is done.
   std::string below = from + "/";
   auto target = replace ? fs.inodes().find(to) : std::nullopt;
+  // An open file of inode i could make the server refuse this rename.
+  auto in_the_way = [&](fuse_ino_t i) {
+    if (target && i == *target) return true;
+    // An inode the kernel has forgotten has no path here any more: its
+    // file could be anywhere, below `from` too.
+    auto p = fs.inodes().path_of(i);
+    return !p || p->compare(0, below.size(), below) == 0;
+  };
   std::optional<DeferredCloses::Block> no_deferral;
-  if (fs.deferred()) {
-    no_deferral.emplace(fs.deferred()->block([&](fuse_ino_t i) {
-      if (target && i == *target) return true;
-      // An inode the kernel has forgotten has no path here any more: its
-      // file could be anywhere, below `from` too.
-      auto p = fs.inodes().path_of(i);
-      return !p || p->compare(0, below.size(), below) == 0;
-    }));
-  }
+  if (fs.deferred()) no_deferral.emplace(fs.deferred()->block(in_the_way));
   // Opens and stats by path of the inodes involved retry until the table
   // matches the server again (see InodeTable::begin_rename).
   auto marked = fs.inodes().begin_rename(from, to);
@@ -864,10 +864,8 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
     // handles there to close, then try again (see open_handles.h). A file
     // that stays open keeps the refusal, after the wait.
     std::vector<uint64_t> ours;
-    for (uint64_t i : fs.open_handles().inodes()) {
-      auto p = fs.inodes().path_of(i);
-      if ((target && i == *target) || !p || p->compare(0, below.size(), below) == 0) ours.push_back(i);
-    }
+    for (uint64_t i : fs.open_handles().inodes())
+      if (in_the_way(i)) ours.push_back(i);
     if (!ours.empty() && fs.open_handles().wait_closed(ours, std::chrono::seconds(2))) {
       SMBKIT_LOG(debug, "rename {}: tried again after {} of our files there closed", from, ours.size());
       r = fs.tree().rename(fs.smb_path(from), fs.smb_path(to), replace);
