@@ -38,6 +38,7 @@
 # Not a test: nothing here asserts a time. Exit status 1 if any transfer
 # failed, timed out or came back different.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
 cd "$(dirname "$0")/.."
 
 if [ -z "${_COMPARE_INSIDE:-}" ]; then

@@ -10,6 +10,7 @@
 # ("1 16"), ENGINE (psync), RW (randread; randwrite for 4 KiB random
 # writes), EXTRA (more -o options). Needs root.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
 cd "$(dirname "$0")/.."
 if [ -z "${_FIO_AB_INSIDE:-}" ]; then
   export BEFORE=$(realpath "${BEFORE:-.before/build/bin/smbkit}") AFTER=$(realpath "${AFTER:-build/bin/smbkit}")

@@ -7,6 +7,7 @@
 # baselines. Prints per-run MB/s, medians and ratios.
 #   bench/link-ab.sh   (BEFORE, AFTER, SIZE_MB=2048, OPTS: more -o, LINK: relay binary)
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
 cd "$(dirname "$0")/.."
 if [ -z "${_LINK_AB_INSIDE:-}" ]; then
   export BEFORE=$(realpath "${BEFORE:-.before/build/bin/smbkit}") AFTER=$(realpath "${AFTER:-build/bin/smbkit}")

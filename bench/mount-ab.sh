@@ -14,6 +14,7 @@
 # built from /usr/share/doc/libfuse3-dev/examples/passthrough_ll.c), LABEL.
 # Needs root (drop_caches, mounts).
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SIZE_MB=${SIZE_MB:-2048}
 AFTER=${AFTER:-$ROOT/build/bin/smbkit}

@@ -18,6 +18,7 @@
 # "dd link fio tar reopen"), TOOLS (default "smbkit rclone bindfs").
 # Needs root (FUSE mounts, drop_caches); apt-get install fio bindfs.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
 cd "$(dirname "$0")/.."
 
 if [ -z "${_MOUNT_BENCH_INSIDE:-}" ]; then

@@ -9,6 +9,7 @@
 # before/after ratios of the medians.
 #   bench/stat-ab.sh   (BEFORE, AFTER, N0=500 calls at 0 ms, N=20 through the link, ACTIMEO=0)
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
 cd "$(dirname "$0")/.."
 if [ -z "${_STAT_AB_INSIDE:-}" ]; then
   export BEFORE=$(realpath "${BEFORE:-.before/build/bin/smbkit}") AFTER=$(realpath "${AFTER:-build/bin/smbkit}")
