@@ -82,6 +82,7 @@ struct Readahead::Shared {
   std::map<uint64_t, std::shared_ptr<Chunk>> chunks;  // by offset, contiguous
   uint64_t next_issue = 0;  // end of the last chunk issued (when chunks is not empty)
   uint64_t last_end = 0;    // where the previous FUSE read ended
+  uint64_t read_high = 0;   // the furthest a FUSE read reached (chunks before it are kept for late reads)
   bool any_read = false;
   uint64_t size_hint = 0;
   uint64_t generation = 0;  // bumped by drop()
@@ -124,6 +125,7 @@ void Readahead::uncharge_locked(uint64_t n) {
 void Readahead::drop_locked() {
   if (!sh_->chunks.empty()) sh_->stats.resets++;
   sh_->chunks.clear();
+  sh_->read_high = 0;
   sh_->eof.reset();
   uncharge_locked(sh_->charged);
   sh_->generation++;
@@ -171,13 +173,34 @@ void Readahead::seed(std::shared_ptr<Bytes> buf, size_t got, uint32_t asked) {
   if (got > s.size_hint) s.size_hint = got;
 }
 
-std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced) {
+bool Readahead::release_behind_locked(uint64_t upto) {
+  Shared& s = *sh_;
+  bool any = false;
+  while (!s.chunks.empty()) {
+    auto it = s.chunks.begin();
+    if (it->first + it->second->len > upto) break;
+    uncharge_locked(it->second->charge);
+    s.chunks.erase(it);
+    any = true;
+  }
+  return any;
+}
+
+std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced, uint64_t reader) {
   Shared& s = *sh_;
   // Chunks end on multiples of the chunk size (after a seed or a start
   // mid-file the first one is shorter), so an aligned FUSE read needs one.
   uint32_t len = cfg_.chunk - static_cast<uint32_t>(s.next_issue % cfg_.chunk);
-  if (cfg_.budget && !cfg_.budget->try_charge(sh_.get(), len, forced)) return nullptr;
-  if (cfg_.budget) s.charged += len;
+  if (cfg_.budget) {
+    // Under a tight budget the chunks kept behind the reader (for late
+    // reads) give way to the window ahead of it; not those the read being
+    // served (at `reader`) may still need.
+    bool ok = cfg_.budget->try_charge(sh_.get(), len);
+    if (!ok && release_behind_locked(std::min(s.read_high, reader))) ok = cfg_.budget->try_charge(sh_.get(), len);
+    if (!ok && forced) ok = cfg_.budget->try_charge(sh_.get(), len, true);
+    if (!ok) return nullptr;
+    s.charged += len;
+  }
   auto c = std::make_shared<Chunk>();
   c->off = s.next_issue;
   c->len = len;
@@ -200,7 +223,7 @@ std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t f
     // `from` itself (the file may have grown).
     if (s.next_issue >= s.size_hint && (s.next_issue > from || !needed)) break;
     if (s.eof && s.next_issue >= *s.eof) break;
-    auto c = next_chunk_locked(s.next_issue <= from);  // the chunk covering `from` is needed now
+    auto c = next_chunk_locked(s.next_issue <= from, from);  // the chunk covering `from` is needed now
     if (!c) break;
     out.push_back(std::move(c));
   }
@@ -288,7 +311,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   auto plan = plan_locked(off);
   // Make sure the whole request is covered even if it spans past the window.
   while (s.next_issue < off + size && !(s.eof && s.next_issue >= *s.eof)) {
-    plan.push_back(next_chunk_locked(true));
+    plan.push_back(next_chunk_locked(true, off));
   }
   uint64_t gen = s.generation;
   if (!plan.empty()) {
@@ -341,14 +364,11 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   }
   s.any_read = true;
   s.last_end = pos;
+  s.read_high = std::max(s.read_high, pos);
   if (pos > s.size_hint) s.size_hint = pos;
-  // Consumed chunks go; the window is topped up from the reader's position.
-  while (!s.chunks.empty()) {
-    auto it = s.chunks.begin();
-    if (it->first + it->second->len > off) break;
-    uncharge_locked(it->second->charge);
-    s.chunks.erase(it);
-  }
+  // Consumed chunks go once the reader is keep_behind past them (see
+  // Config); the window is topped up from the reader's position.
+  release_behind_locked(off > cfg_.keep_behind ? off - cfg_.keep_behind : 0);
   if (s.generation == gen && pos == end) {
     auto more = plan_locked(pos, false);
     lk.unlock();

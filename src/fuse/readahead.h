@@ -62,6 +62,15 @@ class Readahead {
     uint32_t chunk = 1u << 20;          // bytes per READ
     uint64_t max_window = 64ull << 20;  // rasize
     uint64_t min_window = 8ull << 20;   // start (clamped to max_window)
+    // Chunks the reader has passed stay this long behind its latest read:
+    // the kernel's readahead sends several FUSE reads at once and the
+    // workers may serve a later one first; the earlier one, arriving
+    // after its chunk was let go, would wait a whole round trip for a
+    // direct read while nothing tops the window up (on a 50 ms link, a
+    // 50 ms stall with the pipe empty). At least the kernel's
+    // max_background (12 by default) 1 MiB requests. They stay charged to
+    // the budget, and are the first to go when it refuses a chunk.
+    uint64_t keep_behind = 16ull << 20;
     // Data fetched longer ago than this is not served (the window starts
     // again); zero: no limit. cache=strict uses the attribute timeout.
     std::chrono::milliseconds max_age{0};
@@ -133,7 +142,12 @@ class Readahead {
   // Adds the next chunk at next_issue to the window (counted as in
   // flight); null when the budget refuses it (never when forced: the
   // chunk is needed by the read being served).
-  std::shared_ptr<Chunk> next_chunk_locked(bool forced);
+  // `reader`: the offset of the read being served (chunks it may need are
+  // not released to make room).
+  std::shared_ptr<Chunk> next_chunk_locked(bool forced, uint64_t reader);
+  // Chunks ending at or before `upto` leave the window (their bytes go
+  // back to the budget); whether there were any.
+  bool release_behind_locked(uint64_t upto);
   // Chunks leave the window: their bytes go back to the budget.
   void uncharge_locked(uint64_t n);
   void issue(const std::vector<std::shared_ptr<Chunk>>& cs);
