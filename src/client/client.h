@@ -195,9 +195,15 @@ struct OpenExtras {
 // empty when the READ was not sent (a durable open, or the frame could not
 // be used and the open went step by step) or failed (the caller's reads
 // will meet the error themselves).
+// With `want_stat`, a QUERY_INFO of FileAllInformation rides in the same
+// frame (between the CREATE and the READ) and `stat` receives the file's
+// attributes as they were after the open, under any lease it was granted
+// (empty when it was not sent or failed).
 struct Prefetch {
   MutableByteView into;
   std::optional<size_t> got;
+  bool want_stat = false;
+  std::optional<FileStat> stat;
 };
 
 struct OpenFile {

@@ -170,8 +170,15 @@ Result<session::Response> Tree::call(session::Request req, const std::string& wh
   return nt_error(st, what);
 }
 
-// The CREATE of e and a related READ of extras.prefetch in one frame.
-// nullopt: the frame could not be used (the caller opens step by step).
+namespace {
+FileStat stat_from(const FileAllInformation& a);
+}
+
+// The CREATE of e, a related QUERY_INFO if extras.prefetch->want_stat and
+// a related READ of extras.prefetch, in one frame. The QUERY_INFO goes
+// before the READ: a READ at the end of file fails, and a server may fail
+// the related requests after a failed one. nullopt: the frame could not be
+// used (the caller opens step by step).
 static std::optional<Result<session::Response>> open_with_read(Tree& t, const HandleEntry& e,
                                                                const OpenExtras& extras, uint64_t& gen) {
   auto rt = t.route(nullptr, nullptr);
@@ -189,14 +196,37 @@ static std::optional<Result<session::Response>> open_with_read(Tree& t, const Ha
   create->encrypt = read->encrypt = rt->encrypt;
   read->charge_bytes = rd.Length;
   read->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  const bool with_stat = extras.prefetch->want_stat;
   std::vector<session::Request> reqs;
   reqs.push_back(std::move(*create));
+  if (with_stat) {
+    QueryInfoRequest q;
+    q.InfoType = SMB2_0_INFO_FILE;
+    q.FileInfoClass = FILE_ALL_INFORMATION;
+    q.OutputBufferLength = 4096;
+    q.FileId = FileId{~0ull, ~0ull};
+    auto query = make_request(SMB2_QUERY_INFO, rt->session_id, rt->tree_id,
+                              [&](ByteWriter& w) { return encode_query_info_request(q, w); });
+    if (!query) return std::nullopt;
+    query->encrypt = rt->encrypt;
+    query->charge_bytes = q.OutputBufferLength;
+    query->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+    reqs.push_back(std::move(*query));
+  }
   reqs.push_back(std::move(*read));
   auto resps = rt->conn->call_compound(std::move(reqs));
   // Lost, or the session expired (the READ then failed too): step by
   // step, which waits for the reconnect.
   if (!resps || status_needs_new_session(resps->front().hdr.Status)) return std::nullopt;
-  const session::Response& rr = (*resps)[1];
+  if (with_stat) {
+    const session::Response& qr = (*resps)[1];
+    if (qr.hdr.Status == STATUS_SUCCESS) {
+      FileAllInformation a;
+      if (auto info = decode_query_info_response(qr.msg()); info && decode_info(info->OutputBuffer, a))
+        extras.prefetch->stat = stat_from(a);
+    }
+  }
+  const session::Response& rr = resps->back();
   if (rr.hdr.Status == STATUS_END_OF_FILE) {
     extras.prefetch->got = 0;
   } else if (rr.hdr.Status == STATUS_SUCCESS) {
@@ -228,6 +258,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   std::optional<Result<session::Response>> with_read;
   if (extras && extras->prefetch) {
     extras->prefetch->got.reset();
+    extras->prefetch->stat.reset();
     if (!durable && !extras->prefetch->into.empty()) with_read = open_with_read(*this, e, *extras, gen);
   }
   if (!with_read)

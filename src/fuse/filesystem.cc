@@ -545,6 +545,10 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     uint32_t n = std::min<uint32_t>(kOpenPrefetch, fs.read_chunk());
     first = fs.read_buffers().get(n);
     prefetch.into = MutableByteView(first->data(), n);
+    // Under a lease, the file's attributes from the same frame are kept
+    // (LeaseCache::keep_attrs): a getattr past actimeo, which the kernel
+    // sends in the middle of a long read, then needs no round trip.
+    prefetch.want_stat = fs.leases() != nullptr;
   }
   for (int attempt = 1; !kept; attempt++) {
     uint64_t since = fs.inodes().clock();
@@ -568,6 +572,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fi->fh = fs.file_handles().adopt(std::move(h));  // before the reply: RELEASE may follow at once
   set_open_flags(fs, fi);
   attach_lease(fs, ino, *f, *hp, fi, kept.has_value());
+  // Read after the lease was granted: trusted as long as it lasts. A break
+  // that came in meanwhile has taken READ caching away, and no token.
+  if (prefetch.stat) keep_attrs(fs, ino, attr_token(fs, ino), *prefetch.stat);
   fs.open_handles().add(ino, hp->id);
   if (reply_open(req, fi) == -ENOENT) {  // interrupted: nobody will release it
     auto h = fs.file_handles().take(fi->fh);

@@ -635,5 +635,47 @@ TEST_F(Files, ConcurrentSmallWritesAreGatheredIntoCompounds) {
   EXPECT_TRUE(got == want) << "a gathered write landed in the wrong place";
 }
 
+// An open may carry the file's first bytes and its attributes in the
+// CREATE's frame (client::Prefetch): CREATE, QUERY_INFO, READ, related.
+// The attributes come back for every size, also where the READ fails at
+// the end of an empty file, and match what a separate stat says.
+TEST_F(Files, AnOpenBringsItsFirstBytesAndItsAttributes) {
+  for (size_t size : {size_t{0}, size_t{10}, size_t{100000}}) {
+    SCOPED_TRACE(size);
+    std::string name = unique_name("prefetch");
+    Bytes data = random_bytes(size, 77 + size);
+    ASSERT_TRUE(write_local(share_dir() + "/" + name, data));
+    for (bool want_stat : {true, false}) {
+      Bytes buf(65536);
+      cl::Prefetch pf;
+      pf.into = MutableByteView(buf.data(), buf.size());
+      pf.want_stat = want_stat;
+      cl::OpenExtras x;
+      x.prefetch = &pf;
+      cl::OpenParams p;
+      p.access = FILE_READ_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+      p.options = FILE_NON_DIRECTORY_FILE;
+      auto f = tree_->open(name, p, &x);
+      ASSERT_TRUE(f.ok()) << err_of(f);
+      ASSERT_TRUE(pf.got.has_value());
+      EXPECT_EQ(*pf.got, std::min<size_t>(size, buf.size()));
+      EXPECT_TRUE(std::equal(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(*pf.got), data.begin()));
+      if (want_stat) {
+        ASSERT_TRUE(pf.stat.has_value()) << "no attributes with the open";
+        auto s = tree_->stat(name);
+        ASSERT_TRUE(s.ok()) << err_of(s);
+        EXPECT_EQ(pf.stat->size, size);
+        EXPECT_FALSE(pf.stat->is_dir);
+        EXPECT_EQ(pf.stat->links, 1u);
+        EXPECT_EQ(pf.stat->write_time, s->write_time);
+        EXPECT_EQ(pf.stat->file_id, s->file_id);
+      } else {
+        EXPECT_FALSE(pf.stat.has_value());
+      }
+      IT_EXPECT_OK(tree_->close(f->id));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace smbkit_it
