@@ -189,16 +189,16 @@ struct OpenExtras {
   struct Prefetch* prefetch = nullptr;
 };
 
-// A READ at offset 0 of what an open opens, sent with the CREATE as a
-// related compound request (MS-SMB2 3.2.4.1.4): open and first read in one
-// round trip. `got` is the bytes read into `into` (0: an empty file), or
-// empty when the READ was not sent (a durable open, or the frame could not
-// be used and the open went step by step) or failed (the caller's reads
-// will meet the error themselves).
-// With `want_stat`, a QUERY_INFO of FileAllInformation rides in the same
-// frame (between the CREATE and the READ) and `stat` receives the file's
-// attributes as they were after the open, under any lease it was granted
-// (empty when it was not sent or failed).
+// What rides along with an open's CREATE as related compound requests
+// (MS-SMB2 3.2.4.1.4), open and all in one round trip:
+// - when `into` is not empty, a READ at offset 0: `got` is the bytes read
+//   into `into` (0: an empty file);
+// - with `want_stat`, a QUERY_INFO of FileAllInformation (before the
+//   READ): `stat` is the file's attributes after the open, under any lease
+//   it was granted.
+// Each stays empty when it was not sent (a durable open, or the frame
+// could not be used and the open went step by step) or failed (the caller
+// meets the error itself, or asks again).
 struct Prefetch {
   MutableByteView into;
   std::optional<size_t> got;

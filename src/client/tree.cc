@@ -174,65 +174,75 @@ namespace {
 FileStat stat_from(const FileAllInformation& a);
 }
 
-// The CREATE of e, a related QUERY_INFO if extras.prefetch->want_stat and
-// a related READ of extras.prefetch, in one frame. The QUERY_INFO goes
-// before the READ: a READ at the end of file fails, and a server may fail
-// the related requests after a failed one. nullopt: the frame could not be
-// used (the caller opens step by step).
-static std::optional<Result<session::Response>> open_with_read(Tree& t, const HandleEntry& e,
-                                                               const OpenExtras& extras, uint64_t& gen) {
+// Appends a request to a compound frame on route rt; each one after the
+// first is related (MS-SMB2 3.2.4.1.4: it acts on the file the frame's
+// CREATE opened). False if it could not be encoded.
+static bool add_to_frame(std::vector<session::Request>& reqs, const Tree::Route& rt, uint16_t command,
+                         const std::function<Result<void>(ByteWriter&)>& encode, uint64_t charge) {
+  auto r = make_request(command, rt.session_id, rt.tree_id, encode);
+  if (!r) return false;
+  r->encrypt = rt.encrypt;
+  r->charge_bytes = charge;
+  if (!reqs.empty()) r->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  reqs.push_back(std::move(*r));
+  return true;
+}
+
+// The CREATE of e with what extras.prefetch asks to ride along, related
+// (MS-SMB2 3.2.4.1.4; FileId all ones: the file the CREATE opened), in one
+// frame: a QUERY_INFO of FileAllInformation if want_stat, then a READ of
+// the first bytes if `into` is not empty. The QUERY_INFO goes first: a
+// READ at the end of file fails, and a server may fail the related
+// requests after a failed one. nullopt: the frame could not be used (the
+// caller opens step by step).
+static std::optional<Result<session::Response>> open_compound(Tree& t, const HandleEntry& e,
+                                                              const OpenExtras& extras, uint64_t& gen) {
   auto rt = t.route(nullptr, nullptr);
   if (!rt) return std::nullopt;
   gen = rt->gen;
-  CreateRequest c = make_create(e, rt->dialect, CreateMode::first);
-  ReadRequest rd;
-  rd.Length = static_cast<uint32_t>(std::min<size_t>(extras.prefetch->into.size(), t.max_read()));
-  rd.FileId = FileId{~0ull, ~0ull};  // the file the CREATE opened
-  auto create = make_request(SMB2_CREATE, rt->session_id, rt->tree_id,
-                             [&](ByteWriter& w) { return encode_create_request(c, w); });
-  auto read = make_request(SMB2_READ, rt->session_id, rt->tree_id,
-                           [&](ByteWriter& w) { return encode_read_request(rd, w); });
-  if (!create || !read) return std::nullopt;
-  create->encrypt = read->encrypt = rt->encrypt;
-  read->charge_bytes = rd.Length;
-  read->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
-  const bool with_stat = extras.prefetch->want_stat;
+  Prefetch& pf = *extras.prefetch;
+  const bool with_stat = pf.want_stat, with_read = !pf.into.empty();
   std::vector<session::Request> reqs;
-  reqs.push_back(std::move(*create));
-  if (with_stat) {
-    QueryInfoRequest q;
-    q.InfoType = SMB2_0_INFO_FILE;
-    q.FileInfoClass = FILE_ALL_INFORMATION;
-    q.OutputBufferLength = 4096;
-    q.FileId = FileId{~0ull, ~0ull};
-    auto query = make_request(SMB2_QUERY_INFO, rt->session_id, rt->tree_id,
-                              [&](ByteWriter& w) { return encode_query_info_request(q, w); });
-    if (!query) return std::nullopt;
-    query->encrypt = rt->encrypt;
-    query->charge_bytes = q.OutputBufferLength;
-    query->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
-    reqs.push_back(std::move(*query));
-  }
-  reqs.push_back(std::move(*read));
+  auto add = [&](uint16_t command, const std::function<Result<void>(ByteWriter&)>& encode, uint64_t charge) {
+    return add_to_frame(reqs, *rt, command, encode, charge);
+  };
+  const FileId related{~0ull, ~0ull};
+  CreateRequest c = make_create(e, rt->dialect, CreateMode::first);
+  if (!add(SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, 0)) return std::nullopt;
+  QueryInfoRequest q;
+  q.InfoType = SMB2_0_INFO_FILE;
+  q.FileInfoClass = FILE_ALL_INFORMATION;
+  q.OutputBufferLength = 4096;
+  q.FileId = related;
+  if (with_stat &&
+      !add(SMB2_QUERY_INFO, [&](ByteWriter& w) { return encode_query_info_request(q, w); }, q.OutputBufferLength))
+    return std::nullopt;
+  ReadRequest rd;
+  rd.Length = static_cast<uint32_t>(std::min<size_t>(pf.into.size(), t.max_read()));
+  rd.FileId = related;
+  if (with_read && !add(SMB2_READ, [&](ByteWriter& w) { return encode_read_request(rd, w); }, rd.Length))
+    return std::nullopt;
   auto resps = rt->conn->call_compound(std::move(reqs));
-  // Lost, or the session expired (the READ then failed too): step by
-  // step, which waits for the reconnect.
+  // Lost, or the session expired (what rode along then failed too): step
+  // by step, which waits for the reconnect.
   if (!resps || status_needs_new_session(resps->front().hdr.Status)) return std::nullopt;
   if (with_stat) {
     const session::Response& qr = (*resps)[1];
     if (qr.hdr.Status == STATUS_SUCCESS) {
       FileAllInformation a;
       if (auto info = decode_query_info_response(qr.msg()); info && decode_info(info->OutputBuffer, a))
-        extras.prefetch->stat = stat_from(a);
+        pf.stat = stat_from(a);
     }
   }
-  const session::Response& rr = resps->back();
-  if (rr.hdr.Status == STATUS_END_OF_FILE) {
-    extras.prefetch->got = 0;
-  } else if (rr.hdr.Status == STATUS_SUCCESS) {
-    if (auto d = decode_read_response(rr.msg()); d && d->Data.size() <= extras.prefetch->into.size()) {
-      std::copy(d->Data.begin(), d->Data.end(), extras.prefetch->into.begin());
-      extras.prefetch->got = d->Data.size();
+  if (with_read) {
+    const session::Response& rr = resps->back();
+    if (rr.hdr.Status == STATUS_END_OF_FILE) {
+      pf.got = 0;
+    } else if (rr.hdr.Status == STATUS_SUCCESS) {
+      if (auto d = decode_read_response(rr.msg()); d && d->Data.size() <= pf.into.size()) {
+        std::copy(d->Data.begin(), d->Data.end(), pf.into.begin());
+        pf.got = d->Data.size();
+      }
     }
   }
   const session::Response& created = (*resps)[0];
@@ -255,19 +265,20 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   e.create_guid = create_guid;
   if (extras) e.lease = extras->lease;
   uint64_t gen = 0;
-  std::optional<Result<session::Response>> with_read;
+  std::optional<Result<session::Response>> created;
   if (extras && extras->prefetch) {
     extras->prefetch->got.reset();
     extras->prefetch->stat.reset();
-    if (!durable && !extras->prefetch->into.empty()) with_read = open_with_read(*this, e, *extras, gen);
+    if (!durable && (!extras->prefetch->into.empty() || extras->prefetch->want_stat))
+      created = open_compound(*this, e, *extras, gen);
   }
-  if (!with_read)
-    with_read = transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
+  if (!created)
+    created = transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
       gen = rt.gen;
       CreateRequest c = make_create(e, rt.dialect, CreateMode::first);
       return encode_create_request(c, w);
     }, url_of(path));
-  SMBKIT_TRY(auto resp, std::move(*with_read));
+  SMBKIT_TRY(auto resp, std::move(*created));
   SMBKIT_TRY(auto cr, decode_create_response(resp.msg()));
   if (extras && extras->response) *extras->response = cr;
   OpenFile f;
@@ -590,13 +601,7 @@ std::optional<Result<std::vector<session::Response>>> Tree::compound_on(const st
   cl.FileId = related;
   std::vector<session::Request> reqs;
   auto add = [&](uint16_t command, const std::function<Result<void>(ByteWriter&)>& encode, uint64_t charge) {
-    auto r = make_request(command, rt->session_id, rt->tree_id, encode);
-    if (!r) return false;
-    r->encrypt = rt->encrypt;
-    r->charge_bytes = charge;
-    if (!reqs.empty()) r->hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
-    reqs.push_back(std::move(*r));
-    return true;
+    return add_to_frame(reqs, *rt, command, encode, charge);
   };
   if (!add(SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, 0)) return std::nullopt;
   for (const Related& m : middle)

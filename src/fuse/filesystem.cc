@@ -15,6 +15,7 @@
 
 #include "base/log.h"
 #include "fuse/fs_ops.h"
+#include "fuse/kernel_reply.h"
 #include "proto/constants.h"
 #include "proto/create.h"
 #include "proto/fscc_file_info.h"
@@ -453,29 +454,6 @@ void set_open_flags(SmbFs& fs, fuse_file_info* fi) {
   fi->keep_cache = fs.config().cache == CacheMode::loose && !fs.config().direct ? 1 : 0;
 }
 
-// fuse_reply_open, plus FOPEN_PARALLEL_DIRECT_WRITES for direct_io opens:
-// without it the kernel takes the inode's lock exclusively for every
-// direct write, so writers of one file (fio's jobs, a database's threads)
-// go one at a time. libfuse 3.14 has no field for that flag, so the reply
-// (struct fuse_open_out of the kernel's FUSE ABI, <linux/fuse.h>, 7.36+;
-// older kernels ignore the bit) is built here.
-int reply_open(fuse_req_t req, const fuse_file_info* fi) {
-  if (!fi->direct_io) return fuse_reply_open(req, fi);
-  struct {
-    uint64_t fh;
-    uint32_t open_flags;
-    uint32_t padding;
-  } out{};
-  static_assert(sizeof(out) == 16);
-  constexpr uint32_t kDirectIo = 1u << 0, kKeepCache = 1u << 1, kNonSeekable = 1u << 2, kCacheDir = 1u << 3,
-                     kNoFlush = 1u << 5, kParallelDirectWrites = 1u << 6;
-  out.fh = fi->fh;
-  out.open_flags = kDirectIo | kParallelDirectWrites | (fi->keep_cache ? kKeepCache : 0) |
-                   (fi->nonseekable ? kNonSeekable : 0) | (fi->cache_readdir ? kCacheDir : 0) |
-                   (fi->noflush ? kNoFlush : 0);
-  return fuse_reply_buf(req, reinterpret_cast<const char*>(&out), sizeof(out));
-}
-
 // An open through the lease cache (cache=strict) or a plain one.
 Result<LeaseCache::Opened> leased_open(SmbFs& fs, fuse_ino_t ino, const std::string& path, const OpenParams& p,
                                        client::Prefetch* prefetch = nullptr) {
@@ -601,9 +579,13 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   p.attributes = FILE_ATTRIBUTE_NORMAL;
   (void)mode;  // modes come from file_mode (no unix extensions)
   fs.open_handles().wait_name_free(path, std::chrono::seconds(5));  // see open_handles.h
-  auto f = leased_open(fs, fs.inodes().find(path).value_or(0), path, p);
+  // The new file's attributes ride in the CREATE's frame (one round trip,
+  // not two); asked for separately only if the frame could not be used.
+  client::Prefetch with;
+  with.want_stat = true;
+  auto f = leased_open(fs, fs.inodes().find(path).value_or(0), path, p, &with);
   if (!f) return reply_error(req, f.error(), "create");
-  auto s = fs.tree().stat_handle(f->file.id);
+  Result<FileStat> s = with.stat ? Result<FileStat>(std::move(*with.stat)) : fs.tree().stat_handle(f->file.id);
   if (!s) {
     (void)fs.tree().close(f->file.id);
     if (fs.leases()) fs.leases()->discard(*f);
@@ -620,7 +602,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   auto e = entry_for(fs, *s, ino);
   fs.open_handles().add(ino, h->id);
   fi->fh = fs.file_handles().adopt(std::move(h));
-  if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+  if (reply_create(req, &e, fi) == -ENOENT) {
     auto h = fs.file_handles().take(fi->fh);
     fs.open_handles().remove(ino, h->id);
     fs.files().remove(&h->data);

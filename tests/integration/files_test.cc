@@ -677,5 +677,31 @@ TEST_F(Files, AnOpenBringsItsFirstBytesAndItsAttributes) {
   }
 }
 
+// A create asks only for the attributes (no READ): the new file is made
+// and described in one frame, as the mount's create does.
+TEST_F(Files, ACreateBringsItsAttributesInOneFrame) {
+  std::string name = unique_name("created");
+  cl::Prefetch pf;
+  pf.want_stat = true;
+  cl::OpenExtras x;
+  x.prefetch = &pf;
+  cl::OpenParams p;
+  p.access = FILE_READ_DATA | FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
+  p.disposition = FILE_CREATE;
+  p.options = FILE_NON_DIRECTORY_FILE;
+  auto before = client_->conn().stats();
+  auto f = tree_->open(name, p, &x);
+  auto after = client_->conn().stats();
+  ASSERT_TRUE(f.ok()) << err_of(f);
+  EXPECT_EQ(after.frames_out - before.frames_out, 1u);
+  EXPECT_FALSE(pf.got.has_value()) << "a READ was sent";
+  ASSERT_TRUE(pf.stat.has_value()) << "no attributes with the create";
+  EXPECT_EQ(pf.stat->size, 0u);
+  EXPECT_EQ(pf.stat->links, 1u);
+  EXPECT_NE(pf.stat->write_time, 0u);
+  IT_EXPECT_OK(tree_->close(f->id));
+  EXPECT_TRUE(fs::exists(share_dir() + "/" + name));
+}
+
 }  // namespace
 }  // namespace smbkit_it
