@@ -5,7 +5,8 @@
 # rounds (3). Per call: stat(2) of one file, `ls` of a directory of 20
 # files, `cat` of a distinct 8 KiB file (cold: first open on this mount),
 # `cat` of the same file again and again (warm: its deferred handle and
-# lease are still held), `chmod` by path, and `df` (statfs). Prints ms per call and the
+# lease are still held), `chmod` by path, `df` (statfs) and `create` (a new
+# empty file: open O_CREAT + close). Prints ms per call and the
 # before/after ratios of the medians.
 #   bench/stat-ab.sh   (BEFORE, AFTER, N0=500 calls at 0 ms, N=20 through the link, ACTIMEO=0)
 set -euo pipefail
@@ -20,11 +21,11 @@ fi
 work=$(mktemp -d); share=$SMBKIT_SAMBA_DIR/share; link_pid=""
 cleanup() { mountpoint -q "$work/m" && fusermount3 -u "$work/m"; [ -n "$link_pid" ] && { pkill -P "$link_pid"; kill "$link_pid"; } 2>/dev/null; rm -rf "$work"; true; }
 trap cleanup EXIT
-ops=(stat ls cat recat chmod df)
+ops=(stat ls cat recat chmod df create)
 n_max=$(( ${N0:-500} > ${N:-20} ? ${N0:-500} : ${N:-20} ))
-echo data > "$share/f"; mkdir -p "$share/d" "$share/c"; for i in $(seq 20); do echo "$i" > "$share/d/$i"; done
+echo data > "$share/f"; mkdir -p "$share/d" "$share/c" "$share/n"; for i in $(seq 20); do echo "$i" > "$share/d/$i"; done
 for i in $(seq "$n_max"); do head -c 8192 /dev/urandom > "$share/c/$i"; done
-chown -R "$(stat -c %u:%g "$share")" "$share/f" "$share/d" "$share/c"
+chown -R "$(stat -c %u:%g "$share")" "$share/f" "$share/d" "$share/c" "$share/n"
 "$LINK" --to "$SMBKIT_PORT" --delay-ms "${DELAY:-50}" -- bash -c 'echo "$SMBKIT_LINK_PORT" > "$0"; exec sleep 100000' "$work/port" &
 link_pid=$!
 for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
@@ -44,6 +45,7 @@ run() {  # BIN PORT COUNT -> ms per call of each of ${ops[@]}
         recat) cat "$work/m/f" > /dev/null ;;
         chmod) mode=644; [ $((i % 2)) = 1 ] && mode=444; chmod "$mode" "$work/m/f" ;;
         df) df "$work/m" > /dev/null ;;
+        create) : > "$work/m/n/$BASHPID-$i" ;;
       esac
     done
     out="$out $(awk -v t=$(( $(now) - t0 )) -v n="$3" 'BEGIN{printf "%.2f", t / 1e6 / n}')"
