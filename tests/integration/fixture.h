@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <latch>
 #include <memory>
 #include <optional>
 #include <random>
@@ -121,28 +123,38 @@ inline std::string slurp_str(const std::string& path) {
   return b ? to_string(*b) : std::string("<missing>");
 }
 
+// Runs body(0) .. body(threads - 1) on threads of their own, started
+// together: each waits until all exist (started one by one on a loaded
+// machine, each could finish before the next began).
+inline void run_at_once(int threads, const std::function<void(int)>& body) {
+  std::latch ready(threads);
+  std::vector<std::thread> ts;
+  for (int i = 0; i < threads; i++)
+    ts.emplace_back([&, i] {
+      ready.arrive_and_wait();
+      body(i);
+    });
+  for (auto& th : ts) th.join();
+}
+
 // `threads` threads each read `reads` pieces of 4 KiB (at pseudo-random,
 // not always aligned offsets) of the open file whose content is `data`,
 // all at once; returns how many reads failed or returned wrong bytes.
 inline int concurrent_small_reads(cl::Tree& t, const smbkit::proto::FileId& id, const Bytes& data, int threads,
                                   int reads) {
   std::atomic<int> bad{0};
-  std::vector<std::thread> ts;
-  for (int i = 0; i < threads; i++) {
-    ts.emplace_back([&, i] {
-      std::mt19937 rng(static_cast<uint32_t>(i));
-      Bytes buf(4096);
-      for (int k = 0; k < reads; k++) {
-        uint64_t off = (rng() % (data.size() / 4096)) * 4096 + rng() % 100;
-        auto n = t.read(id, off, buf);
-        size_t want = std::min<size_t>(4096, data.size() - off);
-        if (!n.ok() || *n != want ||
-            !std::equal(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(want), data.begin() + static_cast<ptrdiff_t>(off)))
-          bad++;
-      }
-    });
-  }
-  for (auto& th : ts) th.join();
+  run_at_once(threads, [&](int i) {
+    std::mt19937 rng(static_cast<uint32_t>(i));
+    Bytes buf(4096);
+    for (int k = 0; k < reads; k++) {
+      uint64_t off = (rng() % (data.size() / 4096)) * 4096 + rng() % 100;
+      auto n = t.read(id, off, buf);
+      size_t want = std::min<size_t>(4096, data.size() - off);
+      if (!n.ok() || *n != want ||
+          !std::equal(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(want), data.begin() + static_cast<ptrdiff_t>(off)))
+        bad++;
+    }
+  });
   return bad.load();
 }
 
