@@ -525,8 +525,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     prefetch.into = MutableByteView(first->data(), n);
     // Under a lease, the file's attributes from the same frame are kept
     // (LeaseCache::keep_attrs): a getattr past actimeo, which the kernel
-    // sends in the middle of a long read, then needs no round trip.
-    prefetch.want_stat = fs.leases() != nullptr;
+    // sends in the middle of a long read, then needs no round trip. Not
+    // for a writer: attributes are not kept while one is open.
+    prefetch.want_stat = fs.leases() != nullptr && !writes(fi->flags);
   }
   for (int attempt = 1; !kept; attempt++) {
     uint64_t since = fs.inodes().clock();
