@@ -232,8 +232,10 @@ class Tree {
   Result<void> flush(const proto::FileId& id);
 
   // Asynchronous I/O: one READ or WRITE of at most max_read()/max_write()
-  // bytes. `done` runs on the connection's receiver thread (or the caller's
-  // on an early failure) with the byte count; a read at end of file gives 0.
+  // bytes. `done` runs on the connection's receiver thread, or on the
+  // caller's (inside this call) after an early failure or when the answer
+  // came while a WRITE was still being sent from `src`; with the byte
+  // count; a read at end of file gives 0.
   // READ data lands directly in `dest` when the response is not sealed.
   // dest/src, and the Tree, must stay valid until `done` runs (after a lost
   // connection the request is re-sent from the reconnect thread).

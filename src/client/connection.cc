@@ -93,6 +93,7 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
                         uint64_t* message_id) {
   auto frame = std::make_shared<session::OutFrame>();
   uint64_t mid;
+  bool sending_caller_buffer = false;
   req.defer_transform = req.payload.size() >= kDeferTransformBytes;
   std::unique_lock<std::mutex> send_lock(send_mu_);
   {
@@ -111,10 +112,16 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
     }
     mid = *r;
     bool deferred = frame->transform.kind != session::FrameTransform::Kind::none;
+    // A plain frame with a payload is written from the caller's buffer by
+    // this thread, after the lock is let go: a response or a failure that
+    // comes in meanwhile must not complete the request (its caller would
+    // free the buffer while it is still being read).
+    sending_caller_buffer = !deferred && !req.payload.empty();
     if (message_id) *message_id = mid;
     stats_.frames_out++;
     stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
-    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false, deferred, {}};
+    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false,
+                           deferred || sending_caller_buffer, {}, {}};
     if (!read_into.empty()) direct_waiters_++;
     SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}",
                command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
@@ -132,7 +139,8 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
       return;
     }
   }
-  write_frame(*frame);
+  Result<void> sent = write_frame(*frame);
+  if (sending_caller_buffer) finish_sending(mid, std::move(sent));
 }
 
 std::optional<Error> Connection::wait_credits(std::unique_lock<std::mutex>& lk, uint16_t charge,
@@ -177,7 +185,7 @@ void Connection::submit_compound(std::vector<session::Request> reqs, std::vector
                  (*r)[i], i + 1, reqs.size(), machine_.credits().available(), reqs[i].hdr.TreeId);
     }
   }
-  write_frame(*frame);
+  (void)write_frame(*frame);
 }
 
 void Connection::submit_gathered(session::Request req, Completion done) {
@@ -259,7 +267,7 @@ Result<std::vector<session::Response>> Connection::call_compound(std::vector<ses
   return out;
 }
 
-void Connection::write_frame(const session::OutFrame& frame) {
+Result<void> Connection::write_frame(const session::OutFrame& frame) {
   iovec iov[2] = {{const_cast<std::byte*>(frame.head.data()), frame.head.size()},
                   {const_cast<std::byte*>(frame.payload.data()), frame.payload.size()}};
   Result<void> w;
@@ -272,7 +280,9 @@ void Connection::write_frame(const session::OutFrame& frame) {
     e.context = "sending to " + opts_.host;
     fail_all(e);
     tcp_.shutdown();
+    return e;
   }
+  return {};
 }
 
 void Connection::transmit_deferred(uint64_t mid, std::shared_ptr<session::Request> req,
@@ -285,27 +295,33 @@ void Connection::transmit_deferred(uint64_t mid, std::shared_ptr<session::Reques
   }
   Result<void> f;
   if (send) f = session::finish_frame(*req, *frame);
-  if (send && f) write_frame(*frame);
+  if (send && f) f = write_frame(*frame);
+  finish_sending(mid, std::move(f));
+}
+
+void Connection::finish_sending(uint64_t mid, Result<void> sent) {
   // The caller's buffer is no longer read: the request may complete now.
   Completion done;
-  std::optional<Error> err;
+  std::optional<Result<session::Response>> result;
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = waiters_.find(mid);
     if (it == waiters_.end()) return;
-    it->second.sending = false;
-    if (!f) err = f.take_error();
-    else if (it->second.failed) err = *it->second.failed;
-    else if (dead_) err = *dead_;
-    else if (closing_) err = nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed");
-    if (!err) return;  // sent: the response completes it
-    done = std::move(it->second.done);
-    if (!it->second.read_into.empty()) direct_waiters_--;
-    machine_.abandon(mid);
+    Waiter& w = it->second;
+    w.sending = false;
+    if (w.answered) result = std::move(*w.answered);
+    else if (w.failed) result.emplace(*w.failed);
+    else if (!sent) result.emplace(sent.take_error());
+    else if (dead_) result.emplace(*dead_);
+    else if (closing_) result.emplace(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
+    if (!result) return;  // sent: the response completes it
+    done = std::move(w.done);
+    if (!w.read_into.empty()) direct_waiters_--;
+    if (!w.answered) machine_.abandon(mid);
     waiters_.erase(it);
   }
   credits_cv_.notify_all();
-  done(std::move(*err));
+  done(std::move(*result));
 }
 
 Result<session::Response> Connection::call(session::Request req) {
@@ -416,6 +432,11 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
         // its caller ends it with cancel().
         it->second.deadline = resp.hdr.Command == SMB2_LOCK ? Clock::time_point::max()
                                                             : Clock::now() + opts_.timeout;
+        continue;
+      }
+      if (it->second.sending) {  // finish_sending completes it
+        if (resp.security_error) it->second.failed = *resp.security_error;
+        else it->second.answered = std::move(resp);
         continue;
       }
       if (resp.security_error) {

@@ -154,10 +154,14 @@ class Connection {
     Clock::time_point deadline;
     MutableByteView read_into;
     bool receiving = false;  // data is being read into read_into: do not expire
-    // The request is being signed/encrypted and written on a send worker,
-    // which still reads the caller's buffer: do not complete it yet.
+    // The frame still reads the caller's buffer (its payload is being
+    // signed/encrypted on a send worker, or written by the submitting
+    // thread): do not complete the request yet. What arrives meanwhile
+    // (a response, a failure) is held and reported once sending ends
+    // (finish_sending).
     bool sending = false;
-    std::optional<Error> failed;  // what to report once sending ends
+    std::optional<Error> failed;
+    std::optional<Result<session::Response>> answered;
   };
   // Reads one frame and runs it through the machine (under mu_); a sealed
   // frame goes to the crypto workers instead and leaves rs empty.
@@ -182,7 +186,12 @@ class Connection {
   void transmit_deferred(uint64_t mid, std::shared_ptr<session::Request> req,
                          std::shared_ptr<session::OutFrame> frame);
   // Writes a finished frame; a failure kills the connection.
-  void write_frame(const session::OutFrame& frame);
+  // The first failure also fails every waiter (fail_all) and is returned.
+  Result<void> write_frame(const session::OutFrame& frame);
+  // The frame of `mid` no longer reads the caller's buffer (`sent`: whether
+  // it got out): clears Waiter::sending and completes the request with
+  // what arrived meanwhile, or with the failure, if any.
+  void finish_sending(uint64_t mid, Result<void> sent);
   std::unique_ptr<WorkerPool> crypto_;
   // Signing/encryption of large WRITEs, off the submitting thread and
   // outside mu_ (separate from crypto_ so the receiver never waits behind
