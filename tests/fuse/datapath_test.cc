@@ -7,6 +7,7 @@
 #include <sys/mount.h>
 
 #include <atomic>
+#include <functional>
 
 #include "fuse/mount_fixture.h"
 
@@ -253,6 +254,27 @@ TEST_F(DataPath, ConcurrentReadersShareTheReadaheadBudget) {
 // the budget each file has up to 32 MiB in flight, with it all together
 // stay within the budget plus one WRITE per file (a file with nothing in
 // flight may always send one). Every byte still arrives.
+// `threads` threads write `want` to a file, thread i every threads-th
+// block of `block` bytes starting at block i (pwrite), through fd_of(i);
+// with own_fds each closes its descriptor after. Returns how many calls
+// failed.
+int pwrite_interleaved(const std::string& want, int threads, size_t block, const std::function<int(int)>& fd_of,
+                       bool own_fds) {
+  std::atomic<int> bad{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < threads; i++) {
+    ts.emplace_back([&, i] {
+      int fd = fd_of(i);
+      if (fd < 0) return (void)bad++;
+      for (size_t off = static_cast<size_t>(i) * block; off < want.size(); off += threads * block)
+        if (::pwrite(fd, want.data() + off, block, static_cast<off_t>(off)) != static_cast<ssize_t>(block)) bad++;
+      if (own_fds && ::close(fd) != 0) bad++;
+    });
+  }
+  for (auto& t : ts) t.join();
+  return bad.load();
+}
+
 // cache=none: direct writes to one file from several threads reach the
 // daemon at the same time (FOPEN_PARALLEL_DIRECT_WRITES; without it the
 // kernel holds the inode's lock for each, and 16 fio jobs made 0.55x the
@@ -268,21 +290,11 @@ TEST_F(DataPath, DirectWritesToOneFileRunInParallel) {
       size_t off = (static_cast<size_t>(k) * kThreads + i) * kBlock;
       want.replace(off, kBlock, random_bytes(kBlock, 1000 + off));
     }
-  std::vector<std::thread> ts;
-  std::atomic<int> bad{0};
-  for (int i = 0; i < kThreads; i++) {
-    ts.emplace_back([&, i] {
-      int fd = ::open((f.mp + "/pwrite.bin").c_str(), O_WRONLY);
-      if (fd < 0) return (void)bad++;
-      for (int k = 0; k < kBlocks; k++) {  // inside the file: no write extends it
-        size_t off = (static_cast<size_t>(k) * kThreads + i) * kBlock;
-        if (::pwrite(fd, want.data() + off, kBlock, static_cast<off_t>(off)) != static_cast<ssize_t>(kBlock)) bad++;
-      }
-      if (::close(fd) != 0) bad++;
-    });
-  }
-  for (auto& t : ts) t.join();
-  EXPECT_EQ(bad.load(), 0);
+  // Each thread through a descriptor of its own; inside the file: no write
+  // extends it.
+  EXPECT_EQ(pwrite_interleaved(want, kThreads, kBlock, [&](int) { return ::open((f.mp + "/pwrite.bin").c_str(), O_WRONLY); },
+                               true),
+            0);
   EXPECT_TRUE(same(slurp(share_dir() + "/pwrite.bin"), want));
   std::string line = stop_foreground(f);
   ASSERT_FALSE(line.empty()) << "no counters in the mount log";
@@ -301,19 +313,8 @@ TEST_F(DataPath, DirectWritesToACreatedFileRunInParallel) {
   int fd = ::open((f.mp + "/pcreate.bin").c_str(), O_RDWR | O_CREAT | O_EXCL, 0644);
   ASSERT_GE(fd, 0) << strerror(errno);
   ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(want.size())), 0) << strerror(errno);  // no write extends it
-  std::vector<std::thread> ts;
-  std::atomic<int> bad{0};
-  for (int i = 0; i < kThreads; i++) {
-    ts.emplace_back([&, i] {
-      for (int k = 0; k < kBlocks; k++) {
-        size_t off = (static_cast<size_t>(k) * kThreads + i) * kBlock;
-        if (::pwrite(fd, want.data() + off, kBlock, static_cast<off_t>(off)) != static_cast<ssize_t>(kBlock)) bad++;
-      }
-    });
-  }
-  for (auto& t : ts) t.join();
+  EXPECT_EQ(pwrite_interleaved(want, kThreads, kBlock, [&](int) { return fd; }, false), 0);
   EXPECT_EQ(::close(fd), 0) << strerror(errno);
-  EXPECT_EQ(bad.load(), 0);
   EXPECT_TRUE(same(slurp(share_dir() + "/pcreate.bin"), want));
   std::string line = stop_foreground(f);
   ASSERT_FALSE(line.empty()) << "no counters in the mount log";
