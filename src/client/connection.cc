@@ -337,9 +337,11 @@ void Connection::fail_all(const Error& e) {
     w.swap(waiters_);
     direct_waiters_ = 0;
     for (auto it = w.begin(); it != w.end();) {
-      if (it->second.sending) {
-        // A send worker still reads the caller's buffer; it completes
-        // the request when it is done (transmit_deferred).
+      if (it->second.sending || it->second.receiving) {
+        // A send worker still reads the caller's buffer, or the receiver
+        // still writes its payload into it: the request completes
+        // when that ends (finish_sending; the receiver delivers the
+        // response, or fails what is left when it stops).
         it->second.failed = e;
         if (!it->second.read_into.empty()) direct_waiters_++;
         waiters_.insert(w.extract(it++));
