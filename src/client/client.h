@@ -241,6 +241,12 @@ class Tree {
   // connection the request is re-sent from the reconnect thread).
   using IoDone = std::function<void(Result<size_t>)>;
   void read_async(const proto::FileId& id, uint64_t offset, MutableByteView dest, IoDone done);
+  // The same, and a plain response's payload may be spliced into `pipe`
+  // (empty, alive until done runs) instead of copied into dest
+  // (Connection::submit): done's count is then what the pipe holds. Its
+  // content tells where the data went (all in the pipe or none).
+  void read_async_piped(const proto::FileId& id, uint64_t offset, MutableByteView dest,
+                        const transport::Pipe* pipe, IoDone done);
   void write_async(const proto::FileId& id, uint64_t offset, ByteView src, IoDone done);
   Result<void> set_end_of_file(const proto::FileId& id, uint64_t size);
 
@@ -331,7 +337,8 @@ class Tree {
   friend class Reconnector;
   Tree() = default;
   Retry retry_kind(const Result<session::Response>& r, Connection* conn, int attempt) const;
-  void read_attempt(proto::FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt);
+  void read_attempt(proto::FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt,
+                    const transport::Pipe* pipe = nullptr);
   void write_attempt(proto::FileId id, uint64_t offset, ByteView src, IoDone done, int attempt);
   Client* client_ = nullptr;
   // Guarded by client_->state_mu_ (a reconnect changes them).

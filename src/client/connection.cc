@@ -90,7 +90,7 @@ constexpr size_t kDeferTransformBytes = 256 * 1024;
 }  // namespace
 
 void Connection::submit(session::Request req, Completion done, MutableByteView read_into,
-                        uint64_t* message_id) {
+                        uint64_t* message_id, const transport::Pipe* splice_into) {
   auto frame = std::make_shared<session::OutFrame>();
   uint64_t mid;
   bool sending_caller_buffer = false;
@@ -120,7 +120,7 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
     if (message_id) *message_id = mid;
     stats_.frames_out++;
     stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
-    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, false,
+    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, splice_into, false,
                            deferred || sending_caller_buffer, {}, {}};
     if (!read_into.empty()) direct_waiters_++;
     SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}",
@@ -180,7 +180,7 @@ void Connection::submit_compound(std::vector<session::Request> reqs, std::vector
     stats_.frames_out++;
     stats_.bytes_out += frame->size();
     for (size_t i = 0; i < reqs.size(); i++) {
-      waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, false, false, {}};
+      waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, nullptr, false, false, {}};
       SMBKIT_LOG(trace, "-> {} mid={} (compound {}/{}) credits_left={} tree={}", command_name(reqs[i].hdr.Command),
                  (*r)[i], i + 1, reqs.size(), machine_.credits().available(), reqs[i].hdr.TreeId);
     }
@@ -339,9 +339,9 @@ void Connection::fail_all(const Error& e) {
     for (auto it = w.begin(); it != w.end();) {
       if (it->second.sending || it->second.receiving) {
         // A send worker still reads the caller's buffer, or the receiver
-        // still writes its payload into it: the request completes
-        // when that ends (finish_sending; the receiver delivers the
-        // response, or fails what is left when it stops).
+        // still writes its payload into it (or its pipe): the request
+        // completes when that ends (finish_sending; the receiver
+        // delivers the response, or fails what is left when it stops).
         it->second.failed = e;
         if (!it->second.read_into.empty()) direct_waiters_++;
         waiters_.insert(w.extract(it++));
@@ -496,6 +496,38 @@ Result<void> Connection::rx_read(std::byte* dst, size_t n, Clock::time_point dea
   }
 }
 
+Result<bool> Connection::rx_splice(const transport::Pipe& p, MutableByteView dest, Clock::time_point deadline) {
+  // The payload's start may have come in with its header (staging was
+  // refilled after a small frame, e.g. an interim response): those bytes
+  // are written into the pipe, the rest spliced behind them.
+  size_t staged = std::min(rx_buffered(), dest.size());
+  size_t in_pipe = 0;
+  if (staged) {
+    ssize_t w = ::write(p.wr(), rx_.get() + rx_pos_, staged);
+    if (w > 0) in_pipe = static_cast<size_t>(w);
+    rx_pos_ += in_pipe;
+  }
+  bool full = in_pipe < staged;
+  if (!full && in_pipe < dest.size()) {
+    auto moved = tcp_.splice_to(p.wr(), dest.size() - in_pipe, deadline);
+    if (!moved) {
+      p.discard();  // a retry of the READ starts from an empty pipe
+      return moved.take_error();
+    }
+    in_pipe += *moved;
+    full = in_pipe < dest.size();
+  }
+  if (!full) return true;
+  // The pipe is full (the payload came in fragments smaller than its
+  // pages): the data goes to dest after all, in one piece.
+  if (auto r = p.read_exact(dest.data(), in_pipe); !r) {
+    p.discard();
+    return r.take_error();
+  }
+  SMBKIT_CHECK(rx_read(dest.data() + in_pipe, dest.size() - in_pipe, deadline));
+  return false;
+}
+
 Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   auto deadline = Clock::now() + opts_.timeout;
   std::byte lenb[4];
@@ -525,8 +557,11 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   SMBKIT_CHECK(rx_read(first, kFixed, deadline));
   ByteView fv(first, kFixed);
   MutableByteView dest;
+  const transport::Pipe* pipe = nullptr;
   size_t data_off = 0, data_len = 0;
   uint64_t mid = load_le64(first + 24);
+  // A signed payload must be read to be verified.
+  const bool signed_frame = (load_le32(first + 16) & SMB2_FLAGS_SIGNED) != 0;
   if (load_le32(first) == kSmb2ProtocolId && load_le16(first + 12) == SMB2_READ &&
       load_le32(first + 8) == STATUS_SUCCESS && load_le32(first + 20) == 0) {
     auto info = decode_read_response_fixed(fv);
@@ -538,6 +573,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
           machine_.is_pending(mid)) {
         it->second.receiving = true;
         dest = it->second.read_into;
+        if (!signed_frame) pipe = it->second.splice_into;
         data_off = info->DataOffset;
         data_len = info->DataLength;
       }
@@ -554,12 +590,21 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   auto head = pool_->get(data_off);
   std::copy(first, first + kFixed, head->data());
   auto rd = rx_read(head->data() + kFixed, data_off - kFixed, deadline);
-  if (rd) rd = rx_read(dest.data(), data_len, deadline);
+  bool spliced = false;
+  if (rd && pipe) {
+    auto sp = rx_splice(*pipe, dest.first(data_len), deadline);
+    if (sp) spliced = *sp;
+    else rd = sp.take_error();
+  } else if (rd) {
+    rd = rx_read(dest.data(), data_len, deadline);
+  }
   std::lock_guard<std::mutex> g(mu_);
   auto it = waiters_.find(mid);
   if (it != waiters_.end()) it->second.receiving = false;
   if (!rd) return rd;
   stats_.direct_read_bytes += data_len;
+  if (spliced) stats_.spliced_read_bytes += data_len;
+  else if (pipe) stats_.splice_pipe_full++;
   return machine_.receive_split(std::move(head), data_off, ByteView(dest.data(), data_len), rs);
 }
 

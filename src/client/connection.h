@@ -21,6 +21,7 @@
 #include "client/worker_pool.h"
 #include "proto/negotiate.h"
 #include "session/machine.h"
+#include "transport/pipe.h"
 #include "transport/tcp.h"
 
 namespace smbkit::client {
@@ -52,7 +53,9 @@ struct ConnectionOptions {
 struct ConnectionStats {
   uint64_t frames_in = 0, bytes_in = 0;
   uint64_t frames_out = 0, bytes_out = 0;
-  uint64_t direct_read_bytes = 0;  // READ data placed straight in callers' buffers
+  uint64_t direct_read_bytes = 0;  // READ data placed straight in callers' buffers (or pipes)
+  uint64_t spliced_read_bytes = 0;  // of which spliced into callers' pipes
+  uint64_t splice_pipe_full = 0;    // payloads a pipe had no room for (read into memory instead)
   uint64_t gathered = 0;           // requests sent in compounds by submit_gathered
 };
 
@@ -93,8 +96,14 @@ class Connection {
   // frame and the caller copies.
   // message_id, when given, receives the request's MessageId before it is
   // sent (for cancel()).
+  // splice_into (with read_into): a pipe the payload of a plain, unsigned
+  // response is spliced into from the socket instead (unless the pipe has
+  // no room for it). The data then lands whole in one of the two, never
+  // split: Response::direct still gives its length, and
+  // the pipe's content tells where it is. The pipe must be empty and stay
+  // alive until done runs.
   void submit(session::Request req, Completion done, MutableByteView read_into = {},
-              uint64_t* message_id = nullptr);
+              uint64_t* message_id = nullptr, const transport::Pipe* splice_into = nullptr);
   // Synchronous form of submit.
   Result<session::Response> call(session::Request req);
   // Several requests in one frame (session::Machine::send_compound): one
@@ -153,6 +162,7 @@ class Connection {
     Completion done;
     Clock::time_point deadline;
     MutableByteView read_into;
+    const transport::Pipe* splice_into = nullptr;
     bool receiving = false;  // data is being read into read_into: do not expire
     // The frame still reads the caller's buffer (its payload is being
     // signed/encrypted on a send worker, or written by the submitting
@@ -172,6 +182,11 @@ class Connection {
   // destination (rx_read).
   static constexpr size_t kRxStaging = 32 * 1024, kRxDirect = 16 * 1024;
   Result<void> rx_read(std::byte* dst, size_t n, Clock::time_point deadline);
+  // A READ payload of dest.size() bytes into the pipe: what staging holds
+  // of it written, the rest spliced from the socket; if the pipe fills
+  // up, what it took is read back into dest and the rest is read there.
+  // Whether the data is in the pipe.
+  Result<bool> rx_splice(const transport::Pipe& p, MutableByteView dest, Clock::time_point deadline);
   size_t rx_buffered() const { return rx_len_ - rx_pos_; }
   std::unique_ptr<std::byte[]> rx_{new std::byte[kRxStaging]};
   size_t rx_pos_ = 0, rx_len_ = 0;

@@ -339,12 +339,18 @@ void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, I
   read_attempt(id, offset, dest, std::move(done), 0);
 }
 
+void Tree::read_async_piped(const FileId& id, uint64_t offset, MutableByteView dest, const transport::Pipe* pipe,
+                            IoDone done) {
+  read_attempt(id, offset, dest, std::move(done), 0, pipe);
+}
+
 // Reads and writes up to these sizes may share a compound frame
 // (Connection::submit_gathered).
 constexpr uint32_t kGatherReadMax = 64u << 10;
 constexpr uint32_t kGatherWriteMax = 64u << 10;
 
-void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt) {
+void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt,
+                        const transport::Pipe* pipe) {
   FileId cur{};
   auto rt = route(&id, &cur);
   if (!rt) return done(rt.take_error());
@@ -361,14 +367,15 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
   Connection* conn = rt->conn;
   uint64_t gen = rt->gen;
   auto completion =
-      [this, id, conn, gen, attempt, dest, asked, offset, done = std::move(done)](Result<session::Response> resp) mutable {
+      [this, id, conn, gen, attempt, dest, asked, offset, pipe, done = std::move(done)](Result<session::Response> resp) mutable {
         auto rk = retry_kind(resp, conn, attempt);
         if (rk != Retry::no) {
           client_->reconnector_->after(gen, cause_of(rk),
-                                       [this, id, offset, dest, attempt, done = std::move(done)](Result<void> ok) mutable {
+                                       [this, id, offset, dest, attempt, pipe, done = std::move(done)](Result<void> ok) mutable {
                                          if (!ok) return done(ok.take_error());
                                          client_->reconnector_->count_resend();
-                                         read_attempt(id, offset, dest, std::move(done), attempt + 1);
+                                         if (pipe) pipe->discard();  // what a failed attempt left
+                                         read_attempt(id, offset, dest, std::move(done), attempt + 1, pipe);
                                        });
           return;
         }
@@ -390,7 +397,7 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
   // with the others submitted meanwhile, as one compound (the data is then
   // copied from the frame); larger ones alone, received straight into dest.
   if (asked <= kGatherReadMax) conn->submit_gathered(std::move(*r), std::move(completion));
-  else conn->submit(std::move(*r), std::move(completion), dest.first(asked));
+  else conn->submit(std::move(*r), std::move(completion), dest.first(asked), nullptr, pipe);
 }
 
 void Tree::write_async(const FileId& id, uint64_t offset, ByteView src, IoDone done) {

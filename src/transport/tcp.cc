@@ -164,6 +164,31 @@ Result<size_t> TcpStream::read_some(void* buf, size_t n, Clock::time_point deadl
   }
 }
 
+Result<size_t> TcpStream::splice_to(int pipe_wr, size_t n, Clock::time_point deadline) {
+  size_t moved = 0;
+  while (moved < n) {
+    ssize_t r = ::splice(fd_, nullptr, pipe_wr, nullptr, n - moved, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (r > 0) {
+      moved += static_cast<size_t>(r);
+      continue;
+    }
+    if (r == 0) return nt_error(STATUS_CONNECTION_DISCONNECTED, "server closed the connection");
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) {
+      // Nothing had arrived, or the pipe is full: a pipe with all its
+      // slots taken is not writable.
+      pollfd p{pipe_wr, POLLOUT, 0};
+      if (::poll(&p, 1, 0) == 0) return moved;
+      SMBKIT_CHECK(wait(POLLIN, deadline));
+      continue;
+    }
+    if (errno == EINVAL) return moved;  // this socket does not splice
+    if (errno == ECONNRESET) return nt_error(STATUS_CONNECTION_RESET, "connection reset by the server");
+    return sys_error(errno, "splice");
+  }
+  return moved;
+}
+
 static Result<uint32_t> read_length(TcpStream& s, Clock::time_point deadline, uint32_t max_len) {
   std::byte h[4];
   SMBKIT_CHECK(s.read_exact(h, 4, deadline));

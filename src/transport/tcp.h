@@ -38,6 +38,12 @@ class TcpStream {
   // Reads what is there, at least 1 and at most n bytes (waiting until
   // something arrives or the deadline passes).
   Result<size_t> read_some(void* buf, size_t n, Clock::time_point deadline);
+  // Moves up to n bytes of the stream into a pipe's write end without
+  // copying them (splice(2): the pipe takes the socket buffer's pages).
+  // Returns the bytes moved, fewer than n only when the pipe is full (a
+  // pipe holds a number of page fragments, not of bytes) or the socket
+  // cannot splice; waits for data until the deadline.
+  Result<size_t> splice_to(int pipe_wr, size_t n, Clock::time_point deadline);
   // Reads one Direct TCP frame (without its 4-byte header).
   Result<Bytes> read_frame(Clock::time_point deadline, uint32_t max_len = 0x00FFFFFF);
   // Same into a pooled buffer (no zero-fill, no fresh pages); returns the
