@@ -63,6 +63,7 @@ FsConfig FsConfig::from(const MountOptions& o) {
   c.rabudget = o.rabudget;
   c.wbbudget = o.wbbudget;
   c.closetimeo = o.closetimeo;
+  c.splice = o.splice && !o.sign && !o.seal;
   return c;
 }
 
@@ -198,6 +199,7 @@ void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t s
       rc.min_window = std::min<uint64_t>(8ull << 20, c.rasize);
       rc.budget = &fs.files().ra_budget();
       rc.stale_epoch = &fs.files().reads_epoch();
+      rc.splice = c.splice;
       if (c.cache == CacheMode::strict)
         rc.max_age = std::chrono::milliseconds(std::max<int64_t>(1000, static_cast<int64_t>(c.attr_timeout_file * 1000)));
       h.data.ra = std::make_unique<Readahead>(fs.tree(), h.id, size, rc);
@@ -242,6 +244,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // them locally.
   if (conn->capable & FUSE_CAP_POSIX_LOCKS) conn->want |= FUSE_CAP_POSIX_LOCKS;
   if (conn->capable & FUSE_CAP_FLOCK_LOCKS) conn->want |= FUSE_CAP_FLOCK_LOCKS;
+  // libfuse then splices fuse_reply_data's pipe buffers into /dev/fuse
+  // (op_read with a spliced readahead chunk); fuse_reply_buf/iov still write.
+  if (fs.config().splice && (conn->capable & FUSE_CAP_SPLICE_WRITE)) conn->want |= FUSE_CAP_SPLICE_WRITE;
   SMBKIT_LOG(info, "fuse init: max_write={} max_read={} want=0x{:x}", conn->max_write, conn->max_read, conn->want);
 }
 
@@ -639,8 +644,18 @@ void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_i
   if (use_window) {
     auto r = h->data.ra->read(static_cast<uint64_t>(off), size, buf.data());
     if (!r) return reply_error(req, r.error(), "read");
-    // The window's buffers go to the kernel as they are (one writev).
-    fuse_reply_iov(req, r->iov.data(), static_cast<int>(r->iov.size()));
+    if (r->pipe) {
+      // A whole chunk spliced from the socket: libfuse splices the pipe's
+      // pages on into /dev/fuse, where the kernel copies them into the
+      // page cache (the daemon copies nothing).
+      fuse_bufvec bv = FUSE_BUFVEC_INIT(r->bytes);
+      bv.buf[0].flags = FUSE_BUF_IS_FD;
+      bv.buf[0].fd = r->pipe->rd();
+      fuse_reply_data(req, &bv, static_cast<fuse_buf_copy_flags>(0));
+    } else {
+      // The window's buffers go to the kernel as they are (one writev).
+      fuse_reply_iov(req, r->iov.data(), static_cast<int>(r->iov.size()));
+    }
   } else if (!page_cache && size <= fs.read_chunk()) {
     // One READ, answered by its completion: the worker goes back to the
     // kernel's queue at once instead of sleeping until the response, and

@@ -44,6 +44,9 @@ struct FsConfig {
   uint64_t rabudget = 256ull << 20;  // all readahead windows together (0: no limit)
   uint64_t wbbudget = 256ull << 20;  // all write-behind WRITEs in flight together (0: no limit)
   uint32_t closetimeo = 1;          // seconds a released handle may stay open (deferred close)
+  // Readahead payloads spliced socket -> pipe -> /dev/fuse (MountOptions::splice;
+  // off when the mount asks for signing or sealing: those payloads must be read).
+  bool splice = false;
   // The kernel's writeback cache (FUSE_CAP_WRITEBACK_CACHE): cache=loose only.
   bool writeback_cache() const { return cache == CacheMode::loose && !direct; }
 

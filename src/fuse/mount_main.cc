@@ -1,6 +1,7 @@
 #include "fuse/mount_main.h"
 
 #include "client/user_input.h"
+#include "transport/pipe.h"
 
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -45,7 +46,8 @@ const char kUsage[] =
     "cache=strict|none|loose, actimeo=, acregmax=, acdirmax=, uid=, gid=, file_mode=,\n"
     "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=, hard, soft, echo_interval=, closetimeo=.\n"
     "smbkit's own: rabudget=, wbbudget= (bytes all open files' readahead, and their\n"
-    "write-behind in flight, share; default 256 MiB each).\n"
+    "write-behind in flight, share; default 256 MiB each), splice (readahead data\n"
+    "socket -> pipe -> /dev/fuse; needs fs.pipe-max-size >= 2 MiB or CAP_SYS_RESOURCE).\n"
     "The password may also come from "
     "SMBKIT_PASSWORD. -f stays in the foreground; -v/-vv log (with -f).\n";
 
@@ -137,6 +139,21 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   }
 
   FsConfig cfg = FsConfig::from(o);
+  if (cfg.splice) {
+    // libfuse splices a reply only through a pipe with room for all of it
+    // and three pages more: above 1 MiB for our 1 MiB reads, which the
+    // kernel allows only with CAP_SYS_RESOURCE or a raised
+    // fs.pipe-max-size. Otherwise it would fall back to reading the pipe
+    // into fresh memory for every reply, worse than not splicing.
+    size_t need = cfg.fuse_max_io + 3 * 4096 + 16;
+    if (auto p = transport::Pipe::create(need); !p) {
+      SMBKIT_LOG(warn, "splice off: a {} byte pipe is refused ({}); raise fs.pipe-max-size to 2097152 or run with CAP_SYS_RESOURCE",
+                 need, p.error().message());
+      cfg.splice = false;
+    } else {
+      SMBKIT_LOG(info, "splice on: readahead payloads go socket -> pipe -> /dev/fuse");
+    }
+  }
   SmbFs fs(*tree, cfg);
   std::string opts = fuse_mount_opts(o, cfg.fuse_max_io);
   std::vector<std::string> argv_s = {"smbkit", "-o", opts};

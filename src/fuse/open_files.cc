@@ -11,6 +11,7 @@ std::string DataStats::str() const {
          " bytes_written=" + std::to_string(bytes_written) + " fuse_reads=" + std::to_string(fuse_reads) +
          " ra_hits=" + std::to_string(ra_hits) + " ra_misses=" + std::to_string(ra_misses) +
          " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets) + " ra_seeded=" + std::to_string(ra_seeded) +
+         " ra_spliced=" + std::to_string(ra_spliced) + " ra_pipe_copied=" + std::to_string(ra_pipe_copied) +
          " ra_peak=" + std::to_string(ra_peak) + " wb_peak=" + std::to_string(wb_peak) +
          " writes_peak=" + std::to_string(writes_peak);
 }
@@ -33,6 +34,8 @@ void OpenFiles::add_stats_locked(const FileData& f) {
     totals_.ra_misses += s.misses;
     totals_.ra_reads += s.reads_issued;
     totals_.ra_resets += s.resets;
+    totals_.ra_spliced += s.spliced;
+    totals_.ra_pipe_copied += s.pipe_copied;
   }
 }
 

@@ -252,6 +252,12 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
     } else if (name == "rw") {
       SMBKIT_CHECK(no_value());
       o.ro = false;
+    } else if (name == "splice") {
+      SMBKIT_CHECK(no_value());
+      o.splice = true;
+    } else if (name == "nosplice") {
+      SMBKIT_CHECK(no_value());
+      o.splice = false;
     } else if (name == "noperm") {
       SMBKIT_CHECK(no_value());
       o.noperm = true;
@@ -380,6 +386,7 @@ std::string describe(const MountOptions& o) {
   s += ",rsize=" + std::to_string(o.rsize) + ",wsize=" + std::to_string(o.wsize);
   s += ",rasize=" + std::to_string(o.rasize) + ",rabudget=" + std::to_string(o.rabudget) +
        ",wbbudget=" + std::to_string(o.wbbudget);
+  if (o.splice) s += ",splice";
   s += ",closetimeo=" + std::to_string(o.closetimeo);
   s += std::string(",cache=") + cache_mode_name(o.cache);
   if (o.directio) s += ",directio";

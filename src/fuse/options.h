@@ -63,6 +63,12 @@ struct MountOptions {
   // smbkit's own: the bytes all open files may have in flight as
   // write-behind WRITEs together (0: no limit beyond 32 MiB per file).
   uint64_t wbbudget = 256ull << 20;
+  // smbkit's own, off unless `splice` is given (`nosplice`: off):
+  // readahead READ payloads go from the socket to /dev/fuse through
+  // pipes, without a copy in the daemon. Only on mounts that neither sign
+  // nor seal, and only where a pipe may exceed 1 MiB (mount_main.cc);
+  // measured in docs/benchmarks.md (session 8): no faster here.
+  bool splice = false;
 
   // Caching.
   CacheMode cache = CacheMode::strict;

@@ -234,6 +234,14 @@ void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
   auto& pool = tree_.client().conn().pool();
   for (auto& c : cs) {
     c->buf = pool.get(c->len);
+    if (cfg_.splice) {
+      // Room for the chunk in pages of 4 KiB and then some: the payload
+      // rarely starts on a page boundary. A refusal (pipe limits) means
+      // this chunk goes to memory.
+      auto p = transport::Pipe::create(2 * static_cast<size_t>(c->len));
+      if (!p) p = transport::Pipe::create(c->len);
+      if (p) c->pipe = std::make_shared<transport::Pipe>(std::move(*p));
+    }
     c->sent = mono_now();
     uint64_t gen;
     {
@@ -241,8 +249,16 @@ void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
       gen = sh_->generation;
     }
     auto sh = sh_;
-    tree_.read_async(id_, c->off, MutableByteView(c->buf->data(), c->len), [sh, c, gen](Result<size_t> r) {
+    tree_.read_async_piped(id_, c->off, MutableByteView(c->buf->data(), c->len), c->pipe.get(), [sh, c, gen](Result<size_t> r) {
       std::lock_guard g(sh->mu);
+      if (r && *r > 0 && c->pipe) {
+        // All of it is in the pipe, or none (Connection::submit).
+        auto held = c->pipe->buffered();
+        if (!held) r = held.take_error();
+        else if (*held == *r) c->in_pipe = true;
+        else if (*held != 0) r = sys_error(EIO, "READ data split between a pipe and memory");
+      }
+      if (!c->in_pipe) c->pipe.reset();
       c->result = std::move(r);
       c->done = true;
       c->completed = mono_now();
@@ -293,6 +309,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
     if (n) d.iov.push_back(iovec{scratch, n});
     return d;
   };
+  if (first && first->consumed) return direct();  // read again after its pipe went to the kernel
   if (!first) {
     s.any_read = true;
     s.last_end = off + size;
@@ -339,6 +356,32 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
     uint64_t got = *c->result;
     if (pos >= c->off + got) break;  // end of file
     uint64_t take = std::min<uint64_t>(c->off + got - pos, end - pos);
+    if (c->consumed) return direct();
+    if (c->in_pipe) {
+      if (out.bytes == 0 && pos == c->off && got == c->len && take == got && pos + take == end) {
+        // This read is the whole chunk: the kernel takes the pages the
+        // socket filled, no copy on our side.
+        out.pipe = std::move(c->pipe);
+        c->in_pipe = false;
+        c->consumed = true;
+        out.bytes = take;
+        pos += take;
+        s.stats.spliced++;
+        continue;
+      }
+      // Any other read needs the bytes in memory (one copy, as without
+      // the pipe); the chunk serves from memory from now on.
+      auto rd = c->pipe->read_exact(c->buf->data(), got);
+      c->pipe.reset();
+      c->in_pipe = false;
+      s.stats.pipe_copied++;
+      if (!rd) {
+        c->result = rd.take_error();
+        Error e = c->result.error();
+        drop_locked();
+        return e;
+      }
+    }
     out.iov.push_back(iovec{c->buf->data() + (pos - c->off), static_cast<size_t>(take)});
     out.keep.push_back(c->buf);
     out.bytes += take;

@@ -38,6 +38,7 @@
 #include "client/client.h"
 #include "fuse/memory_budget.h"
 #include "session/window.h"
+#include "transport/pipe.h"
 
 namespace smbkit::fuse {
 
@@ -80,11 +81,17 @@ class Readahead {
     // Bumped when every window is stale (OpenFiles::drop_all_reads); the
     // window drops itself at its next read (null: none).
     const std::atomic<uint64_t>* stale_epoch = nullptr;
+    // Each READ of the window gets a pipe its payload is spliced into
+    // from the socket (a plain, unsigned session; see Served::pipe). Off,
+    // or when the kernel refuses the pipe, the data lands in memory.
+    bool splice = false;
   };
   struct Stats {
     uint64_t reads_issued = 0, bytes_issued = 0;  // READs sent for the window
     uint64_t hits = 0, misses = 0;                // FUSE reads served from the window / directly
     uint64_t resets = 0;                          // window dropped (seek, write, truncate, break, age)
+    uint64_t spliced = 0;       // FUSE reads answered with a whole chunk's pipe
+    uint64_t pipe_copied = 0;   // piped chunks read into memory (a read not matching the chunk)
   };
 
   // size_hint: the file size at open (READs are not issued past it; a
@@ -95,11 +102,15 @@ class Readahead {
   Readahead& operator=(const Readahead&) = delete;
 
   // The data for a FUSE read: buffers that stay alive as long as the
-  // Served object, and iovecs into them (empty at end of file).
+  // Served object, and iovecs into them (empty at end of file); or, when
+  // the read is exactly one chunk whose payload was spliced, the pipe
+  // that holds all `bytes` of it (iov empty), to be spliced on into
+  // /dev/fuse (fuse_reply_data). The chunk cannot be served again.
   struct Served {
     std::vector<std::shared_ptr<Bytes>> keep;
     std::vector<iovec> iov;
     size_t bytes = 0;
+    std::shared_ptr<transport::Pipe> pipe;
   };
   // Serves [off, off+size): from the window when the access is
   // sequential (starting or topping up the window), else by a direct
@@ -127,6 +138,9 @@ class Readahead {
     uint64_t off = 0;
     uint32_t len = 0;
     std::shared_ptr<Bytes> buf;
+    std::shared_ptr<transport::Pipe> pipe;  // Config::splice (may fail to be made)
+    bool in_pipe = false;   // done, and the data is in `pipe`, not in buf
+    bool consumed = false;  // its pipe went to the kernel: nothing left to serve
     uint64_t charge = 0;  // bytes charged to the budget for it
     bool done = false;
     Result<size_t> result = size_t{0};

@@ -99,6 +99,37 @@ TEST_F(DataPath, SequentialReadIsServedFromTheReadaheadWindow) {
   EXPECT_GE(issued, 32u) << line;
 }
 
+// -o splice: readahead payloads go socket -> pipe -> /dev/fuse. Where the
+// kernel refuses pipes above 1 MiB (no CAP_SYS_RESOURCE, default
+// fs.pipe-max-size) the mount says so and reads without; either way every
+// byte must come back right, including reads that do not match a chunk.
+TEST_F(DataPath, SplicedReadsBringBackEveryByte) {
+  std::string data = server_file("spliced.bin", 32u << 20, 23);
+  Foreground f = mount_foreground("cache=strict,splice");
+  ASSERT_TRUE(is_mounted(f.mp));
+  int fd = ::open((f.mp + "/spliced.bin").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  EXPECT_TRUE(same(read_all(fd, 1 << 20), data));
+  ::close(fd);
+  // Odd sizes through a fresh open (after the page cache is dropped).
+  std::ofstream("/proc/sys/vm/drop_caches") << "1\n";
+  fd = ::open((f.mp + "/spliced.bin").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  EXPECT_TRUE(same(read_all(fd, 333333), data));
+  ::close(fd);
+  std::string line = stop_foreground(f);
+  std::string log = slurp(f.log);
+  ASSERT_FALSE(line.empty()) << "no counters in the mount log";
+  uint64_t spliced = counter(line, "ra_spliced");
+  ASSERT_NE(spliced, UINT64_MAX) << line;
+  if (log.find("splice on") != std::string::npos) {
+    EXPECT_GE(spliced, 16u) << line;
+  } else {
+    EXPECT_NE(log.find("splice off: a 1060880 byte pipe is refused"), std::string::npos) << log;
+    EXPECT_EQ(spliced, 0u) << line;
+  }
+}
+
 // An open for reading carries a READ of the file's first 64 KiB in its
 // CREATE's frame (client::Prefetch): a small file is opened and read in
 // one round trip, and the window's READs start after those bytes.

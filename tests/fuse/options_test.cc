@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "fuse/filesystem.h"
 #include "fuse/inode_table.h"
 #include "fuse/options.h"
 #include "proto/constants.h"
@@ -158,6 +159,19 @@ TEST(MountOptions, RabudgetAndWbbudget) {
   EXPECT_EQ(parse_ok("wbbudget=0").wbbudget, 0u);
   EXPECT_NE(describe(parse_ok("wbbudget=8388608")).find("wbbudget=8388608"), std::string::npos);
   EXPECT_NE(parse_err("wbbudget=-1").find("'wbbudget'"), std::string::npos);
+}
+
+TEST(MountOptions, Splice) {
+  EXPECT_FALSE(parse_ok("").splice);  // opt-in (docs/benchmarks.md, session 8)
+  EXPECT_TRUE(parse_ok("splice").splice);
+  EXPECT_FALSE(parse_ok("splice,nosplice").splice);
+  EXPECT_NE(describe(parse_ok("splice")).find(",splice"), std::string::npos);
+  EXPECT_EQ(describe(parse_ok("")).find("splice"), std::string::npos);
+  EXPECT_NE(parse_err("splice=1").find("'splice'"), std::string::npos);
+  // Signed or sealed payloads must be read to be checked: no splice.
+  EXPECT_TRUE(FsConfig::from(parse_ok("splice")).splice);
+  EXPECT_FALSE(FsConfig::from(parse_ok("splice,sign")).splice);
+  EXPECT_FALSE(FsConfig::from(parse_ok("splice,seal")).splice);
 }
 
 TEST(MountOptions, Caching) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/await.h"
 #include "client/client.h"
 #include "proto/constants.h"
 #include "support/samba_server.h"
@@ -58,6 +59,18 @@ class ReadaheadWindow : public ::testing::Test {
     auto r = ra.read(off, size, scratch.data());
     ASSERT_TRUE(r.ok()) << r.error().message();
     ASSERT_EQ(r->bytes, size) << "at " << off;
+    if (r->pipe) {
+      // A spliced chunk: all of it is in the pipe.
+      ASSERT_TRUE(r->iov.empty());
+      auto held = r->pipe->buffered();
+      ASSERT_TRUE(held.ok()) << held.error().message();
+      ASSERT_EQ(*held, size) << "at " << off;
+      std::vector<char> got(size);
+      ASSERT_TRUE(r->pipe->read_exact(got.data(), size).ok());
+      ASSERT_EQ(std::memcmp(got.data(), data_.data() + off, size), 0) << "at " << off;
+      spliced_reads_++;
+      return;
+    }
     uint64_t pos = off;
     for (const iovec& v : r->iov) {
       ASSERT_EQ(std::memcmp(v.iov_base, data_.data() + pos, v.iov_len), 0) << "at " << pos;
@@ -71,6 +84,7 @@ class ReadaheadWindow : public ::testing::Test {
   std::unique_ptr<client::Tree> tree_;
   proto::FileId id_{};
   std::string data_;
+  int spliced_reads_ = 0;  // reads read_and_check got as a pipe
 };
 
 // The kernel's readahead sends several FUSE reads at once; a worker may
@@ -135,6 +149,82 @@ TEST_F(ReadaheadWindow, ChunksKeptBehindGiveWayUnderATightBudget) {
     EXPECT_LE(budget.peak(), (4ull << 20) + kChunk);
   }
   EXPECT_EQ(budget.used(), 0u) << "the window's bytes were not given back";
+}
+
+// Config::splice: READ payloads go from the socket into a pipe per chunk.
+// A read that is exactly one chunk gets the pipe (the FUSE layer splices
+// it on into /dev/fuse); any other read of a piped chunk, and a read of a
+// chunk whose pipe is gone, still gets the right bytes.
+TEST_F(ReadaheadWindow, SplicedChunksServeWholeReadsAndAnyOtherReadFromMemory) {
+  // Half-MiB chunks: their pipes (twice the chunk) hold them whatever the
+  // size of the socket's fragments, without CAP_SYS_RESOURCE.
+  constexpr uint32_t kHalf = kChunk / 2;
+  fuse::Readahead::Config c;
+  c.chunk = kHalf;
+  c.min_window = c.max_window = 4ull << 20;
+  c.splice = true;
+  fuse::Readahead ra(*tree_, id_, kSize, c);
+  uint64_t spliced_before = client_->conn().stats().spliced_read_bytes;
+  for (uint64_t i = 0; i < 12; i++) read_and_check(ra, i * kHalf, kHalf);
+  EXPECT_EQ(spliced_reads_, 12) << "pipe full " << client_->conn().stats().splice_pipe_full << " times";
+  EXPECT_EQ(ra.stats().spliced, static_cast<uint64_t>(spliced_reads_));
+  EXPECT_GE(client_->conn().stats().spliced_read_bytes - spliced_before, 12ull * kHalf);
+  // Reads that are not one whole chunk: a half, then the other half of
+  // the next chunk, then one straddling two chunks.
+  read_and_check(ra, 12 * kHalf, kHalf / 2);
+  read_and_check(ra, 12 * kHalf + kHalf / 2, kHalf / 2);
+  read_and_check(ra, 13 * kHalf + 4096, kHalf);
+  EXPECT_GE(ra.stats().pipe_copied, 2u);
+  // A chunk whose pipe went to the kernel is read again (the kernel
+  // dropped its pages): served directly.
+  uint64_t misses = ra.stats().misses;
+  read_and_check(ra, 5 * kHalf, kHalf);
+  EXPECT_EQ(ra.stats().misses, misses + 1);
+}
+
+// A pipe smaller than the payload (the kernel refused a larger one, or the
+// payload came in small fragments): the connection takes back what the
+// pipe holds and reads the rest into memory, so the data is whole in one
+// place.
+TEST_F(ReadaheadWindow, APipeTooSmallForTheChunkLeavesItWholeInMemory) {
+  auto small = transport::Pipe::create(64 << 10);
+  ASSERT_TRUE(small.ok()) << small.error().message();
+  std::vector<std::byte> buf(kChunk);
+  uint64_t spliced_before = client_->conn().stats().spliced_read_bytes;
+  uint64_t full_before = client_->conn().stats().splice_pipe_full;
+  auto n = await_completion<Result<size_t>>([&](client::Tree::IoDone done) {
+    tree_->read_async_piped(id_, 2 * kChunk, MutableByteView(buf.data(), buf.size()), &*small, std::move(done));
+  });
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  ASSERT_EQ(*n, kChunk);
+  auto held = small->buffered();
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(*held, 0u) << "data left split between the pipe and memory";
+  EXPECT_EQ(std::memcmp(buf.data(), data_.data() + 2 * kChunk, kChunk), 0);
+  EXPECT_EQ(client_->conn().stats().spliced_read_bytes, spliced_before);
+  EXPECT_EQ(client_->conn().stats().splice_pipe_full, full_before + 1);
+  // And with room: the same READ lands in the pipe, memory untouched.
+  auto big = transport::Pipe::create(kChunk);
+  ASSERT_TRUE(big.ok()) << big.error().message();
+  std::fill(buf.begin(), buf.end(), std::byte{0});
+  n = await_completion<Result<size_t>>([&](client::Tree::IoDone done) {
+    tree_->read_async_piped(id_, 3 * kChunk, MutableByteView(buf.data(), buf.size()), &*big, std::move(done));
+  });
+  ASSERT_TRUE(n.ok()) << n.error().message();
+  held = big->buffered();
+  ASSERT_TRUE(held.ok());
+  if (*held == 0) {
+    // 256 slots were too few after all (fragments under 4 KiB): in memory.
+    EXPECT_EQ(client_->conn().stats().splice_pipe_full, full_before + 2);  // this one too
+    EXPECT_EQ(std::memcmp(buf.data(), data_.data() + 3 * kChunk, kChunk), 0);
+  } else {
+    ASSERT_EQ(*held, kChunk);
+    std::vector<char> got(kChunk);
+    ASSERT_TRUE(big->read_exact(got.data(), kChunk).ok());
+    EXPECT_EQ(std::memcmp(got.data(), data_.data() + 3 * kChunk, kChunk), 0);
+    EXPECT_EQ(client_->conn().stats().spliced_read_bytes, spliced_before + kChunk);
+    EXPECT_EQ(buf[0], std::byte{0}) << "a spliced payload was also copied";
+  }
 }
 
 }  // namespace
