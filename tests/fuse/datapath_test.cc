@@ -40,6 +40,18 @@ class DataPath : public Mount {
     }
     return out;
   }
+  // The whole file through a fresh open, `bs` bytes per read(2); empty
+  // (and a failure reported) when it does not open.
+  static std::string read_through(const std::string& path, size_t bs) {
+    int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) {
+      ADD_FAILURE() << path << ": " << strerror(errno);
+      return {};
+    }
+    std::string out = read_all(fd, bs);
+    ::close(fd);
+    return out;
+  }
 
   static ssize_t pread_full(int fd, char* p, size_t n, off_t off) {
     size_t done = 0;
@@ -58,17 +70,9 @@ TEST_F(DataPath, SequentialReadInEveryCacheModeMatchesServer) {
   for (const char* mode : {"cache=strict", "cache=loose", "cache=none", "directio"}) {
     SCOPED_TRACE(mode);
     std::string mp = mounted(mode);
-    int fd = ::open((mp + "/seq.bin").c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0) << strerror(errno);
-    std::string back = read_all(fd, 1 << 20);
-    ::close(fd);
-    EXPECT_TRUE(same(back, data));
+    EXPECT_TRUE(same(read_through(mp + "/seq.bin", 1 << 20), data));
     // Odd read sizes (not page or chunk aligned) through a fresh open.
-    fd = ::open((mp + "/seq.bin").c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0) << strerror(errno);
-    back = read_all(fd, 333333);
-    ::close(fd);
-    EXPECT_TRUE(same(back, data));
+    EXPECT_TRUE(same(read_through(mp + "/seq.bin", 333333), data));
     unmount(mp);
   }
 }
@@ -77,11 +81,7 @@ TEST_F(DataPath, SequentialReadIsServedFromTheReadaheadWindow) {
   std::string data = server_file("window.bin", 32u << 20, 16);
   Foreground f = mount_foreground("cache=strict");
   ASSERT_TRUE(is_mounted(f.mp));
-  int fd = ::open((f.mp + "/window.bin").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
-  std::string back = read_all(fd, 1 << 20);
-  ::close(fd);
-  EXPECT_TRUE(same(back, data));
+  EXPECT_TRUE(same(read_through(f.mp + "/window.bin", 1 << 20), data));
   std::string line = stop_foreground(f);
   ASSERT_FALSE(line.empty()) << "no counters in the mount log";
   uint64_t hits = counter(line, "ra_hits"), misses = counter(line, "ra_misses"),
@@ -107,16 +107,10 @@ TEST_F(DataPath, SplicedReadsBringBackEveryByte) {
   std::string data = server_file("spliced.bin", 32u << 20, 23);
   Foreground f = mount_foreground("cache=strict,splice");
   ASSERT_TRUE(is_mounted(f.mp));
-  int fd = ::open((f.mp + "/spliced.bin").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
-  EXPECT_TRUE(same(read_all(fd, 1 << 20), data));
-  ::close(fd);
+  EXPECT_TRUE(same(read_through(f.mp + "/spliced.bin", 1 << 20), data));
   // Odd sizes through a fresh open (after the page cache is dropped).
   std::ofstream("/proc/sys/vm/drop_caches") << "1\n";
-  fd = ::open((f.mp + "/spliced.bin").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
-  EXPECT_TRUE(same(read_all(fd, 333333), data));
-  ::close(fd);
+  EXPECT_TRUE(same(read_through(f.mp + "/spliced.bin", 333333), data));
   std::string line = stop_foreground(f);
   std::string log = slurp(f.log);
   ASSERT_FALSE(line.empty()) << "no counters in the mount log";
@@ -142,10 +136,7 @@ TEST_F(DataPath, SmallFilesAreReadWithTheirOpen) {
     Foreground f = mount_foreground(mode);
     ASSERT_TRUE(is_mounted(f.mp));
     for (size_t i = 0; i < sizes.size(); i++) {
-      int fd = ::open((f.mp + "/small" + std::to_string(i)).c_str(), O_RDONLY);
-      ASSERT_GE(fd, 0) << strerror(errno);
-      EXPECT_TRUE(same(read_all(fd, 1 << 16), data[i])) << "size " << sizes[i];
-      ::close(fd);
+      EXPECT_TRUE(same(read_through(f.mp + "/small" + std::to_string(i), 1 << 16), data[i])) << "size " << sizes[i];
     }
     std::string line = stop_foreground(f);
     ASSERT_FALSE(line.empty()) << "no counters in the mount log";
@@ -158,10 +149,7 @@ TEST_F(DataPath, SmallFilesAreReadWithTheirOpen) {
   // Write-only and truncating opens read nothing ahead; cache=none reads
   // every byte when asked.
   Foreground f = mount_foreground("cache=none");
-  int fd = ::open((f.mp + "/small3").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0) << strerror(errno);
-  EXPECT_TRUE(same(read_all(fd, 1 << 16), data[3]));
-  ::close(fd);
+  EXPECT_TRUE(same(read_through(f.mp + "/small3", 1 << 16), data[3]));
   std::string line = stop_foreground(f);
   EXPECT_EQ(counter(line, "ra_seeded"), 0u) << line;
 }
