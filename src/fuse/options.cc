@@ -139,8 +139,28 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       out = static_cast<uint32_t>(n);
       return {};
     };
+    // Flags (no value): each sets one field.
+    struct Flag {
+      const char* name;
+      bool MountOptions::*field;
+      bool value;
+    };
+    static constexpr Flag kFlags[] = {
+        {"seal", &MountOptions::seal, true},         {"sign", &MountOptions::sign, true},
+        {"ro", &MountOptions::ro, true},             {"rw", &MountOptions::ro, false},
+        {"noperm", &MountOptions::noperm, true},     {"perm", &MountOptions::noperm, false},
+        {"directio", &MountOptions::directio, true}, {"forcedirectio", &MountOptions::directio, true},
+        {"hard", &MountOptions::hard, true},         {"soft", &MountOptions::hard, false},
+        {"splice", &MountOptions::splice, true},     {"nosplice", &MountOptions::splice, false},
+    };
+    const Flag* flag = nullptr;
+    for (const Flag& f : kFlags)
+      if (name == f.name) flag = &f;
 
-    if (name == "username" || (name == "user" && has_value)) {
+    if (flag) {
+      SMBKIT_CHECK(no_value());
+      o.*(flag->field) = flag->value;
+    } else if (name == "username" || (name == "user" && has_value)) {
       SMBKIT_CHECK(need_value());
       // mount.cifs: "DOMAIN/user" or "DOMAIN\user"; "user%pass" also carries a password.
       std::string u = v;
@@ -190,12 +210,6 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       } else {
         return bad(name, "'" + v + "' is not supported (ntlmssp, ntlmsspi, ntlmv2, ntlmv2i or none)");
       }
-    } else if (name == "seal") {
-      SMBKIT_CHECK(no_value());
-      o.seal = true;
-    } else if (name == "sign") {
-      SMBKIT_CHECK(no_value());
-      o.sign = true;
     } else if (name == "rsize") {
       SMBKIT_CHECK(io_size(o.rsize));
     } else if (name == "wsize") {
@@ -246,27 +260,6 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 8, 07777));
       (name == "file_mode" ? o.file_mode : o.dir_mode) = static_cast<mode_t>(n);
-    } else if (name == "ro") {
-      SMBKIT_CHECK(no_value());
-      o.ro = true;
-    } else if (name == "rw") {
-      SMBKIT_CHECK(no_value());
-      o.ro = false;
-    } else if (name == "splice") {
-      SMBKIT_CHECK(no_value());
-      o.splice = true;
-    } else if (name == "nosplice") {
-      SMBKIT_CHECK(no_value());
-      o.splice = false;
-    } else if (name == "noperm") {
-      SMBKIT_CHECK(no_value());
-      o.noperm = true;
-    } else if (name == "perm") {
-      SMBKIT_CHECK(no_value());
-      o.noperm = false;
-    } else if (name == "directio" || name == "forcedirectio") {
-      SMBKIT_CHECK(no_value());
-      o.directio = true;
     } else if (name == "timeout") {
       // smbkit's own (mount.cifs has no equivalent): seconds a request may
       // go unanswered before it fails with ETIMEDOUT, as the CLI's --timeout.
@@ -274,9 +267,6 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 3600));
       if (n == 0) return bad(name, "'0' is out of range (1 to 3600)");
       o.timeout_s = static_cast<uint32_t>(n);
-    } else if (name == "hard" || name == "soft") {
-      SMBKIT_CHECK(no_value());
-      o.hard = name == "hard";
     } else if (name == "echo_interval") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 600));
