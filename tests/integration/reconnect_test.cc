@@ -13,6 +13,7 @@
 #include "client/lock.h"
 #include "fixture.h"
 #include "support/link_emulator.h"
+#include "transport/pipe.h"
 
 namespace smbkit_it {
 namespace {
@@ -149,6 +150,62 @@ TEST_F(Reconnect, CutMidGetCompletesThroughDurableHandle) {
   EXPECT_EQ(s.path_reopens, 0u);
   EXPECT_EQ(s.lost_handles, 0u);
   EXPECT_GT(s.resent, 0u);
+}
+
+// READs whose payloads are spliced into pipes (the mount's -o splice),
+// cut mid-payload: a pipe must not keep the bytes of the attempt that was
+// cut, or the re-sent READ would land behind them. Each READ's data must
+// come out exactly once, from its pipe or its buffer.
+TEST_F(Reconnect, CutMidSplicedReadsLeaveNoStaleBytesInTheirPipes) {
+  // 256 KiB READs into 1 MiB pipes: a pipe has 256 slots, one per socket
+  // fragment, and what comes through the relay is fragmented finely.
+  constexpr size_t kChunk = 256u << 10, kChunks = 24;
+  Bytes data = random_bytes(kChunks * kChunk, 57);
+  ASSERT_TRUE(write_local(share_file("cut-piped.bin"), data));
+  st::LinkOptions lo;
+  lo.target_port = server_->port();
+  lo.cut_after_bytes = (3u << 20) + 123457;  // inside a payload
+  auto link = st::LinkEmulator::start(lo);
+  ASSERT_TRUE(link.ok()) << link.error().message();
+  auto c = cl::Client::connect(options((*link)->port()));
+  IT_ASSERT_OK(c);
+  auto t = (*c)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto f = (*t)->open("cut-piped.bin", read_params());
+  IT_ASSERT_OK(f);
+  std::vector<smbkit::transport::Pipe> pipes;
+  std::vector<Bytes> bufs(kChunks, Bytes(kChunk));
+  for (size_t i = 0; i < kChunks; i++) {
+    auto p = smbkit::transport::Pipe::create(1u << 20);
+    ASSERT_TRUE(p.ok()) << p.error().message();
+    pipes.push_back(std::move(*p));
+  }
+  std::vector<std::promise<Result<size_t>>> done(kChunks);
+  for (size_t i = 0; i < kChunks; i++)
+    (*t)->read_async_piped(f->id, i * kChunk, MutableByteView(bufs[i].data(), kChunk), &pipes[i],
+                           [&done, i](Result<size_t> n) { done[i].set_value(std::move(n)); });
+  for (size_t i = 0; i < kChunks; i++) {
+    SCOPED_TRACE("chunk " + std::to_string(i));
+    auto n = done[i].get_future().get();
+    IT_ASSERT_OK(n);
+    ASSERT_EQ(*n, kChunk);
+    auto held = pipes[i].buffered();
+    IT_ASSERT_OK(held);
+    Bytes got(kChunk);
+    if (*held == 0) {
+      got = bufs[i];
+    } else {
+      ASSERT_EQ(*held, kChunk) << "stale or missing bytes in the pipe";
+      IT_ASSERT_OK(pipes[i].read_exact(got.data(), kChunk));
+    }
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin() + static_cast<std::ptrdiff_t>(i * kChunk)));
+  }
+  EXPECT_TRUE((*link)->was_cut());
+  EXPECT_GE((*c)->reconnect_stats().reconnects, 1u);
+  EXPECT_GT((*c)->reconnect_stats().resent, 0u);
+  auto cs = (*c)->conn().stats();
+  EXPECT_GT(cs.spliced_read_bytes, 0u) << "direct " << cs.direct_read_bytes << " full " << cs.splice_pipe_full;
+  (void)(*t)->close(f->id);
 }
 
 TEST_F(Reconnect, CutMidGetOnSmb21UsesDurableV1) {
