@@ -51,11 +51,14 @@ class OpenHandles {
         m_.erase(it);
         break;
       }
-    if (closing_.erase({ino, id})) closing_count_--;
-    if (m_.count(ino) == 0) {
-      std::erase_if(pending_, [&](const auto& p) { return p.second == ino; });
-      cv_.notify_all();  // wait_name_free, wait_dir_free, wait_closed
-    }
+    bool was_closing = closing_.erase({ino, id}) > 0;
+    if (was_closing) closing_count_--;
+    bool last = m_.count(ino) == 0;
+    if (last) std::erase_if(pending_, [&](const auto& p) { return p.second == ino; });
+    // wait_name_free, wait_dir_free, wait_closed (the last handle), and
+    // wait_closing (this one), also when the file was opened again
+    // meanwhile (close, open, fstat: the stat must not sit out its limit).
+    if (last || was_closing) cv_.notify_all();
   }
   // ino's name `path` was unlinked: while ino has open handles the name is
   // delete-pending on the server.
@@ -118,8 +121,14 @@ class OpenHandles {
       auto it = closing_.lower_bound({ino, proto::FileId{}});
       return it == closing_.end() || it->first != ino;
     };
-    if (!cv_.wait_for(lk, limit, none)) closing_count_ -= std::erase_if(closing_, [&](const auto& c) { return c.first == ino; });
+    if (!cv_.wait_for(lk, limit, none)) {
+      closing_count_ -= std::erase_if(closing_, [&](const auto& c) { return c.first == ino; });
+      closing_timeouts_++;
+    }
   }
+  // How many wait_closing() calls ran out their limit (the RELEASE did not
+  // come in time).
+  uint64_t closing_timeouts() const { return closing_timeouts_.load(); }
   // Any open handle of ino.
   std::optional<proto::FileId> any(uint64_t ino) const {
     std::lock_guard lk(mu_);
@@ -135,6 +144,7 @@ class OpenHandles {
   std::map<std::string, uint64_t> pending_;  // delete-pending name -> inode
   std::set<std::pair<uint64_t, proto::FileId>> closing_;  // see closing()
   std::atomic<size_t> closing_count_{0};
+  std::atomic<uint64_t> closing_timeouts_{0};
 };
 
 }  // namespace smbkit::fuse
