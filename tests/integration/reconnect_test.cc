@@ -45,6 +45,26 @@ class Reconnect : public ::testing::Test {
   }
   std::string share_file(const std::string& name) { return server_->share_path("share") + "/" + name; }
 
+  // A client on "share" through a link emulator that cuts the connection
+  // once `cut_after` bytes have passed (members in teardown order).
+  struct CutLink {
+    std::unique_ptr<st::LinkEmulator> link;
+    std::unique_ptr<cl::Client> client;
+    std::unique_ptr<cl::Tree> tree;
+  };
+  Result<CutLink> connect_cut(uint64_t cut_after, std::vector<uint16_t> dialects = {}) {
+    st::LinkOptions lo;
+    lo.target_port = server_->port();
+    lo.cut_after_bytes = cut_after;
+    CutLink l;
+    SMBKIT_TRY(l.link, st::LinkEmulator::start(lo));
+    auto o = options(l.link->port());
+    o.conn.dialects = std::move(dialects);
+    SMBKIT_TRY(l.client, cl::Client::connect(o));
+    SMBKIT_TRY(l.tree, l.client->tree_connect("share"));
+    return l;
+  }
+
   static cl::OpenParams read_params() {
     cl::OpenParams p;
     p.access = pr::FILE_READ_DATA | pr::FILE_READ_ATTRIBUTES | pr::SYNCHRONIZE;
@@ -131,20 +151,13 @@ TEST_F(Reconnect, CutMidGetCompletesThroughDurableHandle) {
   const size_t n = 96u << 20;
   Bytes data = random_bytes(n, 51);
   ASSERT_TRUE(write_local(share_file("cut-get.bin"), data));
-  st::LinkOptions lo;
-  lo.target_port = server_->port();
-  lo.cut_after_bytes = 40u << 20;
-  auto link = st::LinkEmulator::start(lo);
-  ASSERT_TRUE(link.ok()) << link.error().message();
-  auto c = cl::Client::connect(options((*link)->port()));
-  IT_ASSERT_OK(c);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto got = download_checked(**t, "cut-get.bin", data);
+  auto l = connect_cut(40u << 20);
+  IT_ASSERT_OK(l);
+  auto got = download_checked(*l->tree, "cut-get.bin", data);
   IT_ASSERT_OK(got);
   EXPECT_EQ(*got, n);
-  EXPECT_TRUE((*link)->was_cut());
-  auto s = (*c)->reconnect_stats();
+  EXPECT_TRUE(l->link->was_cut());
+  auto s = l->client->reconnect_stats();
   EXPECT_GE(s.reconnects, 1u);
   EXPECT_EQ(s.durable_reopens, 1u);  // the server kept the handle for us
   EXPECT_EQ(s.path_reopens, 0u);
@@ -162,16 +175,10 @@ TEST_F(Reconnect, CutMidSplicedReadsLeaveNoStaleBytesInTheirPipes) {
   constexpr size_t kChunk = 256u << 10, kChunks = 24;
   Bytes data = random_bytes(kChunks * kChunk, 57);
   ASSERT_TRUE(write_local(share_file("cut-piped.bin"), data));
-  st::LinkOptions lo;
-  lo.target_port = server_->port();
-  lo.cut_after_bytes = (3u << 20) + 123457;  // inside a payload
-  auto link = st::LinkEmulator::start(lo);
-  ASSERT_TRUE(link.ok()) << link.error().message();
-  auto c = cl::Client::connect(options((*link)->port()));
-  IT_ASSERT_OK(c);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto f = (*t)->open("cut-piped.bin", read_params());
+  auto l = connect_cut((3u << 20) + 123457);  // inside a payload
+  IT_ASSERT_OK(l);
+  cl::Tree& t = *l->tree;
+  auto f = t.open("cut-piped.bin", read_params());
   IT_ASSERT_OK(f);
   std::vector<smbkit::transport::Pipe> pipes;
   std::vector<Bytes> bufs(kChunks, Bytes(kChunk));
@@ -182,7 +189,7 @@ TEST_F(Reconnect, CutMidSplicedReadsLeaveNoStaleBytesInTheirPipes) {
   }
   std::vector<std::promise<Result<size_t>>> done(kChunks);
   for (size_t i = 0; i < kChunks; i++)
-    (*t)->read_async_piped(f->id, i * kChunk, MutableByteView(bufs[i].data(), kChunk), &pipes[i],
+    t.read_async_piped(f->id, i * kChunk, MutableByteView(bufs[i].data(), kChunk), &pipes[i],
                            [&done, i](Result<size_t> n) { done[i].set_value(std::move(n)); });
   for (size_t i = 0; i < kChunks; i++) {
     SCOPED_TRACE("chunk " + std::to_string(i));
@@ -200,35 +207,26 @@ TEST_F(Reconnect, CutMidSplicedReadsLeaveNoStaleBytesInTheirPipes) {
     }
     EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin() + static_cast<std::ptrdiff_t>(i * kChunk)));
   }
-  EXPECT_TRUE((*link)->was_cut());
-  EXPECT_GE((*c)->reconnect_stats().reconnects, 1u);
-  EXPECT_GT((*c)->reconnect_stats().resent, 0u);
-  auto cs = (*c)->conn().stats();
+  EXPECT_TRUE(l->link->was_cut());
+  EXPECT_GE(l->client->reconnect_stats().reconnects, 1u);
+  EXPECT_GT(l->client->reconnect_stats().resent, 0u);
+  auto cs = l->client->conn().stats();
   EXPECT_GT(cs.spliced_read_bytes, 0u) << "direct " << cs.direct_read_bytes << " full " << cs.splice_pipe_full;
-  (void)(*t)->close(f->id);
+  (void)t.close(f->id);
 }
 
 TEST_F(Reconnect, CutMidGetOnSmb21UsesDurableV1) {
   const size_t n = 8u << 20;
   Bytes data = random_bytes(n, 62);
   ASSERT_TRUE(write_local(share_file("cut-21.bin"), data));
-  st::LinkOptions lo;
-  lo.target_port = server_->port();
-  lo.cut_after_bytes = 3u << 20;
-  auto link = st::LinkEmulator::start(lo);
-  ASSERT_TRUE(link.ok()) << link.error().message();
-  auto o = options((*link)->port());
-  o.conn.dialects = {pr::SMB2_DIALECT_0210};
-  auto c = cl::Client::connect(o);
-  IT_ASSERT_OK(c);
-  ASSERT_EQ((*c)->conn().server().dialect, pr::SMB2_DIALECT_0210);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto got = download_checked(**t, "cut-21.bin", data);
+  auto l = connect_cut(3u << 20, {pr::SMB2_DIALECT_0210});
+  IT_ASSERT_OK(l);
+  ASSERT_EQ(l->client->conn().server().dialect, pr::SMB2_DIALECT_0210);
+  auto got = download_checked(*l->tree, "cut-21.bin", data);
   IT_ASSERT_OK(got);
   EXPECT_EQ(*got, n);
-  EXPECT_TRUE((*link)->was_cut());
-  auto s = (*c)->reconnect_stats();
+  EXPECT_TRUE(l->link->was_cut());
+  auto s = l->client->reconnect_stats();
   EXPECT_GE(s.reconnects, 1u);
   EXPECT_EQ(s.durable_reopens, 1u);  // DHnC: v1, the only kind 2.1 has
   EXPECT_EQ(s.path_reopens, 0u);
@@ -237,21 +235,14 @@ TEST_F(Reconnect, CutMidGetOnSmb21UsesDurableV1) {
 TEST_F(Reconnect, CutMidPutCompletesAndServerFileMatches) {
   const size_t n = 96u << 20;
   Bytes data = random_bytes(n, 52);
-  st::LinkOptions lo;
-  lo.target_port = server_->port();
-  lo.cut_after_bytes = 40u << 20;
-  auto link = st::LinkEmulator::start(lo);
-  ASSERT_TRUE(link.ok()) << link.error().message();
-  auto c = cl::Client::connect(options((*link)->port()));
-  IT_ASSERT_OK(c);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto up = upload_from(**t, "cut-put.bin", data);
+  auto l = connect_cut(40u << 20);
+  IT_ASSERT_OK(l);
+  auto up = upload_from(*l->tree, "cut-put.bin", data);
   IT_ASSERT_OK(up);
   EXPECT_EQ(*up, n);
-  EXPECT_TRUE((*link)->was_cut());
+  EXPECT_TRUE(l->link->was_cut());
   IT_EXPECT_SAME_BYTES(slurp(share_file("cut-put.bin")), data);
-  auto s = (*c)->reconnect_stats();
+  auto s = l->client->reconnect_stats();
   EXPECT_GE(s.reconnects, 1u);
   // Usually through the durable handle; under load the old smbd may still
   // be tearing the cut connection's session down when the reconnect asks
