@@ -240,13 +240,12 @@ class Tree {
   // dest/src, and the Tree, must stay valid until `done` runs (after a lost
   // connection the request is re-sent from the reconnect thread).
   using IoDone = std::function<void(Result<size_t>)>;
-  void read_async(const proto::FileId& id, uint64_t offset, MutableByteView dest, IoDone done);
-  // The same, and a plain response's payload may be spliced into `pipe`
+  // splice_into: a plain response's payload may be spliced into this pipe
   // (empty, alive until done runs) instead of copied into dest
-  // (Connection::submit): done's count is then what the pipe holds. Its
-  // content tells where the data went (all in the pipe or none).
-  void read_async_piped(const proto::FileId& id, uint64_t offset, MutableByteView dest,
-                        const transport::Pipe* pipe, IoDone done);
+  // (Connection::submit); its content then tells where the data went (all
+  // in the pipe or none). A re-sent READ empties it first.
+  void read_async(const proto::FileId& id, uint64_t offset, MutableByteView dest, IoDone done,
+                  const transport::Pipe* splice_into = nullptr);
   void write_async(const proto::FileId& id, uint64_t offset, ByteView src, IoDone done);
   Result<void> set_end_of_file(const proto::FileId& id, uint64_t size);
 

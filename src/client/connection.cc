@@ -509,21 +509,16 @@ Result<bool> Connection::rx_splice(const transport::Pipe& p, MutableByteView des
   }
   bool full = in_pipe < staged;
   if (!full && in_pipe < dest.size()) {
-    auto moved = tcp_.splice_to(p.wr(), dest.size() - in_pipe, deadline);
-    if (!moved) {
-      p.discard();  // a retry of the READ starts from an empty pipe
-      return moved.take_error();
-    }
-    in_pipe += *moved;
+    // (On an error the pipe keeps what it took: a re-sent READ empties it,
+    // Tree::read_attempt.)
+    SMBKIT_TRY(size_t moved, tcp_.splice_to(p.wr(), dest.size() - in_pipe, deadline));
+    in_pipe += moved;
     full = in_pipe < dest.size();
   }
   if (!full) return true;
   // The pipe is full (the payload came in fragments smaller than its
   // pages): the data goes to dest after all, in one piece.
-  if (auto r = p.read_exact(dest.data(), in_pipe); !r) {
-    p.discard();
-    return r.take_error();
-  }
+  SMBKIT_CHECK(p.read_exact(dest.data(), in_pipe));
   SMBKIT_CHECK(rx_read(dest.data() + in_pipe, dest.size() - in_pipe, deadline));
   return false;
 }

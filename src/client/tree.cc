@@ -335,13 +335,9 @@ Result<void> Tree::close(const FileId& id) {
   return {};
 }
 
-void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, IoDone done) {
-  read_attempt(id, offset, dest, std::move(done), 0);
-}
-
-void Tree::read_async_piped(const FileId& id, uint64_t offset, MutableByteView dest, const transport::Pipe* pipe,
-                            IoDone done) {
-  read_attempt(id, offset, dest, std::move(done), 0, pipe);
+void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, IoDone done,
+                      const transport::Pipe* splice_into) {
+  read_attempt(id, offset, dest, std::move(done), 0, splice_into);
 }
 
 // Reads and writes up to these sizes may share a compound frame

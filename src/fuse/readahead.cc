@@ -236,9 +236,14 @@ void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
     c->buf = pool.get(c->len);
     if (cfg_.splice) {
       // Room for the chunk in pages of 4 KiB and then some: the payload
-      // rarely starts on a page boundary. A refusal (pipe limits) means
-      // this chunk goes to memory.
-      auto p = transport::Pipe::create(2 * static_cast<size_t>(c->len));
+      // rarely starts on a page boundary. Without CAP_SYS_RESOURCE twice
+      // 1 MiB is refused once and not asked again; a refusal of the chunk
+      // size too means this chunk goes to memory.
+      Result<transport::Pipe> p = Error{};
+      if (!double_pipe_refused_.load(std::memory_order_relaxed)) {
+        p = transport::Pipe::create(2 * static_cast<size_t>(c->len));
+        if (!p) double_pipe_refused_.store(true, std::memory_order_relaxed);
+      }
       if (!p) p = transport::Pipe::create(c->len);
       if (p) c->pipe = std::make_shared<transport::Pipe>(std::move(*p));
     }
@@ -249,7 +254,7 @@ void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
       gen = sh_->generation;
     }
     auto sh = sh_;
-    tree_.read_async_piped(id_, c->off, MutableByteView(c->buf->data(), c->len), c->pipe.get(), [sh, c, gen](Result<size_t> r) {
+    tree_.read_async(id_, c->off, MutableByteView(c->buf->data(), c->len), [sh, c, gen](Result<size_t> r) {
       std::lock_guard g(sh->mu);
       if (r && *r > 0 && c->pipe) {
         // All of it is in the pipe, or none (Connection::submit).
@@ -265,7 +270,7 @@ void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
       sh->in_flight--;
       if (c->result && gen == sh->generation) sh->win.on_complete(c->len, c->sent, mono_now());
       sh->cv.notify_all();
-    });
+    }, c->pipe.get());
   }
 }
 

@@ -169,6 +169,7 @@ class Readahead {
   client::Tree& tree_;
   proto::FileId id_;
   Config cfg_;
+  std::atomic<bool> double_pipe_refused_{false};  // see issue()
   std::shared_ptr<Shared> sh_;
 };
 

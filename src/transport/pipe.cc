@@ -22,15 +22,17 @@ Result<Pipe> Pipe::create(size_t capacity) {
   return p;
 }
 
-Pipe::~Pipe() {
+void Pipe::close() {
   if (rd_ >= 0) ::close(rd_);
   if (wr_ >= 0) ::close(wr_);
+  rd_ = wr_ = -1;
 }
+
+Pipe::~Pipe() { close(); }
 
 Pipe& Pipe::operator=(Pipe&& o) noexcept {
   if (this != &o) {
-    if (rd_ >= 0) ::close(rd_);
-    if (wr_ >= 0) ::close(wr_);
+    close();
     rd_ = o.rd_;
     wr_ = o.wr_;
     o.rd_ = o.wr_ = -1;

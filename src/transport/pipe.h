@@ -36,6 +36,7 @@ class Pipe {
   void discard() const;
 
  private:
+  void close();
   int rd_ = -1, wr_ = -1;
 };
 

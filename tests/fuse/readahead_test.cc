@@ -193,7 +193,7 @@ TEST_F(ReadaheadWindow, APipeTooSmallForTheChunkLeavesItWholeInMemory) {
   uint64_t spliced_before = client_->conn().stats().spliced_read_bytes;
   uint64_t full_before = client_->conn().stats().splice_pipe_full;
   auto n = await_completion<Result<size_t>>([&](client::Tree::IoDone done) {
-    tree_->read_async_piped(id_, 2 * kChunk, MutableByteView(buf.data(), buf.size()), &*small, std::move(done));
+    tree_->read_async(id_, 2 * kChunk, MutableByteView(buf.data(), buf.size()), std::move(done), &*small);
   });
   ASSERT_TRUE(n.ok()) << n.error().message();
   ASSERT_EQ(*n, kChunk);
@@ -208,7 +208,7 @@ TEST_F(ReadaheadWindow, APipeTooSmallForTheChunkLeavesItWholeInMemory) {
   ASSERT_TRUE(big.ok()) << big.error().message();
   std::fill(buf.begin(), buf.end(), std::byte{0});
   n = await_completion<Result<size_t>>([&](client::Tree::IoDone done) {
-    tree_->read_async_piped(id_, 3 * kChunk, MutableByteView(buf.data(), buf.size()), &*big, std::move(done));
+    tree_->read_async(id_, 3 * kChunk, MutableByteView(buf.data(), buf.size()), std::move(done), &*big);
   });
   ASSERT_TRUE(n.ok()) << n.error().message();
   held = big->buffered();

@@ -189,8 +189,9 @@ TEST_F(Reconnect, CutMidSplicedReadsLeaveNoStaleBytesInTheirPipes) {
   }
   std::vector<std::promise<Result<size_t>>> done(kChunks);
   for (size_t i = 0; i < kChunks; i++)
-    t.read_async_piped(f->id, i * kChunk, MutableByteView(bufs[i].data(), kChunk), &pipes[i],
-                           [&done, i](Result<size_t> n) { done[i].set_value(std::move(n)); });
+    t.read_async(
+        f->id, i * kChunk, MutableByteView(bufs[i].data(), kChunk),
+        [&done, i](Result<size_t> n) { done[i].set_value(std::move(n)); }, &pipes[i]);
   for (size_t i = 0; i < kChunks; i++) {
     SCOPED_TRACE("chunk " + std::to_string(i));
     auto n = done[i].get_future().get();
