@@ -24,6 +24,11 @@ namespace smbkit::client {
 
 struct Credentials {
   std::string user, password, domain;
+  // The user accepts a guest or anonymous session in place of the named
+  // one (--guest, -o guest). Without it, a session the server (or
+  // something on the path) made guest or null fails: a silent guest
+  // session would have no keys, so no signing and no encryption.
+  bool allow_guest = false;
   bool anonymous() const { return user.empty() && password.empty(); }
 };
 
