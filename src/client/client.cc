@@ -177,15 +177,20 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
     return session_;
   }
   session.session_id = session_id;
-  session.guest = final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_GUEST;
-  // Samba does not set IS_NULL for an anonymous NTLM logon: what we sent
-  // decides too.
-  session.anonymous = (final_rsp.SessionFlags & SMB2_SESSION_FLAG_IS_NULL) || nc.anonymous;
-  bool has_key = !session.guest && !session.anonymous && !spnego.session_key().empty();
+  SessionAsk ask;
+  ask.anonymous = nc.anonymous;
+  ask.allow_guest = opts_.creds.allow_guest;
+  ask.require_signing = opts_.conn.require_signing;
+  ask.require_encryption = opts_.conn.require_encryption;
+  auto kind = settle_session(ask, final_rsp.SessionFlags, !spnego.session_key().empty(), srv.signing_required(),
+                             srv.dialect >= SMB2_DIALECT_0300 && srv.cipher != 0);
+  if (!kind) return Error{kind.error().status, 0, "session setup as " + who + ": " + kind.error().context};
+  session.guest = kind->guest;
+  session.anonymous = kind->anonymous;
 
   session::SessionSecurity sec;
   sec.session_id = session_id;
-  if (has_key) {
+  if (kind->has_key) {
     Bytes preauth = conn.session_preauth_value();
     auto keys = auth::derive_session_keys(srv.dialect, srv.cipher, spnego.session_key(), preauth);
     sec.sign_alg = auth::sign_alg_for(srv.dialect, srv.signing_algorithm);
@@ -193,7 +198,7 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
     sec.cipher = srv.dialect >= SMB2_DIALECT_0300 ? srv.cipher : 0;
     sec.encryption_key = keys.encryption_key;
     sec.decryption_key = keys.decryption_key;
-    sec.signing_required = srv.signing_required() || opts_.conn.require_signing;
+    sec.signing_required = kind->signing_required;
     // MS-SMB2 3.2.5.3.1: a signed final response is verified with the new
     // key (3.1.1 servers always sign it).
     if (final_msg.signature_unchecked) {
@@ -202,20 +207,8 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
     } else if (srv.dialect == SMB2_DIALECT_0311 && !final_msg.encrypted) {
       return nt_error(STATUS_INVALID_SIGNATURE, "session setup: 3.1.1 final response not signed");
     }
-  } else if (opts_.conn.require_signing || opts_.conn.require_encryption) {
-    return nt_error(STATUS_ACCESS_DENIED,
-                    "session setup: signing/encryption requested but the server made this a " +
-                        std::string(session.anonymous ? "anonymous" : "guest") + " session");
-  } else if (srv.signing_required() && !session.anonymous && !session.guest) {
-    return nt_error(STATUS_ACCESS_DENIED, "session setup: server requires signing but no key");
   }
-  bool server_wants_encryption = final_rsp.SessionFlags & SMB2_SESSION_FLAG_ENCRYPT_DATA;
-  if (server_wants_encryption || opts_.conn.require_encryption) {
-    if (!sec.can_encrypt())
-      return nt_error(STATUS_ACCESS_DENIED,
-                      "encryption required but the negotiated dialect or cipher cannot encrypt");
-    sec.encrypt_data = true;
-  }
+  sec.encrypt_data = kind->encrypt;
   session.signing = sec.signing_required && !sec.encrypt_data;
   session.encrypting = sec.encrypt_data;
   conn.add_session(sec);
@@ -281,9 +274,12 @@ Result<Client::TreeLink> Client::connect_tree(Connection& conn, const SessionInf
                return encode_tree_connect_request(req, w);
              }));
   r.encrypt = session.encrypting;
-  // MS-SMB2 3.2.4.1.1: on 3.1.1 TREE_CONNECT is always signed (it stands in
-  // for VALIDATE_NEGOTIATE against downgrades).
-  r.sign = conn.server().dialect == SMB2_DIALECT_0311;
+  // Signed whenever the session has a key, so that its answer must be
+  // signed too (Machine::check_security): the answer's ShareFlags say
+  // whether the share must be encrypted, and a relay that cleared
+  // SMB2_SHAREFLAG_ENCRYPT_DATA would get our data in clear. On 3.1.1 this
+  // is required (MS-SMB2 3.2.4.1.1: it stands in for VALIDATE_NEGOTIATE).
+  r.sign = true;
   SMBKIT_TRY(auto resp, conn.call(std::move(r)));
   std::string where = host_url() + "/" + share;
   if (resp.hdr.Status != STATUS_SUCCESS) return nt_error(resp.hdr.Status, where);
@@ -301,21 +297,23 @@ Result<Client::TreeLink> Client::connect_tree(Connection& conn, const SessionInf
   // on a signed (or sealed) IOCTL to catch a downgrade in the middle.
   uint16_t d = conn.server().dialect;
   if ((d == SMB2_DIALECT_0300 || d == SMB2_DIALECT_0302) && !session.guest && !session.anonymous)
-    SMBKIT_CHECK(validate_negotiate(conn, session, link.tree_id, link.encrypt));
+    if (auto v = validate_negotiate(conn, session, link.tree_id, link.encrypt); !v) {
+      conn.close();  // MS-SMB2 3.2.5.14.12: terminate the connection
+      return v.take_error();
+    }
   return link;
 }
 
 Result<void> Client::validate_negotiate(Connection& conn, const SessionInfo& session, uint32_t tree_id,
                                         bool encrypt) {
-  const auto& o = opts_.conn;
+  // Exactly what NEGOTIATE sent: the server compares it with what it
+  // received (MS-SMB2 3.3.5.15.12).
+  const NegotiateOffer& o = conn.offered();
   ValidateNegotiateInfoRequest v;
-  v.Capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
-  v.Guid = conn.client_guid();
-  v.SecurityMode = o.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
-  v.Dialects = o.dialects.empty()
-                   ? std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
-                                           SMB2_DIALECT_0302, SMB2_DIALECT_0311}
-                   : o.dialects;
+  v.Capabilities = o.capabilities;
+  v.Guid = o.client_guid;
+  v.SecurityMode = o.security_mode;
+  v.Dialects = o.dialects;
   SMBKIT_TRY(Bytes input, encode_validate_negotiate_info_request(v));
   IoctlRequest io;
   io.CtlCode = FSCTL_VALIDATE_NEGOTIATE_INFO;
@@ -327,23 +325,23 @@ Result<void> Client::validate_negotiate(Connection& conn, const SessionInfo& ses
                                   [&](ByteWriter& w) { return encode_ioctl_request(io, w); }));
   r.encrypt = encrypt;
   r.sign = true;  // MS-SMB2 3.2.5.5: this request MUST be signed
+  // The machine refuses an answer that is neither signed nor sealed (MS-SMB2
+  // 3.2.5.14.12) and tears the connection down. Only a success that
+  // matches what NEGOTIATE settled is accepted: an error answer, even one
+  // a server that does not implement the check would send, leaves a
+  // downgrade unseen (a relay that rewrote the dialect list).
   SMBKIT_TRY(auto resp, conn.call(std::move(r)));
-  if (resp.hdr.Status != STATUS_SUCCESS) {
-    // Servers that do not implement it may answer with these; anything
-    // else (or an unsigned answer, caught by the machine) ends the session.
-    if (resp.hdr.Status == STATUS_NOT_SUPPORTED || resp.hdr.Status == STATUS_INVALID_DEVICE_REQUEST ||
-        resp.hdr.Status == STATUS_FILE_CLOSED)
-      return {};
-    return nt_error(resp.hdr.Status, "validate negotiate");
-  }
   if (!resp.encrypted && !(resp.hdr.Flags & SMB2_FLAGS_SIGNED))
-    return nt_error(STATUS_ACCESS_DENIED, "validate negotiate: response not signed");
+    return session::security_violation(STATUS_ACCESS_DENIED, "validate negotiate: response not signed");
+  if (resp.hdr.Status != STATUS_SUCCESS)
+    return nt_error(resp.hdr.Status, "validate negotiate (refused: the negotiation cannot be verified)");
   SMBKIT_TRY(auto ior, decode_ioctl_response(resp.msg()));
   SMBKIT_TRY(auto vr, decode_validate_negotiate_info_response(ior.Output));
   const ServerInfo& s = conn.server();
   if (vr.Dialect != s.dialect || vr.SecurityMode != s.security_mode || vr.Capabilities != s.capabilities ||
       vr.Guid != s.server_guid)
-    return nt_error(STATUS_ACCESS_DENIED, "validate negotiate: mismatch (possible downgrade attack)");
+    return session::security_violation(STATUS_ACCESS_DENIED,
+                                       "validate negotiate: mismatch (possible downgrade attack)");
   return {};
 }
 

@@ -16,6 +16,29 @@ namespace smbkit::client {
 
 using namespace proto;
 
+namespace {
+bool offered311(const std::vector<uint16_t>& dialects) {
+  return std::find(dialects.begin(), dialects.end(), SMB2_DIALECT_0311) != dialects.end();
+}
+}  // namespace
+
+NegotiateOffer negotiate_offer(const ConnectionOptions& opts, const std::array<std::byte, 16>& client_guid) {
+  NegotiateOffer o;
+  o.dialects = opts.dialects.empty() ? std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
+                                                             SMB2_DIALECT_0302, SMB2_DIALECT_0311}
+                                     : opts.dialects;
+  o.security_mode = opts.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
+  o.capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
+  o.client_guid = client_guid;
+  if (offered311(o.dialects)) {
+    o.ciphers = opts.ciphers.empty() ? std::vector<uint16_t>{AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM}
+                                     : opts.ciphers;
+    o.signing_algorithms = opts.signing_algorithms.empty() ? std::vector<uint16_t>{AES_GMAC, AES_CMAC, HMAC_SHA256}
+                                                           : opts.signing_algorithms;
+  }
+  return o;
+}
+
 Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions& opts) {
   std::shared_ptr<Connection> c(new Connection(opts));
   SMBKIT_TRY(c->tcp_, transport::TcpStream::connect(opts.host, opts.port, opts.timeout));
@@ -437,15 +460,10 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
         continue;
       }
       if (it->second.sending) {  // finish_sending completes it
-        if (resp.security_error) it->second.failed = *resp.security_error;
-        else it->second.answered = std::move(resp);
+        it->second.answered = std::move(resp);
         continue;
       }
-      if (resp.security_error) {
-        ready.emplace_back(std::move(it->second.done), *resp.security_error);
-      } else {
-        ready.emplace_back(std::move(it->second.done), std::move(resp));
-      }
+      ready.emplace_back(std::move(it->second.done), std::move(resp));
       if (!it->second.read_into.empty()) direct_waiters_--;
       waiters_.erase(it);
     }
@@ -629,9 +647,11 @@ Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
     auto n = thread_unsealer(key).decrypt_in_place(MutableByteView(buf->data(), len));
     std::vector<session::Response> rs;
     Result<void> r = n ? Result<void>() : Result<void>(n.take_error());
+    if (!r) r = session::security_violation(r.error().status, r.error().context);
     if (r) {
+      uint64_t sealed_by = load_le64(buf->data() + 44);  // TRANSFORM_HEADER SessionId
       std::lock_guard<std::mutex> g(mu_);
-      r = machine_.receive_messages(std::move(buf), 52, 52 + *n, true, rs);
+      r = machine_.receive_messages(std::move(buf), 52, 52 + *n, sealed_by, rs);
     }
     if (!r) {
       // A frame that does not decrypt: the connection cannot be trusted.
@@ -645,30 +665,21 @@ Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
 }
 
 Result<void> Connection::negotiate() {
+  offer_ = negotiate_offer(opts_, client_guid_);
   NegotiateRequest req;
-  req.Dialects = opts_.dialects.empty()
-                     ? std::vector<uint16_t>{SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300,
-                                             SMB2_DIALECT_0302, SMB2_DIALECT_0311}
-                     : opts_.dialects;
-  req.SecurityMode = opts_.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED
-                                           : SMB2_NEGOTIATE_SIGNING_ENABLED;
-  req.Capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
-  req.ClientGuid = client_guid_;
-  bool offer311 = false;
-  for (auto d : req.Dialects) offer311 |= d == SMB2_DIALECT_0311;
-  if (offer311) {
+  req.Dialects = offer_.dialects;
+  req.SecurityMode = offer_.security_mode;
+  req.Capabilities = offer_.capabilities;
+  req.ClientGuid = offer_.client_guid;
+  if (offered311(req.Dialects)) {
     PreauthIntegrityCapabilities pi;
     pi.HashAlgorithms = {SHA_512};
     pi.Salt.resize(32);
     auth::random_bytes(pi.Salt);
     EncryptionCapabilities ec;
-    ec.Ciphers = opts_.ciphers.empty()
-                     ? std::vector<uint16_t>{AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM}
-                     : opts_.ciphers;
+    ec.Ciphers = offer_.ciphers;
     SigningCapabilities sc;
-    sc.SigningAlgorithms = opts_.signing_algorithms.empty()
-                               ? std::vector<uint16_t>{AES_GMAC, AES_CMAC, HMAC_SHA256}
-                               : opts_.signing_algorithms;
+    sc.SigningAlgorithms = offer_.signing_algorithms;
     NetnameNegotiateContextId nn;
     nn.NetName = opts_.host;
     SMBKIT_TRY(auto c1, make_negotiate_context(pi));
@@ -687,38 +698,7 @@ Result<void> Connection::negotiate() {
     return e;
   }
   SMBKIT_TRY(auto nr, decode_negotiate_response(resp.msg()));
-  bool offered = false;
-  for (auto d : req.Dialects) offered |= d == nr.DialectRevision;
-  if (!offered) return protocol_error("server chose a dialect we did not offer");
-  server_.dialect = nr.DialectRevision;
-  server_.security_mode = nr.SecurityMode;
-  server_.capabilities = nr.Capabilities;
-  server_.max_transact = nr.MaxTransactSize;
-  server_.max_read = nr.MaxReadSize;
-  server_.max_write = nr.MaxWriteSize;
-  server_.server_guid = nr.ServerGuid;
-  server_.security_blob = nr.SecurityBuffer;
-  if (nr.DialectRevision >= SMB2_DIALECT_0300) server_.signing_algorithm = AES_CMAC;
-  else server_.signing_algorithm = HMAC_SHA256;
-  if (nr.DialectRevision == SMB2_DIALECT_0311) {
-    // MS-SMB2 3.2.5.2: exactly one preauth context with SHA-512.
-    SMBKIT_TRY(auto pi, find_negotiate_context<PreauthIntegrityCapabilities>(nr.NegotiateContexts));
-    if (!pi || pi->HashAlgorithms.size() != 1 || pi->HashAlgorithms[0] != SHA_512)
-      return protocol_error("3.1.1 negotiate without a SHA-512 preauth context");
-    SMBKIT_TRY(auto ec, find_negotiate_context<EncryptionCapabilities>(nr.NegotiateContexts));
-    if (ec) {
-      if (ec->Ciphers.size() != 1) return protocol_error("server chose more than one cipher");
-      server_.cipher = ec->Ciphers[0];
-    }
-    SMBKIT_TRY(auto sc, find_negotiate_context<SigningCapabilities>(nr.NegotiateContexts));
-    if (sc) {
-      if (sc->SigningAlgorithms.size() != 1) return protocol_error("server chose more than one signing algorithm");
-      server_.signing_algorithm = sc->SigningAlgorithms[0];
-    }
-  } else if (nr.DialectRevision >= SMB2_DIALECT_0300 &&
-             (nr.Capabilities & SMB2_GLOBAL_CAP_ENCRYPTION)) {
-    server_.cipher = AES_128_CCM;  // MS-SMB2 3.2.5.2: 3.0/3.0.2 encrypt with AES-128-CCM
-  }
+  SMBKIT_TRY(server_, settle_negotiate(offer_, nr));
   std::lock_guard<std::mutex> g(mu_);
   machine_.set_dialect(nr.DialectRevision, nr.Capabilities & SMB2_GLOBAL_CAP_LARGE_MTU);
   return {};

@@ -18,6 +18,7 @@
 
 #include "base/buffer_pool.h"
 #include "base/result.h"
+#include "client/negotiate_policy.h"
 #include "client/worker_pool.h"
 #include "proto/negotiate.h"
 #include "session/machine.h"
@@ -48,7 +49,9 @@ struct ConnectionOptions {
   std::array<std::byte, 16> client_guid{};
 };
 
-// What NEGOTIATE settled.
+// The offer this connection's NEGOTIATE makes (client/negotiate_policy.h).
+NegotiateOffer negotiate_offer(const ConnectionOptions& opts, const std::array<std::byte, 16>& client_guid);
+
 // Counters for tests, benchmarks and -v output.
 struct ConnectionStats {
   uint64_t frames_in = 0, bytes_in = 0;
@@ -57,18 +60,6 @@ struct ConnectionStats {
   uint64_t spliced_read_bytes = 0;  // of which spliced into callers' pipes
   uint64_t splice_pipe_full = 0;    // payloads a pipe had no room for (read into memory instead)
   uint64_t gathered = 0;           // requests sent in compounds by submit_gathered
-};
-
-struct ServerInfo {
-  uint16_t dialect = 0;
-  uint16_t security_mode = 0;
-  uint32_t capabilities = 0;
-  uint32_t max_transact = 65536, max_read = 65536, max_write = 65536;
-  uint16_t cipher = 0;  // 3.1.1 negotiated cipher (0: none)
-  uint16_t signing_algorithm = 1;  // proto::SigningAlgorithm (AES_CMAC default for 3.x)
-  std::array<std::byte, 16> server_guid{};
-  Bytes security_blob;  // the server's SPNEGO hints
-  bool signing_required() const { return security_mode & 0x0002; }
 };
 
 class Connection {
@@ -84,6 +75,8 @@ class Connection {
   const ServerInfo& server() const { return server_; }
   const ConnectionOptions& options() const { return opts_; }
   const std::array<std::byte, 16>& client_guid() const { return client_guid_; }
+  // What this connection's NEGOTIATE offered.
+  const NegotiateOffer& offered() const { return offer_; }
 
   // Sends req (waiting for credits) and calls done with the final response
   // or an error. `done` runs on the receiver thread, or on the calling
@@ -217,6 +210,7 @@ class Connection {
   ConnectionOptions opts_;
   ServerInfo server_;
   std::array<std::byte, 16> client_guid_{};
+  NegotiateOffer offer_;
   transport::TcpStream tcp_;
   std::shared_ptr<BufferPool> pool_ = BufferPool::create();
   std::thread reader_;

@@ -62,9 +62,11 @@ Tree::Retry Tree::retry_kind(const Result<session::Response>& r, Connection* con
   const ReconnectOptions& ro = client_->opts_.reconnect;
   if (!client_->reconnector_ || attempt >= ro.max_resends) return Retry::no;
   if (!r) {
-    // Whatever failed on a connection that is now dead (reset, closed,
-    // undecryptable frame) is sent again on the next one.
-    if (conn->dead()) return Retry::lost;
+    // Whatever failed on a connection that is now dead (reset, closed) is
+    // sent again on the next one; not when it died of a message that
+    // failed verification: something on the path is lying, and a new
+    // connection through it would only be lied to again.
+    if (auto dead = conn->dead()) return session::is_security_violation(*dead) ? Retry::no : Retry::lost;
     // mount.cifs `hard`: an unresponsive server is treated like a lost one.
     if (ro.hard && r.error().status == STATUS_IO_TIMEOUT) return Retry::unresponsive;
     return Retry::no;

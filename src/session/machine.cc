@@ -39,6 +39,7 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
               (h.Command == SMB2_SESSION_SETUP ? req.sign : (s->signing_required || req.sign));
   h.NextCommand = 0;
   stamp_header(req, charge, sign);
+  const bool signed_req = sign;
   // MS-SMB2 3.2.5.2: preauth hash over NEGOTIATE and SESSION_SETUP
   // requests, over their final bytes: a (re-authentication) SESSION_SETUP
   // that is signed is signed here, before hashing, and never deferred.
@@ -64,7 +65,7 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
     out.transform.algorithm = static_cast<uint16_t>(s->sign_alg);
     out.transform.key = s->signing_key;
   }
-  pending_[h.MessageId] = Pending{h.Command, h.SessionId, 0, encrypt};
+  pending_[h.MessageId] = Pending{h.Command, h.SessionId, 0, encrypt, signed_req};
   if (!req.defer_transform || out.transform.kind == FrameTransform::Kind::none) {
     auto f = finish_frame(req, out);
     if (!f) {
@@ -144,7 +145,7 @@ Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs,
   out.transform = {};
   if (encrypt) out.transform = seal_transform(*s);  // the whole chain is one transform
   for (size_t i = 0; i < reqs.size(); i++)
-    pending_[mids[i]] = Pending{reqs[i].hdr.Command, reqs[i].hdr.SessionId, 0, encrypt};
+    pending_[mids[i]] = Pending{reqs[i].hdr.Command, reqs[i].hdr.SessionId, 0, encrypt, sign};
   auto f = finish_frame(chain, out);
   if (!f) {
     for (uint64_t m : mids) pending_.erase(m);
@@ -213,26 +214,26 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
   if (!buf || len > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   if (len < 4) return protocol_error("frame too short");
   uint32_t proto_id = load_le32(buf->data());
-  bool encrypted = false;
+  uint64_t sid = 0;  // the transform header's session, if sealed
   size_t base = 0, end = len;
   if (proto_id == kTransformProtocolId) {
     // MS-SMB2 3.2.5.1.1: decrypt (in place) with the session the transform
     // header names.
     if (len < 52) return protocol_error("transform header truncated");
-    uint64_t sid = load_le64(buf->data() + 44);
+    sid = load_le64(buf->data() + 44);
     const SessionSecurity* s = session(sid);
     if (!s || s->decryption_key.empty())
       return protocol_error("encrypted message for an unknown session");
-    SMBKIT_TRY(size_t n, unsealer_for(*s).decrypt_in_place(MutableByteView(buf->data(), len)));
+    auto n = unsealer_for(*s).decrypt_in_place(MutableByteView(buf->data(), len));
+    if (!n) return security_violation(n.error().status, n.error().context);
     base = 52;
-    end = 52 + n;
-    encrypted = true;
+    end = 52 + *n;
   } else if (proto_id == kCompressionProtocolId) {
     return protocol_error("compressed message but compression was not negotiated");
   } else if (proto_id != kSmb2ProtocolId) {
     return protocol_error("not an SMB2 frame");
   }
-  return receive_messages(std::move(buf), base, end, encrypted, out);
+  return receive_messages(std::move(buf), base, end, sid, out);
 }
 
 Result<Machine::UnsealKey> Machine::unseal_key(ByteView transform) const {
@@ -242,8 +243,8 @@ Result<Machine::UnsealKey> Machine::unseal_key(ByteView transform) const {
   return UnsealKey{s->cipher, s->decryption_key};
 }
 
-Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, bool encrypted,
-                                       std::vector<Response>& out) {
+Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end,
+                                       uint64_t sealed_session, std::vector<Response>& out) {
   if (!buf || base > end || end > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   std::shared_ptr<const Bytes> cbuf = std::move(buf);
   size_t off = base;
@@ -263,8 +264,8 @@ Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, 
     r.buf = cbuf;
     r.offset = off;
     r.length = len;
-    r.encrypted = encrypted;
-    auto keep = finish_message(r);
+    r.encrypted = sealed_session != 0;
+    auto keep = finish_message(r, sealed_session);
     if (!keep) return keep.take_error();
     out.push_back(std::move(r));
     if (!h.NextCommand) break;
@@ -284,12 +285,12 @@ Result<void> Machine::receive_split(std::shared_ptr<Bytes> head, size_t head_len
   r.offset = 0;
   r.length = head_len;
   r.direct = direct;
-  SMBKIT_CHECK(finish_message(r));
+  SMBKIT_CHECK(finish_message(r, 0));
   out.push_back(std::move(r));
   return {};
 }
 
-Result<void> Machine::finish_message(Response& r) {
+Result<void> Machine::finish_message(Response& r, uint64_t sealed_session) {
   const Header& h = r.hdr;
   if (!h.is_response()) return protocol_error("request received from server");
   if (h.MessageId == ~0ull) {
@@ -316,24 +317,7 @@ Result<void> Machine::finish_message(Response& r) {
                             std::snprintf(b, sizeof b, "%08x", h.Status);
                             return std::string(b);
                           }() + ")");
-  const SessionSecurity* s = session(h.SessionId);
-  if (!r.encrypted && !interim && !s && (h.Flags & SMB2_FLAGS_SIGNED)) r.signature_unchecked = true;
-  if (!r.encrypted && !interim && s) {
-    ByteView pieces[2] = {r.msg(), r.direct};
-    if (h.Flags & SMB2_FLAGS_SIGNED) {
-      if (!s->signing_key.empty()) {
-        auto v = auth::verify_message(s->sign_alg, s->signing_key,
-                                      std::span<const ByteView>(pieces, r.direct.empty() ? 1 : 2));
-        if (!v) r.security_error = nt_error(STATUS_INVALID_SIGNATURE, "response signature");
-      } else {
-        r.signature_unchecked = true;
-      }
-    } else if (s->signing_required && !s->signing_key.empty()) {
-      r.security_error = nt_error(STATUS_INVALID_SIGNATURE, "unsigned response on a signed session");
-    }
-    if (s->encrypt_data && !s->decryption_key.empty())
-      r.security_error = nt_error(STATUS_ACCESS_DENIED, "unencrypted response on an encrypted session");
-  }
+  SMBKIT_CHECK(check_security(it->second, r, sealed_session));
   if (interim) {
     it->second.async_id = h.AsyncId;
     return {};
@@ -345,6 +329,67 @@ Result<void> Machine::finish_message(Response& r) {
   }
   pending_.erase(it);
   return {};
+}
+
+Result<void> Machine::check_security(const Pending& p, Response& r, uint64_t sealed_session) {
+  const Header& h = r.hdr;
+  const std::string what = std::string(command_name(h.Command)) + " response (MessageId " +
+                           std::to_string(h.MessageId) + ")";
+  // MS-SMB2 3.2.5.1.3: the session is the request's, except for a
+  // SESSION_SETUP that creates one (the response names it).
+  const bool new_session = h.Command == SMB2_SESSION_SETUP && p.session_id == 0;
+  if (h.SessionId != p.session_id && !new_session)
+    return security_violation(STATUS_ACCESS_DENIED, what + " names session " + std::to_string(h.SessionId) +
+                                                        ", the request was sent on " +
+                                                        std::to_string(p.session_id));
+  const SessionSecurity* s = session(h.SessionId);
+  // MS-SMB2 3.2.5.1.1.1: a sealed message is decrypted with its own
+  // session's key; one session cannot answer for another.
+  if (sealed_session && sealed_session != h.SessionId)
+    return security_violation(STATUS_ACCESS_DENIED, what + " sealed by another session");
+  // Encryption (MS-SMB2 3.2.4.1.8): a request that went out sealed, or on
+  // a session that encrypts, is answered sealed; interim responses too
+  // (the server seals every message of an encrypted session).
+  if (!sealed_session && (p.encrypted || (s && s->encrypt_data)))
+    return security_violation(STATUS_ACCESS_DENIED, what + " not encrypted on an encrypted session or share");
+  if (sealed_session) return {};  // decryption authenticated it
+  // Signing (MS-SMB2 3.2.5.1.3). Interim responses are not signed
+  // (MS-SMB2 3.3.4.1.1); they only tell us the request is pending.
+  if (r.interim) return {};
+  const bool signed_msg = h.Flags & SMB2_FLAGS_SIGNED;
+  const bool keyed = s && !s->signing_key.empty();
+  if (!keyed) {
+    // The final SESSION_SETUP response, signed with keys only the caller
+    // can derive now: it must verify it (Client::authenticate).
+    if (signed_msg) r.signature_unchecked = true;
+    return {};
+  }
+  // A request we signed (a signing session, a 3.1.1 TREE_CONNECT, a
+  // VALIDATE_NEGOTIATE) is answered signed: otherwise a relay could
+  // clear the flag and rewrite what we rely on. SESSION_SETUP answers are
+  // checked by the authentication itself.
+  const bool must_sign = (s->signing_required || p.signed_) && h.Command != SMB2_SESSION_SETUP;
+  if (!signed_msg) {
+    if (!must_sign) return {};
+    // A server that lost the session cannot sign its answer (MS-SMB2
+    // 3.3.5.2.9): that is a lost session, to be set up again on a new
+    // connection, not a verdict on this one's messages.
+    if (h.Status == STATUS_USER_SESSION_DELETED)
+      return nt_error(STATUS_USER_SESSION_DELETED, what + ": unsigned, session deleted");
+    return security_violation(STATUS_INVALID_SIGNATURE, what + " not signed on a signed session");
+  }
+  ByteView pieces[2] = {r.msg(), r.direct};
+  auto v = auth::verify_message(s->sign_alg, s->signing_key, std::span<const ByteView>(pieces, r.direct.empty() ? 1 : 2));
+  if (!v) return security_violation(STATUS_INVALID_SIGNATURE, what + ": bad signature");
+  return {};
+}
+
+Error security_violation(uint32_t status, std::string what) { return nt_error(status, "security: " + what); }
+
+bool is_security_violation(const Error& e) {
+  return (e.status == STATUS_INVALID_SIGNATURE || e.status == STATUS_ACCESS_DENIED ||
+          e.status == STATUS_DECRYPTION_FAILED) &&
+         e.context.starts_with("security: ");
 }
 
 }  // namespace smbkit::session

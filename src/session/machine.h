@@ -87,9 +87,6 @@ struct Response {
   size_t offset = 0, length = 0;
   bool encrypted = false;
   bool interim = false;  // STATUS_PENDING: the final response comes later
-  // Set when the message failed a security check (bad or missing signature,
-  // decryption): the request it answers must fail with this error.
-  std::optional<Error> security_error;
   // The signature could not be checked because the session's keys were not
   // known yet (final SESSION_SETUP response): the caller must verify.
   bool signature_unchecked = false;
@@ -153,7 +150,13 @@ class Machine {
   Result<void> send_cancel(uint64_t message_id, OutFrame& out);
 
   // One frame without its 4-byte Direct TCP header. Appends the messages
-  // it carries. A malformed frame is a connection-fatal error.
+  // it carries. A malformed frame is a connection-fatal error, and so is a
+  // message that fails the checks against the request it answers (MS-SMB2
+  // 3.2.5.1): it must carry the request's SessionId, be signed when the
+  // request was signed or its session signs, and be encrypted (by that
+  // session) when the request was encrypted or its session encrypts. Such
+  // an error is a security violation (is_security_violation): something on
+  // the path is lying, and the request is not sent again.
   Result<void> receive(Bytes frame, std::vector<Response>& out);
   // Same for the first `len` bytes of a (pooled) buffer; an encrypted frame
   // is decrypted in place.
@@ -167,7 +170,9 @@ class Machine {
     Bytes key;
   };
   Result<UnsealKey> unseal_key(ByteView transform) const;
-  Result<void> receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, bool encrypted,
+  // `sealed_session`: the SessionId of the transform header the messages
+  // arrived in (0: they arrived plain).
+  Result<void> receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, uint64_t sealed_session,
                                 std::vector<Response>& out);
   // One plain (not encrypted, not compound) message split in two: head
   // holds its first head_len bytes, `direct` the rest (READ data already
@@ -184,13 +189,17 @@ class Machine {
   void set_nonce_prefix(uint32_t p) { nonce_prefix_ = p; }
 
  private:
+  // What the response to a request in flight is checked against.
   struct Pending {
     uint16_t command;
     uint64_t session_id;
     uint64_t async_id = 0;
-    bool encrypted;
+    bool encrypted;       // the request went out sealed
+    bool signed_ = false;  // the request went out signed
   };
-  Result<void> finish_message(Response& r);
+  Result<void> finish_message(Response& r, uint64_t sealed_session);
+  // MS-SMB2 3.2.5.1.3: a response's security against its request.
+  Result<void> check_security(const Pending& p, Response& r, uint64_t sealed_session);
   // The seal transform for one message: the key and a fresh nonce.
   FrameTransform seal_transform(const SessionSecurity& s);
   // MessageId, credits, the SIGNED flag, and the header bytes written into
@@ -210,6 +219,13 @@ class Machine {
   uint64_t nonce_counter_ = 1;
   uint32_t nonce_prefix_ = 0;
 };
+
+// The error of a response that failed verification against its request
+// (bad or missing signature, missing encryption, another session's
+// message, a frame that does not decrypt): the connection is torn down
+// and the requests on it are not re-sent after a reconnect.
+Error security_violation(uint32_t status, std::string what);
+bool is_security_violation(const Error& e);
 
 // MS-SMB2 2.1: Direct TCP transport header (0x00 + 24-bit big-endian length).
 inline constexpr size_t kDirectTcpHeader = 4;

@@ -7,54 +7,13 @@
 
 #include "auth/sealing.h"
 #include "auth/signing.h"
+#include "session/machine_test_util.h"
 
 namespace smbkit::session {
 namespace {
 
 using namespace proto;
-
-Request make(uint16_t cmd, uint64_t session_id = 0, uint64_t charge_bytes = 0) {
-  Request r;
-  r.hdr.Command = cmd;
-  r.hdr.SessionId = session_id;
-  r.msg.resize(kHeaderSize);
-  ByteWriter w(r.msg);
-  w.u16(4);  // a tiny body, enough for the machine
-  w.u16(0);
-  r.charge_bytes = charge_bytes;
-  return r;
-}
-
-// A server response to MessageId `mid` granting `credits`.
-Bytes response(uint16_t cmd, uint64_t mid, uint16_t credits, uint32_t status = 0, uint64_t session_id = 0,
-               uint32_t extra_flags = 0, uint64_t async_id = 0) {
-  Header h;
-  h.Command = cmd;
-  h.MessageId = mid;
-  h.CreditRequestResponse = credits;
-  h.Status = status;
-  h.SessionId = session_id;
-  h.Flags = SMB2_FLAGS_SERVER_TO_REDIR | extra_flags;
-  h.AsyncId = async_id;
-  Bytes b;
-  ByteWriter w(b);
-  encode_header(h, w);
-  w.u16(9);
-  w.u16(0);
-  w.u32(0);
-  return b;
-}
-
-Machine negotiated(uint16_t dialect = SMB2_DIALECT_0311, uint16_t grant = 64) {
-  Machine m;
-  OutFrame f;
-  auto neg = make(SMB2_NEGOTIATE);
-  EXPECT_TRUE(m.send(neg, f).ok());
-  std::vector<Response> out;
-  EXPECT_TRUE(m.receive(response(SMB2_NEGOTIATE, 0, grant), out).ok());
-  m.set_dialect(dialect, true);
-  return m;
-}
+using namespace test_util;
 
 TEST(Machine, FramesWithDirectTcpHeader) {
   Machine m;
@@ -200,26 +159,6 @@ TEST(Machine, DropsResponsesToAbandonedRequestsButKeepsCredits) {
   EXPECT_EQ(m.credits().available(), c + 3);
 }
 
-SessionSecurity signing_session(uint64_t id) {
-  SessionSecurity s;
-  s.session_id = id;
-  s.signing_required = true;
-  s.sign_alg = auth::SignAlg::aes_cmac;
-  s.signing_key = from_hex("000102030405060708090a0b0c0d0e0f");
-  return s;
-}
-
-// An AES-128-GCM session that encrypts every request.
-SessionSecurity sealing_session(uint64_t id) {
-  SessionSecurity s;
-  s.session_id = id;
-  s.encrypt_data = true;
-  s.cipher = AES_128_GCM;
-  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
-  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
-  return s;
-}
-
 TEST(Machine, SignsRequestsAndVerifiesResponses) {
   Machine m = negotiated();
   m.add_session(signing_session(9));
@@ -236,7 +175,7 @@ TEST(Machine, SignsRequestsAndVerifiesResponses) {
   ASSERT_TRUE(auth::sign_message(auth::SignAlg::aes_cmac, signing_session(9).signing_key, good).ok());
   std::vector<Response> out;
   ASSERT_TRUE(m.receive(good, out).ok());
-  EXPECT_FALSE(out[0].security_error.has_value());
+  ASSERT_EQ(out.size(), 1u);
 
   auto b = make(SMB2_ECHO, 9);
   uint64_t mb = *m.send(b, f);
@@ -244,16 +183,18 @@ TEST(Machine, SignsRequestsAndVerifiesResponses) {
   ASSERT_TRUE(auth::sign_message(auth::SignAlg::aes_cmac, signing_session(9).signing_key, bad).ok());
   bad.back() ^= std::byte{1};
   out.clear();
-  ASSERT_TRUE(m.receive(bad, out).ok());
-  ASSERT_TRUE(out[0].security_error.has_value());
-  EXPECT_EQ(out[0].security_error->status, STATUS_INVALID_SIGNATURE);
+  auto r = m.receive(bad, out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, STATUS_INVALID_SIGNATURE);
+  EXPECT_TRUE(is_security_violation(r.error()));
 
   // Unsigned on a signing session is rejected too.
   auto c = make(SMB2_ECHO, 9);
   uint64_t mc = *m.send(c, f);
   out.clear();
-  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mc, 1, 0, 9), out).ok());
-  ASSERT_TRUE(out[0].security_error.has_value());
+  r = m.receive(response(SMB2_ECHO, mc, 1, 0, 9), out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(is_security_violation(r.error()));
 }
 
 TEST(Machine, SealsAndUnseals) {
@@ -286,7 +227,6 @@ TEST(Machine, SealsAndUnseals) {
   ASSERT_TRUE(m.receive(*sealed, out).ok());
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].encrypted);
-  EXPECT_FALSE(out[0].security_error.has_value());
   // Tampered ciphertext is a connection-fatal error.
   Bytes t = *sealed;
   t.back() ^= std::byte{1};
@@ -295,8 +235,9 @@ TEST(Machine, SealsAndUnseals) {
   auto c = make(SMB2_ECHO, 5);
   uint64_t mc = *m.send(c, f);
   out.clear();
-  ASSERT_TRUE(m.receive(response(SMB2_ECHO, mc, 1, 0, 5), out).ok());
-  EXPECT_TRUE(out[0].security_error.has_value());
+  auto r = m.receive(response(SMB2_ECHO, mc, 1, 0, 5), out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(is_security_violation(r.error()));
 }
 
 // MS-SMB2 3.2.4.1.4: a compound chain in one frame. Messages after the

@@ -1,0 +1,162 @@
+// The client's receive path on an established signed and sealed
+// connection, with an oracle: no response that fails verification against
+// its request is ever delivered.
+//
+// Two sessions are up: 1 signs (AES-GMAC), 2 seals (AES-128-GCM); requests
+// are in flight on both, some sealed by their tree, some signed. The input
+// is a series of frames; each starts with a mode byte so that the fuzzer
+// can also reach messages that are correctly signed or sealed (with either
+// session's keys) rather than only raw bytes. Whatever the machine
+// delivers is then checked independently: it answers a request we sent,
+// carries that request's SessionId, came sealed by that session if the
+// request or its session demands it, and else verifies with that
+// session's key if the request or its session signs.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+#include "auth/sealing.h"
+#include "auth/signing.h"
+#include "session/machine.h"
+
+using namespace smbkit;
+
+namespace {
+
+struct Sent {
+  uint64_t session;
+  bool sealed, sign;
+};
+
+session::SessionSecurity signing_session() {
+  session::SessionSecurity s;
+  s.session_id = 1;
+  s.signing_required = true;
+  s.sign_alg = auth::SignAlg::aes_gmac;
+  s.signing_key = Bytes(16, std::byte{1});
+  s.cipher = proto::AES_128_GCM;
+  s.encryption_key = Bytes(16, std::byte{2});
+  s.decryption_key = Bytes(16, std::byte{3});
+  return s;
+}
+
+session::SessionSecurity sealing_session() {
+  session::SessionSecurity s;
+  s.session_id = 2;
+  s.encrypt_data = true;
+  s.sign_alg = auth::SignAlg::aes_gmac;
+  s.signing_key = Bytes(16, std::byte{4});
+  s.cipher = proto::AES_128_GCM;
+  s.encryption_key = Bytes(16, std::byte{5});
+  s.decryption_key = Bytes(16, std::byte{6});
+  return s;
+}
+
+// A session with keys that neither requires signing nor encrypts: its
+// share encrypts some requests and 3.1.1 signs its TREE_CONNECT.
+session::SessionSecurity keyed_session() {
+  session::SessionSecurity s = signing_session();
+  s.session_id = 3;
+  s.signing_required = false;
+  s.signing_key = Bytes(16, std::byte{7});
+  s.decryption_key = Bytes(16, std::byte{8});
+  return s;
+}
+
+const session::SessionSecurity* find(uint64_t id) {
+  static const session::SessionSecurity a = signing_session(), b = sealing_session(), c = keyed_session();
+  return id == 1 ? &a : id == 2 ? &b : id == 3 ? &c : nullptr;
+}
+
+void check(const session::Response& r, const std::map<uint64_t, Sent>& sent) {
+  if (r.orphan || r.hdr.MessageId == ~0ull) return;
+  auto it = sent.find(r.hdr.MessageId);
+  if (it == sent.end()) __builtin_trap();  // answers nothing we sent
+  const Sent& q = it->second;
+  if (r.hdr.SessionId != q.session) __builtin_trap();
+  const session::SessionSecurity* s = find(q.session);
+  if ((q.sealed || s->encrypt_data) && !r.encrypted) __builtin_trap();
+  if (r.encrypted || r.interim) return;
+  if (q.sign || s->signing_required) {
+    ByteView pieces[1] = {r.msg()};
+    if (!auth::verify_message(s->sign_alg, s->signing_key, std::span<const ByteView>(pieces, 1)))
+      __builtin_trap();
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  session::Machine m;
+  session::OutFrame f;
+  session::Request neg;
+  neg.hdr.Command = proto::SMB2_NEGOTIATE;
+  neg.msg.resize(proto::kHeaderSize + 4);
+  (void)m.send(neg, f);
+  m.set_dialect(proto::SMB2_DIALECT_0311, true);
+  m.credits().grant(64);
+  m.add_session(signing_session());
+  m.add_session(sealing_session());
+  m.add_session(keyed_session());
+  std::map<uint64_t, Sent> sent;
+  struct Plan {
+    uint16_t cmd;
+    uint64_t session;
+    bool encrypt, sign;
+  };
+  for (Plan p : {Plan{proto::SMB2_READ, 1, false, false}, Plan{proto::SMB2_CREATE, 1, false, false},
+                 Plan{proto::SMB2_READ, 2, false, false}, Plan{proto::SMB2_ECHO, 2, false, false},
+                 Plan{proto::SMB2_READ, 3, true, false}, Plan{proto::SMB2_TREE_CONNECT, 3, false, true},
+                 Plan{proto::SMB2_ECHO, 3, false, false}}) {
+    session::Request r;
+    r.hdr.Command = p.cmd;
+    r.hdr.SessionId = p.session;
+    r.encrypt = p.encrypt;
+    r.sign = p.sign;
+    r.msg.resize(proto::kHeaderSize + 4);
+    auto mid = m.send(r, f);
+    if (!mid) __builtin_trap();
+    sent[*mid] = Sent{p.session, p.encrypt, p.sign};
+  }
+
+  // Frames: [mode][len lo][len hi][len bytes]...
+  size_t off = 0;
+  uint64_t nonce = 1;
+  while (off + 3 <= size) {
+    uint8_t mode = data[off];
+    size_t len = data[off + 1] | (size_t{data[off + 2]} << 8);
+    off += 3;
+    len = std::min(len, size - off);
+    Bytes msg(reinterpret_cast<const std::byte*>(data + off), reinterpret_cast<const std::byte*>(data + off + len));
+    off += len;
+    const session::SessionSecurity* s = find(1 + (mode >> 2) % 3);
+    Bytes frame;
+    switch (mode & 3) {
+      case 0:
+        frame = std::move(msg);
+        break;
+      case 1:  // signed with a real key (as one session would)
+        if (msg.size() >= proto::kHeaderSize) (void)auth::sign_message(s->sign_alg, s->signing_key, msg);
+        frame = std::move(msg);
+        break;
+      default: {  // sealed by a real session
+        std::byte n[12] = {};
+        store_le64(n, nonce++);
+        ByteView pieces[1] = {msg};
+        auto sealed = auth::encrypt_message(s->cipher, s->decryption_key, s->session_id, ByteView(n, 12), pieces);
+        if (!sealed) continue;
+        frame = std::move(*sealed);
+        break;
+      }
+    }
+    std::vector<session::Response> out;
+    auto r = m.receive(std::move(frame), out);
+    // A frame that fails is fatal for the connection: nothing of it counts.
+    if (!r) break;
+    for (auto& resp : out) {
+      if (resp.msg().size() < proto::kHeaderSize) __builtin_trap();
+      check(resp, sent);
+    }
+  }
+  return 0;
+}
