@@ -17,8 +17,10 @@ using namespace std::string_literals;
 class CliNames : public ServerSuite<CliNames> {
  protected:
   // A relay in front of the suite's smbd showing these names.
-  static std::unique_ptr<st::TamperRelay> relay(std::map<std::string, std::string> shown_for_real) {
-    auto r = st::TamperRelay::start(server().port(), hostile::rename_hook(std::move(shown_for_real)));
+  static std::unique_ptr<st::TamperRelay> relay(std::map<std::string, std::string> shown_for_real,
+                                                bool reach_real_files = true) {
+    auto r = st::TamperRelay::start(server().port(),
+                                    hostile::rename_hook(std::move(shown_for_real), reach_real_files));
     EXPECT_TRUE(r.ok()) << err_of(r);
     return r ? std::move(*r) : nullptr;
   }
@@ -122,6 +124,23 @@ TEST_F(CliNames, LsEscapesControlCharacters) {
     EXPECT_EQ(o.out.find('\x1b'), std::string::npos) << o.out;
     EXPECT_EQ(o.out.find('\x07'), std::string::npos) << o.out;
   }
+}
+
+// An error about a file the server named (here: listed, then not there
+// when opened: smbd says STATUS_OBJECT_NAME_INVALID) shows the name
+// escaped.
+TEST_F(CliNames, ErrorLinesEscapeControlCharacters) {
+  const std::string d = unique_name("hostile-error");
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + d));
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/gone.txt", to_bytes("x")));
+  auto r = relay({{"gone.txt", "\x1b]0;pwned\x07gone"}}, false);
+  ASSERT_TRUE(r);
+  st::TempDir tmp("smbkit-it");
+  auto o = smbkit({"cp", "-r", relay_url(*r, d), tmp.path() + "/dest"});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("\\x1b]0;pwned\\x07gone"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find('\x1b'), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find('\x07'), std::string::npos) << o.out;
 }
 
 // The progress line (only on a terminal: run under script(1)'s pty) shows

@@ -117,13 +117,15 @@ inline bool unrename_create(smbkit::Bytes& msg, const std::map<std::string, std:
   return true;
 }
 
-// The relay hook: listings show `shown_for_real`'s names, CREATEs of them
-// reach the real files. Signed or sealed frames are left alone (the tests
-// run an unsigned session).
-inline tr::TamperHook rename_hook(std::map<std::string, std::string> shown_for_real) {
+// The relay hook: listings show `shown_for_real`'s names and, if
+// `reach_real_files`, CREATEs of them reach the real files (else they find
+// nothing). Signed or sealed frames are left alone (the tests run an
+// unsigned session).
+inline tr::TamperHook rename_hook(std::map<std::string, std::string> shown_for_real, bool reach_real_files = true) {
   auto shown = std::make_shared<std::map<std::string, std::string>>(std::move(shown_for_real));
   auto real = std::make_shared<std::map<std::string, std::string>>();
   for (auto& [r, s] : *shown) (*real)[s] = r;
+  if (!reach_real_files) real->clear();
   return [shown, real](tr::Toward to, smbkit::Bytes& frame, tr::TamperContext&) {
     if (!tr::smb2::is_plain(frame)) return tr::Verdict::forward;
     auto msgs = split_chain(frame);
