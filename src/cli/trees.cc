@@ -29,7 +29,8 @@ std::string join(const std::string& dir, const std::string& name) {
 struct Downloading {
   Context& c;
   Tree& t;
-  int rejected = 0;
+  int rejected = 0;    // names from the server refused
+  int in_the_way = 0;  // entries not written because of what is local
 };
 
 Result<void> download_dir(Downloading& w, const std::string& rdir, int dir_fd, const std::string& shown) {
@@ -55,12 +56,26 @@ Result<void> download_dir(Downloading& w, const std::string& rdir, int dir_fd, c
       continue;
     }
     std::string r = join(rdir, e.name), l = shown + "/" + e.name;
+    // Something local in the way (a symlink, a FIFO, a file where a
+    // directory goes) is reported and left alone, as cp goes on past it.
+    auto in_the_way = [&](const Error& err) {
+      w.in_the_way++;
+      std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(err.message()).c_str());
+    };
     if (e.is_dir) {
-      SMBKIT_TRY(UniqueFd sub, make_dir_beneath(dir_fd, e.name, l));
-      SMBKIT_CHECK(download_dir(w, r, sub.get(), l));
+      auto sub = make_dir_beneath(dir_fd, e.name, l);
+      if (!sub) {
+        in_the_way(sub.error());
+        continue;
+      }
+      SMBKIT_CHECK(download_dir(w, r, sub->get(), l));
     } else {
-      SMBKIT_TRY(auto dst, DownloadTarget::beneath(dir_fd, e.name, l));
-      SMBKIT_TRY(auto s, download_file(w.c, w.t, r, dst));
+      auto dst = DownloadTarget::beneath(dir_fd, e.name, l);
+      if (!dst) {
+        in_the_way(dst.error());
+        continue;
+      }
+      SMBKIT_TRY(auto s, download_file(w.c, w.t, r, *dst));
       (void)s;
     }
   }
@@ -155,11 +170,15 @@ Result<void> download_tree(Context& c, Tree& t, const std::string& rdir, const s
   UniqueFd root(fd);
   Downloading w{c, t};
   SMBKIT_CHECK(download_dir(w, rdir, root.get(), ldir));
+  if (w.rejected == 0 && w.in_the_way == 0) return {};
+  std::string what;
   if (w.rejected > 0)
-    return nt_error(STATUS_OBJECT_NAME_INVALID,
-                    t.url_of(rdir) + ": " + std::to_string(w.rejected) + (w.rejected == 1 ? " name" : " names") +
-                        " from the server rejected, the rest downloaded");
-  return {};
+    what = std::to_string(w.rejected) + (w.rejected == 1 ? " name" : " names") + " from the server rejected";
+  if (w.in_the_way > 0)
+    what += (what.empty() ? "" : ", ") + std::to_string(w.in_the_way) +
+            (w.in_the_way == 1 ? " entry" : " entries") + " not written over what is there";
+  return nt_error(w.rejected > 0 ? STATUS_OBJECT_NAME_INVALID : STATUS_OBJECT_NAME_COLLISION,
+                  t.url_of(rdir) + ": " + what + "; the rest downloaded");
 }
 
 Result<void> upload_tree(Context& c, Tree& t, const std::string& ldir, const std::string& rdir) {

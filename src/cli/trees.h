@@ -9,9 +9,11 @@ namespace smbkit::cli {
 
 // Remote directory rdir -> local directory ldir (created). Every name the
 // server lists is checked (client::entry_name_problem) and becomes a file
-// or directory only beneath the open handle of its local parent; a
-// rejected name is reported, the rest is downloaded, and the result is an
-// error counting the rejected names.
+// or directory only beneath the open handle of its local parent, never
+// through a symlink already there. A rejected name, or a local entry in
+// the way (a symlink, a FIFO, a file where a directory goes), is reported
+// and skipped; the rest is downloaded, and the result is an error with the
+// counts.
 Result<void> download_tree(Context& c, client::Tree& t, const std::string& rdir, const std::string& ldir);
 
 // Local directory ldir -> remote directory rdir (created). Symlinks are

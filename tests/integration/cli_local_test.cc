@@ -172,6 +172,32 @@ TEST_F(CliLocal, SymlinkPlantedAtThePartFileIsNotFollowed) {
   IT_EXPECT_SAME_BYTES(slurp(local3), data);
 }
 
+// cp -r down into a directory that already holds symlinks where the
+// server's entries go: nothing is written through them, and they stay.
+TEST_F(CliLocal, RecursiveGetDoesNotWriteThroughExistingSymlinks) {
+  const std::string d = unique_name("cli-links-down");
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + d));
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + d + "/sub"));
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/sub/x.txt", to_bytes("x")));
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/f.txt", to_bytes("f")));
+  st::TempDir tmp("smbkit-it");
+  const std::string dest = tmp.path() + "/dest", mine = dest + "/" + d;
+  ASSERT_TRUE(fs::create_directories(mine));
+  ASSERT_TRUE(fs::create_directories(tmp.path() + "/elsewhere"));
+  ASSERT_TRUE(write_local(tmp.path() + "/victim.txt", to_bytes("victim")));
+  fs::create_symlink("../../elsewhere", mine + "/sub");
+  fs::create_symlink("../../victim.txt", mine + "/f.txt");
+  auto o = smbkit({"cp", "-r", url(d), dest});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("2 entries not written over what is there"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(mine + "/sub is a symbolic link"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(mine + "/f.txt exists and is a symbolic link"), std::string::npos) << o.out;
+  EXPECT_TRUE(fs::is_empty(tmp.path() + "/elsewhere"));
+  EXPECT_EQ(slurp_str(tmp.path() + "/victim.txt"), "victim");
+  EXPECT_EQ(lmode(mine + "/sub"), S_IFLNK);
+  EXPECT_EQ(lmode(mine + "/f.txt"), S_IFLNK);
+}
+
 // A tree with a file, a symlink to a file outside it, and a loop.
 struct LinkTree {
   std::string root;
