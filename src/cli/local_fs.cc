@@ -61,13 +61,19 @@ Result<void> clear_nonblock(int fd, const std::string& shown) {
   return {};
 }
 
+// Whatever the callers checked: one component, or nothing is done.
+Result<void> single_component(const std::string& name, const std::string& shown) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\0') != std::string::npos)
+    return sys_error(EINVAL, shown + ": not a single file name");
+  return {};
+}
+
 }  // namespace
 
 Result<UniqueFd> open_beneath(int dir_fd, const std::string& name, int flags, mode_t mode,
                               const std::string& shown) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name.find('\0') != std::string::npos)
-    return sys_error(EINVAL, shown + ": not a single file name");
+  SMBKIT_CHECK(single_component(name, shown));
   flags |= O_CLOEXEC;
   // Kernels before 5.6 (or a seccomp filter) lack openat2: remembered so
   // that each open makes one system call.
@@ -89,6 +95,7 @@ Result<UniqueFd> open_beneath(int dir_fd, const std::string& name, int flags, mo
 }
 
 Result<UniqueFd> make_dir_beneath(int dir_fd, const std::string& name, const std::string& shown) {
+  SMBKIT_CHECK(single_component(name, shown));  // before mkdirat, which would resolve a path
   if (::mkdirat(dir_fd, name.c_str(), 0777) != 0 && errno != EEXIST) return sys_error(errno, shown);
   auto d = open_beneath(dir_fd, name, O_RDONLY | O_DIRECTORY, 0, shown);
   if (!d && d.error().sys_errno == ENOTDIR) return sys_error(ENOTDIR, shown + " exists and is not a directory");
