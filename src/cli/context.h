@@ -25,6 +25,7 @@ struct GlobalOptions {
   bool hard = false;
   int reconnect_timeout_s = 60;
   bool resume = false;  // get/put -c: continue a partial transfer
+  bool follow = false;  // put/cp up: follow local symlinks (loops skipped)
 };
 
 // Dialects for a mount.cifs style vers= value.

@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "cli/bench.h"
 #include "cli/commands.h"
+#include "client/names.h"
 #include "fuse/mount_main.h"
 
 using namespace smbkit;
@@ -60,8 +61,11 @@ int main(int argc, char** argv) {
   put->add_option("LOCAL", a)->required();
   put->add_option("URL", b)->required();
   put->add_flag("-c,--resume", g.resume, "continue a partial upload (URL.smbkit-part) where it stopped");
+  put->add_flag("--follow", g.follow, "upload what LOCAL points to when it is a symbolic link");
   auto* cp = app.add_subcommand("cp", "copy between local and remote (one side an smb:// URL)");
   cp->add_flag("-r,--recursive", recursive, "copy directories recursively");
+  cp->add_flag("--follow", g.follow,
+               "uploads: follow local symbolic links (default: skip them with a warning); loops are skipped");
   cp->add_option("SRC", a)->required();
   cp->add_option("DST", b)->required();
   auto* rm = app.add_subcommand("rm", "delete files");
@@ -108,7 +112,8 @@ int main(int argc, char** argv) {
     // Name the target when the error does not already.
     if (msg.find("smb://") == std::string::npos && msg.find(target) == std::string::npos)
       msg = target + ": " + msg;
-    std::fprintf(stderr, "smbkit: %s\n", msg.c_str());
+    // The message may hold names a server chose: never raw control characters.
+    std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(msg).c_str());
     return 1;
   }
   std::fflush(stdout);
