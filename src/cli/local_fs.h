@@ -2,7 +2,7 @@
 // upload may read. Names from a server only ever become files beneath an
 // open directory handle; a local path the user named is treated as cp(1)
 // treats its destination and is never replaced by something else
-// (docs/design/security-local.md).
+// (docs/design/security.md).
 #pragma once
 
 #include <sys/stat.h>
