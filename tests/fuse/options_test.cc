@@ -119,6 +119,10 @@ TEST(MountOptions, MaskPasswords) {
   EXPECT_EQ(o.password, "*****");
 }
 
+TEST(MountOptions, PasswordIsASecretString) {
+  EXPECT_TRUE((std::is_same_v<decltype(MountOptions::password), SecretString>));
+}
+
 TEST(MountOptions, GuestAllowsAGuestSession) {
   auto o = parse_ok("guest");
   EXPECT_TRUE(o.anonymous);
