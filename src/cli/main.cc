@@ -6,8 +6,8 @@
 #include "base/dumpable.h"
 #include "base/log.h"
 #include "cli/bench.h"
-#include "client/user_input.h"
 #include "cli/commands.h"
+#include "client/user_input.h"
 #include "fuse/mount_main.h"
 
 using namespace smbkit;
