@@ -80,6 +80,10 @@ SessionKeys derive_session_keys(uint16_t dialect, uint16_t cipher, ByteView sess
   // MS-SMB2 3.2.1.3 / 3.2.5.3.1: Session.SessionKey is the first 16 bytes of
   // the GSS key, right-padded with zeros.
   Bytes sk(16);
+  struct WipeOnExit {
+    Bytes& b;
+    ~WipeOnExit() { wipe_bytes(b); }
+  } wipe_sk{sk};
   std::copy_n(session_key.begin(), std::min<size_t>(16, session_key.size()), sk.begin());
 
   SessionKeys k;

@@ -7,6 +7,7 @@
 
 #include "auth/crypto.h"
 #include "base/bytes.h"
+#include "base/secret.h"
 
 namespace smbkit::auth {
 
@@ -17,11 +18,12 @@ namespace smbkit::auth {
 // the 0x00 separator is added here. Uses OpenSSL EVP_KDF "KBKDF".
 Bytes kdf_sp800_108(ByteView key, ByteView label, ByteView context, size_t out_bytes);
 
+// Wiped when freed (SecretBytes), as every copy of a session key should be.
 struct SessionKeys {
-  Bytes signing_key;      // Session.SigningKey (16 bytes)
-  Bytes encryption_key;   // Session.EncryptionKey: client -> server (16 or 32 bytes; 3.x only)
-  Bytes decryption_key;   // Session.DecryptionKey: server -> client (16 or 32 bytes; 3.x only)
-  Bytes application_key;  // Session.ApplicationKey (16 bytes; 3.x only)
+  SecretBytes signing_key;      // Session.SigningKey (16 bytes)
+  SecretBytes encryption_key;   // Session.EncryptionKey: client -> server (16 or 32 bytes; 3.x only)
+  SecretBytes decryption_key;   // Session.DecryptionKey: server -> client (16 or 32 bytes; 3.x only)
+  SecretBytes application_key;  // Session.ApplicationKey (16 bytes; 3.x only)
 };
 
 // MS-SMB2 3.2.5.3.1: derives the client's session keys.

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <cwctype>
 #include <locale.h>
-#include <string.h>  // explicit_bzero
 
 #include "auth/crypto.h"
+#include "base/secret.h"
 #include "base/utf16.h"
 
 namespace smbkit::auth {
@@ -14,21 +14,6 @@ namespace {
 
 constexpr char kSignature[8] = {'N', 'T', 'L', 'M', 'S', 'S', 'P', '\0'};
 
-void wipe_bytes(Bytes& b) {
-  if (!b.empty()) explicit_bzero(b.data(), b.size());
-  b.clear();
-}
-void wipe_string(std::string& s) {
-  if (!s.empty()) explicit_bzero(s.data(), s.size());
-  s.clear();
-}
-// Copies src into dst and wipes src, so no stray copy of a secret survives a
-// move (a moved short string leaves its bytes behind in the source).
-void take_secret(std::string& dst, std::string& src) {
-  wipe_string(dst);
-  dst.assign(src);
-  wipe_string(src);
-}
 
 bool ct_equal(ByteView a, ByteView b) {
   if (a.size() != b.size()) return false;
@@ -456,7 +441,7 @@ NtlmClient::NtlmClient(NtlmCredentials creds, NtlmClientOptions opts) : opts_(st
   creds_.domain = std::move(creds.domain);
   creds_.workstation = std::move(creds.workstation);
   creds_.anonymous = creds.anonymous;
-  take_secret(creds_.password, creds.password);
+  creds_.password = std::move(creds.password);  // wipes the source
 }
 
 NtlmClient::~NtlmClient() { wipe(); }
@@ -470,7 +455,7 @@ NtlmClient& NtlmClient::operator=(NtlmClient&& o) noexcept {
   creds_.domain = std::move(o.creds_.domain);
   creds_.workstation = std::move(o.creds_.workstation);
   creds_.anonymous = o.creds_.anonymous;
-  take_secret(creds_.password, o.creds_.password);
+  creds_.password = std::move(o.creds_.password);  // wipes the source
   opts_ = std::move(o.opts_);
   negotiate_ = std::move(o.negotiate_);
   challenge_ = std::move(o.challenge_);
@@ -483,7 +468,7 @@ NtlmClient& NtlmClient::operator=(NtlmClient&& o) noexcept {
 }
 
 void NtlmClient::wipe() {
-  wipe_string(creds_.password);
+  creds_.password.wipe();
   wipe_bytes(exported_session_key_);
   wipe_bytes(keys_.ClientSigningKey);
   wipe_bytes(keys_.ClientSealingKey);
@@ -570,7 +555,7 @@ Result<Bytes> NtlmClient::authenticate_message(ByteView challenge, uint64_t file
     if (server_name.size() > 0xffff - 64)
       return protocol_error("NTLM: TargetInfo too large for an NTLMv2 response");
 
-    SMBKIT_TRY(Bytes key, ntowf_v2(creds_.password, creds_.user, creds_.domain));
+    SMBKIT_TRY(Bytes key, ntowf_v2(creds_.password.str(), creds_.user, creds_.domain));
     Ntlmv2Result v2 =
         ntlmv2_response(key, chal.ServerChallenge, client_challenge, time, server_name);
     wipe_bytes(key);

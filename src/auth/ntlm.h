@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/secret.h"
 #include "base/result.h"
 
 namespace smbkit::auth {
@@ -203,7 +204,9 @@ Result<void> ntlm_verify_mech_list_mic(const NtlmSessionKeys& keys, uint32_t neg
 // ---- The client ----
 
 struct NtlmCredentials {
-  std::string user, password, domain, workstation;
+  std::string user;
+  SecretString password;  // wiped when this (or a copy) is freed
+  std::string domain, workstation;
   bool anonymous = false;  // also implied by empty user and password
 };
 

@@ -232,7 +232,7 @@ Bytes encode_neg_token_resp(ByteView response_token, ByteView mech_list_mic) {
 // password bytes can be wiped here: a moved short string leaves them behind.
 SpnegoNtlmClient::SpnegoNtlmClient(NtlmCredentials creds, SpnegoNtlmOptions opts)
     : ntlm_(creds, opts.ntlm), opts_(std::move(opts)) {
-  if (!creds.password.empty()) explicit_bzero(creds.password.data(), creds.password.size());
+  creds.password.wipe();
 }
 
 Result<void> SpnegoNtlmClient::check_server_hint(ByteView blob) const {

@@ -22,6 +22,7 @@ Result<std::vector<uint16_t>> dialects_for(const std::string& v) {
 
 Result<client::Credentials> Context::credentials(const client::SmbUrl& u) {
   client::Credentials c;
+  c.allow_guest = g_.guest;
   c.user = u.user;
   c.domain = u.domain;
   bool have_password = false;
@@ -32,13 +33,11 @@ Result<client::Credentials> Context::credentials(const client::SmbUrl& u) {
     c.password = f.password;
     have_password = true;
   }
-  if (!have_password) {
-    if (const char* p = std::getenv("SMBKIT_PASSWORD")) {
-      c.password = p;
-      have_password = true;
-    }
+  if (!have_password && g_.env_password) {
+    c.password = *g_.env_password;
+    have_password = true;
   }
-  if (!have_password && !c.user.empty()) {
+  if (!have_password && !c.user.empty() && !g_.guest) {
     if (!isatty(0))
       return nt_error(STATUS_LOGON_FAILURE,
                       u.str() + ": no password (use --credentials FILE or SMBKIT_PASSWORD)");

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "client/client.h"
@@ -26,6 +27,10 @@ struct GlobalOptions {
   int reconnect_timeout_s = 60;
   bool resume = false;  // get/put -c: continue a partial transfer
   bool follow = false;  // put/cp up: follow local symlinks (loops skipped)
+  // --guest: a guest or null session is acceptable (Credentials::allow_guest),
+  // and no password is prompted for.
+  bool guest = false;
+  std::optional<SecretString> env_password;  // SMBKIT_PASSWORD, taken at start
 };
 
 // Dialects for a mount.cifs style vers= value.

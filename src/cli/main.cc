@@ -3,16 +3,22 @@
 
 #include <cstdio>
 
+#include "base/dumpable.h"
 #include "base/log.h"
 #include "cli/bench.h"
 #include "cli/commands.h"
 #include "client/names.h"
+#include "client/user_input.h"
 #include "fuse/mount_main.h"
 
 using namespace smbkit;
 using namespace smbkit::cli;
 
 int main(int argc, char** argv) {
+  // Before anything holds a password: neither this process nor the mount
+  // daemon forked from it may be read or traced by the same user's
+  // processes (SMBKIT_DUMPABLE=1 opts out, README).
+  make_undumpable_unless_opted_out();
   // mount/umount have mount.cifs style arguments: handled before CLI11.
   if (argc > 1 && std::string_view(argv[1]) == "mount") return smbkit::fuse::run_mount(argc, argv);
   if (argc > 1 && std::string_view(argv[1]) == "umount") return smbkit::fuse::run_umount(argc, argv);
@@ -26,6 +32,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   GlobalOptions g;
   app.add_option("--credentials", g.credentials_file, "mount.cifs style credentials file");
+  app.add_flag("--guest", g.guest,
+               "accept a guest or anonymous session (else refused: it has no keys to sign or "
+               "seal with); no password prompt");
   app.add_option("--vers", g.vers, "dialect: 2.0, 2.1, 3 (3.0+), 3.0, 3.02, 3.1.1 or default (all)");
   app.add_flag("--sign", g.sign, "require signing");
   app.add_flag("--seal", g.seal, "require encryption (SMB 3.x)");
@@ -86,6 +95,9 @@ int main(int argc, char** argv) {
   if (g.verbose >= 2) log::set_level(log::Level::trace);
   else if (g.verbose == 1) log::set_level(log::Level::debug);
 
+  // Read once, then gone from the environment (and zeroed in the block
+  // /proc/PID/environ shows), so commands never pass it on to a child.
+  g.env_password = client::take_env_password();
   Context ctx(g);
   Result<void> r;
   std::string target = a;

@@ -23,7 +23,9 @@
 namespace smbkit::client {
 
 struct Credentials {
-  std::string user, password, domain;
+  std::string user;
+  SecretString password;  // wiped when freed (issue 15, item 8)
+  std::string domain;
   // The user accepts a guest or anonymous session in place of the named
   // one (--guest, -o guest). Without it, a session the server (or
   // something on the path) made guest or null fails: a silent guest

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/result.h"
+#include "base/secret.h"
 
 namespace smbkit::client {
 
@@ -25,7 +26,9 @@ Result<SmbUrl> parse_smb_url(const std::string& s);
 bool looks_like_smb_url(const std::string& s);
 
 struct CredentialsFile {
-  std::string username, password, domain;
+  std::string username;
+  SecretString password;
+  std::string domain;
 };
 // mount.cifs credentials file: lines "username=", "password=", "domain="
 // (also "user=", "pass=", "dom="), '#' comments; username may be

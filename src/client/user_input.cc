@@ -3,6 +3,8 @@
 #include <termios.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iostream>
 
 #include "proto/constants.h"
@@ -26,7 +28,16 @@ Result<std::vector<uint16_t>> dialects_for_vers(const std::string& v) {
                   "'" + v + "': expected 2.0, 2.1, 3, 3.0, 3.02, 3.1.1 or default (SMB1 is not supported)");
 }
 
-std::string prompt_password(const std::string& who) {
+std::optional<SecretString> take_env_password() {
+  char* p = std::getenv("SMBKIT_PASSWORD");
+  if (!p) return std::nullopt;
+  SecretString pw(p);
+  secure_wipe(p, std::strlen(p));
+  unsetenv("SMBKIT_PASSWORD");
+  return pw;
+}
+
+SecretString prompt_password(const std::string& who) {
   std::fprintf(stderr, "Password for %s: ", who.c_str());
   std::fflush(stderr);
   termios old{};
@@ -40,7 +51,7 @@ std::string prompt_password(const std::string& who) {
   std::getline(std::cin, pw);
   if (tty) tcsetattr(0, TCSAFLUSH, &old);
   std::fputc('\n', stderr);
-  return pw;
+  return SecretString(std::move(pw));  // takes the bytes and wipes pw
 }
 
 }  // namespace smbkit::client

@@ -44,7 +44,8 @@ const char kUsage[] =
     "Options (mount.cifs names): username=, password=, domain=, credentials=FILE, port=,\n"
     "vers=2.0|2.1|3|3.0|3.02|3.1.1, sec=ntlmssp|ntlmsspi|none, sign, seal, rsize=, wsize=, rasize=,\n"
     "cache=strict|none|loose, actimeo=, acregmax=, acdirmax=, uid=, gid=, file_mode=,\n"
-    "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=, hard, soft, echo_interval=, closetimeo=.\n"
+    "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=, hard, soft, echo_interval=, closetimeo=,\n"
+    "guest (no password; a guest or null session is accepted).\n"
     "smbkit's own: rabudget=, wbbudget= (bytes all open files' readahead, and their\n"
     "write-behind in flight, share; default 256 MiB each), splice (readahead data\n"
     "socket -> pipe -> /dev/fuse; needs fs.pipe-max-size >= 2 MiB or CAP_SYS_RESOURCE).\n"
@@ -126,6 +127,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   co.creds.user = o.username;
   co.creds.password = o.password;
   co.creds.domain = o.domain;
+  co.creds.allow_guest = o.allow_guest;
   auto c = client::Client::connect(co);
   if (!c) return rep.failed(with_target(c.error(), target));
   std::unique_ptr<client::Client> cl = std::move(*c);
@@ -264,6 +266,13 @@ std::string unescape_mountinfo(const std::string& s) {
   return out;
 }
 
+void mask_password_args(int argc, char** argv) {
+  for (int i = 2; i < argc; i++) {
+    if (std::strcmp(argv[i], "-o") == 0 && i + 1 < argc) mask_passwords(argv[++i]);
+    else if (std::strncmp(argv[i], "-o", 2) == 0) mask_passwords(argv[i] + 2);
+  }
+}
+
 int run_program(const std::vector<std::string>& argv) {
   pid_t pid = fork();
   if (pid < 0) return -1;
@@ -303,6 +312,16 @@ bool is_smbkit_mount(const std::string& path) {
 int run_mount(int argc, char** argv) {
   std::vector<std::string> args;
   for (int i = 2; i < argc; i++) args.emplace_back(argv[i]);
+  // /proc/PID/cmdline is readable by every local user: mask the password
+  // in our own argv now, before anything can fail or fork, so neither this
+  // process nor the daemon forked from it shows it (issue 15, item 8).
+  mask_password_args(argc, argv);
+  struct WipeArgs {
+    std::vector<std::string>& v;
+    ~WipeArgs() {
+      for (auto& a : v) wipe_string(a);
+    }
+  } wipe_args{args};
   for (auto& a : args)
     if (a == "-h" || a == "--help") {
       std::fputs(kUsage, stdout);
@@ -318,7 +337,8 @@ int run_mount(int argc, char** argv) {
   else if (o.verbose == 1) log::set_level(log::Level::debug);
   if (!o.uid_set) o.uid = getuid();
   if (!o.gid_set) o.gid = getgid();
-  auto cr = resolve_credentials(o, std::getenv("SMBKIT_PASSWORD"));
+  auto env_password = client::take_env_password();  // out of the daemon's environment
+  auto cr = resolve_credentials(o, env_password ? env_password->c_str() : nullptr);
   if (!cr) {
     fail_line(cr.error().message());
     return 1;

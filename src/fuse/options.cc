@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "client/url.h"
 #include "proto/constants.h"
@@ -87,8 +88,21 @@ std::vector<std::string> split_options(const std::string& s) {
     if (c == '=' && (cur == "password=" || cur == "pass=")) in_password = true;
   }
   out.push_back(cur);
+  wipe_string(cur);  // its buffer held every option, a password among them
   return out;
 }
+
+// Wipe strings that may hold a password when they go out of scope.
+struct WipeString {
+  std::string& s;
+  ~WipeString() { wipe_string(s); }
+};
+struct WipeStrings {
+  std::vector<std::string>& v;
+  ~WipeStrings() {
+    for (auto& s : v) wipe_string(s);
+  }
+};
 
 bool is_flag(const std::string& name) {
   // Generic mount(8) options a helper receives; they mean nothing to us.
@@ -112,12 +126,15 @@ Result<std::vector<uint16_t>> dialects_for_vers(const std::string& v) {
 }
 
 Result<void> parse_option_string(const std::string& s, MountOptions& o) {
-  for (const std::string& opt : split_options(s)) {
+  std::vector<std::string> opts = split_options(s);
+  WipeStrings wipe_opts{opts};
+  for (const std::string& opt : opts) {
     if (opt.empty()) continue;  // "a,,b" outside a password, trailing commas
     auto eq = opt.find('=');
     std::string name = opt.substr(0, eq);
     bool has_value = eq != std::string::npos;
     std::string v = has_value ? opt.substr(eq + 1) : std::string();
+    WipeString wipe_v{v};
     auto need_value = [&]() -> Result<void> {
       if (!has_value) return bad(name, "needs a value (" + name + "=...)");
       return {};
@@ -163,12 +180,11 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
     } else if (name == "username" || (name == "user" && has_value)) {
       SMBKIT_CHECK(need_value());
       // mount.cifs: "DOMAIN/user" or "DOMAIN\user"; "user%pass" also carries a password.
-      std::string u = v;
-      auto pct = u.find('%');
+      std::string u = v.substr(0, v.find('%'));
+      auto pct = v.find('%');
       if (pct != std::string::npos) {
-        o.password = u.substr(pct + 1);
+        o.password = v.substr(pct + 1);  // the temporary is taken and wiped
         o.password_set = true;
-        u.resize(pct);
       }
       auto sep = u.find_first_of("/\\");
       if (sep != std::string::npos) {
@@ -178,7 +194,7 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       o.username = u;
     } else if (name == "password" || name == "pass") {
       if (!has_value) return bad(name, "needs a value (" + name + "=...)");
-      o.password = v;
+      o.password = std::move(v);  // takes and wipes v
       o.password_set = true;
     } else if (name == "domain" || name == "dom" || name == "workgroup") {
       SMBKIT_CHECK(need_value());
@@ -188,8 +204,11 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       if (v.empty()) return bad(name, "needs a file name");
       o.credentials_file = v;
     } else if (name == "guest") {
+      // mount.cifs: no password; here also the consent to a guest or null
+      // session, which the client otherwise refuses (issue 15, item 4).
       SMBKIT_CHECK(no_value());
       o.anonymous = true;
+      o.allow_guest = true;
     } else if (name == "port") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 65535));
@@ -343,10 +362,46 @@ Result<MountOptions> parse_mount_args(const std::vector<std::string>& args) {
   return o;
 }
 
+void mask_passwords(char* s) {
+  size_t n = std::strlen(s);
+  auto starts = [&](size_t at, const char* p) { return std::strncmp(s + at, p, std::strlen(p)) == 0; };
+  size_t i = 0;
+  // Walks the options as split_options does: a password value runs to the
+  // first ',' not doubled; "user(name)=u%pw" carries one after the '%'.
+  while (i < n) {
+    if (starts(i, "password=") || starts(i, "pass=")) {
+      size_t j = i + (starts(i, "password=") ? 9 : 5);
+      while (j < n) {
+        if (s[j] == ',') {
+          if (j + 1 < n && s[j + 1] == ',') {
+            s[j] = s[j + 1] = '*';
+            j += 2;
+            continue;
+          }
+          break;
+        }
+        s[j++] = '*';
+      }
+      i = j + 1;
+      continue;
+    }
+    bool user = starts(i, "username=") || starts(i, "user=");
+    size_t j = i;
+    while (j < n && s[j] != ',') {
+      if (user && s[j] == '%') {
+        for (j++; j < n && s[j] != ','; j++) s[j] = '*';
+        break;
+      }
+      j++;
+    }
+    i = j + 1;
+  }
+}
+
 Result<void> resolve_credentials(MountOptions& o, const char* env_password) {
   if (o.anonymous) {
     o.username.clear();
-    o.password.clear();
+    o.password.wipe();
     o.domain.clear();
     return {};
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "base/secret.h"
 
 namespace smbkit::fuse {
 
@@ -30,10 +31,12 @@ struct MountOptions {
 
   // Identity.
   std::string username, domain;
-  std::string password;
+  SecretString password;  // wiped when freed
   bool password_set = false;  // password= given (possibly empty)
   std::string credentials_file;
   bool anonymous = false;  // sec=none or guest
+  // guest: the user accepts a guest or null session (Credentials::allow_guest).
+  bool allow_guest = false;
 
   // Transport and security.
   std::string vers = "default";
@@ -102,6 +105,12 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o);
 // (-s and -n are what mount(8) passes to helpers; accepted and ignored).
 // Does not touch the file system or the environment.
 Result<MountOptions> parse_mount_args(const std::vector<std::string>& args);
+
+// Overwrites, in place and keeping the length, every password value in a
+// -o option string with '*' ("password=", "pass=", the part after '%' in
+// "username=u%pw"), so that /proc/PID/cmdline, readable by every local
+// user, stops showing it. Call on the process's own argv strings.
+void mask_passwords(char* option_string);
 
 // Fills in what the options left open: the credentials file (username,
 // password, domain; options given explicitly win), then SMBKIT_PASSWORD

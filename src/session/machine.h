@@ -27,12 +27,13 @@ struct SessionSecurity {
   uint64_t session_id = 0;
   bool signing_required = false;  // sign requests, reject unsigned responses
   auth::SignAlg sign_alg = auth::SignAlg::hmac_sha256;
-  Bytes signing_key;
+  // The keys are wiped when the session (or any copy of it) is freed.
+  SecretBytes signing_key;
   bool encrypt_data = false;  // Session.EncryptData: encrypt every request
   uint16_t cipher = 0;        // proto::Cipher
-  Bytes encryption_key;       // client -> server
+  SecretBytes encryption_key;  // client -> server
   bool can_encrypt() const { return cipher != 0 && !encryption_key.empty(); }
-  Bytes decryption_key;       // server -> client
+  SecretBytes decryption_key;  // server -> client
 };
 
 // One request to send. `msg` holds the 64-byte header slot followed by the
@@ -58,7 +59,7 @@ struct FrameTransform {
   enum class Kind : uint8_t { none, sign, seal };
   Kind kind = Kind::none;
   uint16_t algorithm = 0;  // auth::SignAlg value for sign, proto::Cipher for seal
-  Bytes key;
+  SecretBytes key;
   uint64_t session_id = 0;
   std::array<std::byte, 16> nonce{};
   size_t nonce_len = 0;
@@ -167,7 +168,7 @@ class Machine {
   // sealed (so it is not signature-checked).
   struct UnsealKey {
     uint16_t cipher;
-    Bytes key;
+    SecretBytes key;
   };
   Result<UnsealKey> unseal_key(ByteView transform) const;
   // `sealed_session`: the SessionId of the transform header the messages

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
+#include "client/client.h"
+
 namespace smbkit::client {
 namespace {
 
@@ -62,6 +66,16 @@ TEST(Credentials, RejectsJunkWithoutEchoingSecrets) {
   EXPECT_EQ(c.error().message().find("hunter2"), std::string::npos);
   EXPECT_FALSE(parse_credentials("colour=blue\n").ok());
   EXPECT_FALSE(read_credentials_file("/nonexistent/creds").ok());
+}
+
+// Passwords are held in the wiping type (issue 15, item 8; the wiping is
+// tested in tests/base/secret_test.cc).
+TEST(Credentials, PasswordsAreSecretStrings) {
+  EXPECT_TRUE((std::is_same_v<decltype(Credentials::password), SecretString>));
+  EXPECT_TRUE((std::is_same_v<decltype(CredentialsFile::password), SecretString>));
+  auto c = parse_credentials("username=u\npassword=pw\n");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->password, "pw");
 }
 
 }  // namespace

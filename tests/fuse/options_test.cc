@@ -92,6 +92,51 @@ TEST(MountOptions, PasswordWithCommas) {
   EXPECT_EQ(o.uid, 5u);
 }
 
+// mask_passwords runs on the process's own argv (cmdline is world
+// readable): every password value becomes '*', lengths unchanged, the
+// other options untouched, and what is left still parses.
+std::string masked(std::string s) {
+  mask_passwords(s.data());
+  return s;
+}
+
+TEST(MountOptions, MaskPasswords) {
+  EXPECT_EQ(masked("password=s3cret"), "password=******");
+  EXPECT_EQ(masked("uid=1,password=s3cret,ro"), "uid=1,password=******,ro");
+  EXPECT_EQ(masked("pass=xy,gid=2"), "pass=**,gid=2");
+  // ",," inside a password is a literal comma (mount.cifs): all masked.
+  EXPECT_EQ(masked("password=a,,b,,,,c,uid=5"), "password=*********,uid=5");
+  EXPECT_EQ(masked("username=dave%pw,dom=X"), "username=dave%**,dom=X");
+  EXPECT_EQ(masked("user=CORP/eve%secret"), "user=CORP/eve%******");
+  EXPECT_EQ(masked("user,username=u,ro"), "user,username=u,ro");
+  EXPECT_EQ(masked("password=,uid=3"), "password=,uid=3");
+  EXPECT_EQ(masked("a,,password=p,x=password=q"), "a,,password=*,x=password=q");
+  // An option whose name only ends in "password=" is not one.
+  EXPECT_EQ(masked("nopassword=1"), "nopassword=1");
+  auto o = parse_ok(masked("username=u,password=pw,,x,uid=7"));
+  EXPECT_EQ(o.username, "u");
+  EXPECT_EQ(o.uid, 7u);
+  EXPECT_EQ(o.password, "*****");
+}
+
+TEST(MountOptions, PasswordIsASecretString) {
+  EXPECT_TRUE((std::is_same_v<decltype(MountOptions::password), SecretString>));
+}
+
+TEST(MountOptions, GuestAllowsAGuestSession) {
+  auto o = parse_ok("guest");
+  EXPECT_TRUE(o.anonymous);
+  EXPECT_TRUE(o.allow_guest);
+  o = parse_ok("username=u,password=p");
+  EXPECT_FALSE(o.allow_guest);
+  // sec=none asks for a null session by name; it does not consent to a
+  // guest session in place of a named user (there is none).
+  o = parse_ok("sec=none");
+  EXPECT_TRUE(o.anonymous);
+  EXPECT_FALSE(o.allow_guest);
+  EXPECT_NE(parse_err("guest=1").find("guest"), std::string::npos);
+}
+
 TEST(MountOptions, PasswordNeverInErrors) {
   auto r = parse_mount_args({"//h/s", "/m", "-o", "password=TopSecret99,bogus"});
   ASSERT_FALSE(r.ok());
