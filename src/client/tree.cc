@@ -6,6 +6,7 @@
 
 #include "auth/crypto.h"
 #include "client/client.h"
+#include "client/listing.h"
 #include "client/reconnect.h"
 #include "proto/close.h"
 #include "proto/create.h"
@@ -552,28 +553,6 @@ FileStat stat_from(const FileAllInformation& a) {
   s.links = a.StandardInformation.NumberOfLinks;
   return s;
 }
-FileStat stat_from(const DirEntry& e) {
-  FileStat s;
-  s.name = e.FileName;
-  s.size = e.EndOfFile;
-  s.allocation = e.AllocationSize;
-  s.attributes = e.FileAttributes;
-  s.is_dir = e.FileAttributes & FILE_ATTRIBUTE_DIRECTORY;
-  s.creation_time = e.CreationTime;
-  s.access_time = e.LastAccessTime;
-  s.write_time = e.LastWriteTime;
-  s.change_time = e.ChangeTime;
-  s.file_id = e.FileId;
-  return s;
-}
-
-// The entries of one QUERY_DIRECTORY response (appended to out).
-Result<void> add_entries(const session::Response& resp, std::vector<FileStat>& out) {
-  SMBKIT_TRY(auto qr, decode_query_directory_response(resp.msg()));
-  SMBKIT_TRY(auto entries, decode_directory_entries(FILE_ID_BOTH_DIRECTORY_INFORMATION, qr.OutputBuffer));
-  for (auto& e : entries) out.push_back(stat_from(e));
-  return {};
-}
 }  // namespace
 
 Result<FileStat> Tree::stat_handle(const FileId& id) {
@@ -712,10 +691,12 @@ Result<FileStat> Tree::set_info_on_path(const std::string& path, uint32_t access
   return named_stat_on_path(*this, path, p, infos, what);
 }
 
-Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::string& pattern) {
+Result<void> Tree::list_each(const std::string& dir, const std::string& pattern, const ListingSink& each) {
   OpenParams p;
   p.access = FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   p.options = FILE_DIRECTORY_FILE;
+  ListingAccumulator acc(client_->opts_.max_listing_entries, url_of(dir));
+  const uint32_t asked = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
   {
     // One round trip for a listing that fits one response: CREATE,
     // QUERY_DIRECTORY twice (the second should say STATUS_NO_MORE_FILES),
@@ -723,7 +704,7 @@ Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::stri
     QueryDirectoryRequest q;
     q.FileInformationClass = FILE_ID_BOTH_DIRECTORY_INFORMATION;
     q.FileName = pattern;
-    q.OutputBufferLength = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
+    q.OutputBufferLength = asked;
     auto query = [&](uint8_t flags) {
       return Related{SMB2_QUERY_DIRECTORY, [&q, flags](ByteWriter& w, const FileId& id) {
                        QueryDirectoryRequest r = q;
@@ -737,54 +718,63 @@ Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::stri
     if (r) {
       const auto& first = (**r)[1];
       const auto& second = (**r)[2];
-      std::vector<FileStat> out;
       // MS-SMB2 3.3.5.18: a first query that matches nothing is
       // STATUS_NO_SUCH_FILE: an empty listing.
-      if (first.hdr.Status == STATUS_NO_MORE_FILES || first.hdr.Status == STATUS_NO_SUCH_FILE) return out;
+      if (first.hdr.Status == STATUS_NO_MORE_FILES || first.hdr.Status == STATUS_NO_SUCH_FILE) return {};
       if (first.hdr.Status != STATUS_SUCCESS) return nt_error(first.hdr.Status, url_of(dir));
       if (second.hdr.Status == STATUS_NO_MORE_FILES) {
-        SMBKIT_CHECK(add_entries(first, out));
-        return out;
+        SMBKIT_TRY(size_t n, acc.add(first.msg(), asked, each));
+        (void)n;
+        return {};
       }
       if (second.hdr.Status != STATUS_SUCCESS) return nt_error(second.hdr.Status, url_of(dir));
-      // More than two responses' worth: read it all step by step.
+      // More than two responses' worth: read it all step by step (the
+      // compound's entries were not delivered).
     }
   }
   SMBKIT_TRY(auto f, open(dir, p));
-  std::vector<FileStat> out;
-  Error err{};
-  bool failed = false;
+  Result<void> out;
   uint64_t scan_gen = 0;
+  bool restart = false;
   // MS-SMB2 3.2.4.17: repeat QUERY_DIRECTORY until STATUS_NO_MORE_FILES.
-  for (int round = 0; round < 1000000; round++) {
+  // No round limit: each round delivers a new entry or ends the listing
+  // (the accumulator's cap and repetition check).
+  for (bool first = true;; first = false) {
     QueryDirectoryRequest q;
     q.FileInformationClass = FILE_ID_BOTH_DIRECTORY_INFORMATION;
-    // A listing cut by a reconnect starts over on the reopened handle
-    // (a directory enumeration position does not survive a reopen).
-    q.Flags = round == 0 ? SMB2_RESTART_SCANS : 0;
+    q.Flags = first ? SMB2_RESTART_SCANS : 0;
     q.FileName = pattern;
-    q.OutputBufferLength = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
+    q.OutputBufferLength = asked;
     auto resp = transact(&f.id, SMB2_QUERY_DIRECTORY, [&](ByteWriter& w, const Route& rt, const FileId& cur) {
-      if (round == 0) scan_gen = rt.gen;
+      if (first) scan_gen = rt.gen;
       if (rt.gen != scan_gen) {
+        // A listing cut by a reconnect starts over on the reopened handle
+        // (an enumeration position does not survive a reopen).
         q.Flags = SMB2_RESTART_SCANS;
-        out.clear();
+        restart = true;
         scan_gen = rt.gen;
       }
       q.FileId = cur;
       return encode_query_directory_request(q, w);
     }, url_of(dir), {STATUS_NO_MORE_FILES, STATUS_NO_SUCH_FILE}, q.OutputBufferLength);
-    if (!resp) { err = resp.take_error(); failed = true; break; }
+    if (!resp) { out = resp.take_error(); break; }
+    if (restart) acc.restart();
+    restart = false;
     if (resp->hdr.Status == STATUS_NO_MORE_FILES || resp->hdr.Status == STATUS_NO_SUCH_FILE) break;
-    auto qr = decode_query_directory_response(resp->msg());
-    if (!qr) { err = qr.take_error(); failed = true; break; }
-    auto entries = decode_directory_entries(FILE_ID_BOTH_DIRECTORY_INFORMATION, qr->OutputBuffer);
-    if (!entries) { err = entries.take_error(); failed = true; break; }
-    if (entries->empty()) break;
-    for (auto& e : *entries) out.push_back(stat_from(e));
+    auto n = acc.add(resp->msg(), asked, each);
+    if (!n) { out = n.take_error(); break; }
+    if (*n == 0) break;
   }
   (void)close(f.id);
-  if (failed) return err;
+  return out;
+}
+
+Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::string& pattern) {
+  std::vector<FileStat> out;
+  SMBKIT_CHECK(list_each(dir, pattern, [&](const FileStat& s) -> Result<void> {
+    out.push_back(s);
+    return {};
+  }));
   return out;
 }
 
