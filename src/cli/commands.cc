@@ -329,17 +329,21 @@ Result<void> download_tree(Context& c, Tree& t, const std::string& rdir, const s
   std::error_code ec;
   fs::create_directories(ldir, ec);
   if (ec) return sys_error(ec.value(), ldir);
-  SMBKIT_TRY(auto entries, t.list(rdir));
-  for (auto& e : entries) {
-    if (e.name == "." || e.name == "..") continue;
-    std::string r = join(rdir, e.name), l = ldir + "/" + e.name;
+  // Files are fetched as the listing streams in; subdirectories (names
+  // only) wait until it is done, so one directory handle is open at a
+  // time however deep the tree.
+  std::vector<std::string> subdirs;
+  SMBKIT_CHECK(t.list_each(rdir, "*", [&](const client::FileStat& e) -> Result<void> {
+    if (e.name == "." || e.name == "..") return {};
     if (e.is_dir) {
-      SMBKIT_CHECK(download_tree(c, t, r, l));
-    } else {
-      SMBKIT_TRY(auto s, download_file(c, t, r, l));
-      (void)s;
+      subdirs.push_back(e.name);
+      return {};
     }
-  }
+    SMBKIT_TRY(auto s, download_file(c, t, join(rdir, e.name), ldir + "/" + e.name));
+    (void)s;
+    return {};
+  }));
+  for (const auto& d : subdirs) SMBKIT_CHECK(download_tree(c, t, join(rdir, d), ldir + "/" + d));
   return {};
 }
 
@@ -366,13 +370,25 @@ Result<void> upload_tree(Context& c, Tree& t, const std::string& ldir, const std
 Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
-  auto entries = t->list(u.path);
-  if (!entries && entries.error().status == STATUS_NOT_A_DIRECTORY) {
+  // Sorted output needs the whole listing: only what is printed is kept
+  // (the listing itself is capped, ClientOptions::max_listing_entries).
+  std::vector<client::FileStat> v;
+  auto listed = t->list_each(u.path, "*", [&](const client::FileStat& e) -> Result<void> {
+    if (e.name == "." || e.name == "..") return {};
+    client::FileStat k;
+    k.name = e.name;
+    k.is_dir = e.is_dir;
+    k.size = e.size;
+    k.write_time = e.write_time;
+    v.push_back(std::move(k));
+    return {};
+  });
+  if (!listed && listed.error().status == STATUS_NOT_A_DIRECTORY) {
     SMBKIT_TRY(auto s, t->stat(u.path));
-    entries = std::vector<client::FileStat>{s};
+    v = {s};
+    listed = {};
   }
-  if (!entries) return entries.take_error();
-  auto& v = *entries;
+  if (!listed) return listed.take_error();
   std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& e : v) {
     if (e.name == "." || e.name == "..") continue;
