@@ -172,7 +172,15 @@ class Connection {
     bool sending = false;
     std::optional<Error> failed;
     std::optional<Result<session::Response>> answered;
+    // Interim responses (STATUS_PENDING) move `deadline` on, but never past
+    // this (pending_limit_for): a server cannot keep us waiting forever.
+    Clock::time_point pending_limit = Clock::time_point::max();
   };
+  // When a request sent at `sent` stops waiting however many interim
+  // responses come: kPendingFactor x the timeout after it was sent; a
+  // blocking LOCK never (its caller ends it with cancel()).
+  static constexpr int kPendingFactor = 2;
+  Clock::time_point pending_limit_for(uint16_t command, Clock::time_point sent) const;
   // Reads one frame and runs it through the machine (under mu_); a sealed
   // frame goes to the crypto workers instead and leaves rs empty.
   Result<void> read_and_receive(std::vector<session::Response>& rs);
