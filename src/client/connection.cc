@@ -367,6 +367,19 @@ Clock::time_point Connection::pending_limit_for(uint16_t command, Clock::time_po
   return sent + kPendingFactor * opts_.timeout;
 }
 
+size_t Connection::frame_limit_for(const ServerInfo& s) {
+  // What we ask for fixes the longest legitimate response: a READ of at
+  // most min(MaxReadSize, 8 MiB) (Tree::max_read), QUERY_DIRECTORY /
+  // QUERY_INFO / IOCTL output of at most min(MaxTransactSize, 1 MiB), and
+  // compounds of up to 2 MiB in all (two 1 MiB QUERY_DIRECTORYs in a
+  // listing; 32 gathered 64 KiB READs). Headers, padding and a transform
+  // header fit in the 64 KiB on top. kMaxFrame (16 MiB) is the protocol's
+  // own bound.
+  size_t largest = std::max<size_t>({std::min<size_t>(s.max_read, 8u << 20),
+                                     std::min<size_t>(s.max_transact, 1u << 20), size_t{2} << 20});
+  return std::min<size_t>(largest + (64u << 10), session::kMaxFrame);
+}
+
 void Connection::expire(Clock::time_point now) {
   std::vector<Waiter> late;
   {
@@ -548,6 +561,12 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   bool try_direct;
   {
     std::lock_guard<std::mutex> g(mu_);
+    // Refused from the length alone, before a buffer is taken for it: a
+    // frame longer than any response to what we asked (issue 15).
+    if (len > frame_limit_)
+      return protocol_error("a " + std::to_string(len) + "-byte frame from " + opts_.host +
+                            ", longer than the " + std::to_string(frame_limit_) +
+                            " any response to our requests can take");
     try_direct = direct_waiters_ > 0;
     stats_.frames_in++;
     stats_.bytes_in += len + 4;
@@ -735,6 +754,7 @@ Result<void> Connection::negotiate() {
   }
   std::lock_guard<std::mutex> g(mu_);
   machine_.set_dialect(nr.DialectRevision, nr.Capabilities & SMB2_GLOBAL_CAP_LARGE_MTU);
+  frame_limit_ = frame_limit_for(server_);
   return {};
 }
 
