@@ -339,6 +339,8 @@ Result<void> Client::validate_negotiate(Connection& conn, const SessionInfo& ses
   if (!resp.encrypted && !(resp.hdr.Flags & SMB2_FLAGS_SIGNED))
     return nt_error(STATUS_ACCESS_DENIED, "validate negotiate: response not signed");
   SMBKIT_TRY(auto ior, decode_ioctl_response(resp.msg()));
+  // MS-SMB2 3.3.5.15: never more than MaxOutputResponse.
+  if (ior.Output.size() > io.MaxOutputResponse) return protocol_error("validate negotiate: output longer than asked");
   SMBKIT_TRY(auto vr, decode_validate_negotiate_info_response(ior.Output));
   const ServerInfo& s = conn.server();
   if (vr.Dialect != s.dialect || vr.SecurityMode != s.security_mode || vr.Capabilities != s.capabilities ||

@@ -175,6 +175,18 @@ namespace {
 FileStat stat_from(const FileAllInformation& a);
 }
 
+// A QUERY_INFO response's OutputBuffer, no longer than the request's
+// OutputBufferLength (MS-SMB2 3.3.5.20: the server fails with
+// STATUS_BUFFER_OVERFLOW / STATUS_INFO_LENGTH_MISMATCH rather than send
+// more). More is a hostile or broken server: refused before it is copied.
+static Result<Bytes> query_info_buffer(const session::Response& r, uint32_t asked) {
+  SMBKIT_TRY(ByteView out, query_info_output(r.msg()));
+  if (out.size() > asked)
+    return protocol_error("QUERY_INFO returned " + std::to_string(out.size()) + " bytes, more than the " +
+                          std::to_string(asked) + " asked");
+  return Bytes(out.begin(), out.end());
+}
+
 // Appends a request to a compound frame on route rt; each one after the
 // first is related (MS-SMB2 3.2.4.1.4: it acts on the file the frame's
 // CREATE opened). False if it could not be encoded.
@@ -231,7 +243,7 @@ static std::optional<Result<session::Response>> open_compound(Tree& t, const Han
     const session::Response& qr = (*resps)[1];
     if (qr.hdr.Status == STATUS_SUCCESS) {
       FileAllInformation a;
-      if (auto info = decode_query_info_response(qr.msg()); info && decode_info(info->OutputBuffer, a))
+      if (auto info = query_info_buffer(qr, q.OutputBufferLength); info && decode_info(*info, a))
         pf.stat = stat_from(a);
     }
   }
@@ -534,8 +546,7 @@ static Result<Bytes> query_info(Tree& t, const FileId& id, uint8_t type, uint8_t
                q.FileId = cur;
                return encode_query_info_request(q, w);
              }, what, {STATUS_BUFFER_OVERFLOW}, max));
-  SMBKIT_TRY(auto qr, decode_query_info_response(resp.msg()));
-  return std::move(qr.OutputBuffer);
+  return query_info_buffer(resp, max);
 }
 
 namespace {
@@ -649,8 +660,8 @@ static Result<std::optional<FileStat>> on_path(Tree& t, const std::string& path,
     const auto& qr = resps.back();
     if (qr.hdr.Status != STATUS_SUCCESS && qr.hdr.Status != STATUS_BUFFER_OVERFLOW)
       return nt_error(qr.hdr.Status, t.url_of(path));
-    SMBKIT_TRY(auto info, decode_query_info_response(qr.msg()));
-    return stat_of(info.OutputBuffer);
+    SMBKIT_TRY(auto info, query_info_buffer(qr, q.OutputBufferLength));
+    return stat_of(info);
   }
   SMBKIT_TRY(auto f, t.open(path, p));
   Result<std::optional<FileStat>> out = std::optional<FileStat>{};
@@ -799,15 +810,14 @@ Result<FsStat> Tree::statfs() {
                    }, q.OutputBufferLength};
   };
   Result<Bytes> size = Error{}, attr = Error{};
-  auto buffer_of = [](const session::Response& r) -> Result<Bytes> {
+  auto buffer_of = [](const session::Response& r, uint32_t asked) -> Result<Bytes> {
     if (r.hdr.Status != STATUS_SUCCESS && r.hdr.Status != STATUS_BUFFER_OVERFLOW) return nt_error(r.hdr.Status, "statfs");
-    SMBKIT_TRY(auto qr, decode_query_info_response(r.msg()));
-    return std::move(qr.OutputBuffer);
+    return query_info_buffer(r, asked);
   };
   if (auto r = compound_on("", p, {query(full), query(attrs)})) {
     if (!*r) return (*r).take_error();
-    size = buffer_of((**r)[1]);
-    attr = buffer_of((**r)[2]);
+    size = buffer_of((**r)[1], full.OutputBufferLength);
+    attr = buffer_of((**r)[2], attrs.OutputBufferLength);
   } else {
     SMBKIT_TRY(auto f, open("", p));
     size = query_info(*this, f.id, full.InfoType, full.FileInfoClass, full.OutputBufferLength, "statfs");
