@@ -15,6 +15,7 @@
 #include "auth/ntlm.h"
 #include "client/connection.h"
 #include "client/handle_table.h"
+#include "client/listing.h"
 #include "client/reconnect_policy.h"
 #include "proto/create.h"
 #include "proto/lock.h"
@@ -39,7 +40,7 @@ struct ClientOptions {
   ReconnectOptions reconnect;
   // The most entries one listing may return (Tree::list_each; issue 15):
   // past it the listing fails with STATUS_NO_MEMORY.
-  uint64_t max_listing_entries = 10'000'000;
+  uint64_t max_listing_entries = kDefaultMaxListingEntries;
 };
 
 struct SessionInfo {
