@@ -59,13 +59,25 @@ Result<DownloadTarget> local_target(const std::string& local, const std::string&
 Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
-  auto entries = t->list(u.path);
-  if (!entries && entries.error().status == STATUS_NOT_A_DIRECTORY) {
+  // Sorted output needs the whole listing: only what is printed is kept
+  // (the listing itself is capped, ClientOptions::max_listing_entries).
+  std::vector<client::FileStat> v;
+  auto listed = t->list_each(u.path, "*", [&](const client::FileStat& e) -> Result<void> {
+    if (e.name == "." || e.name == "..") return {};
+    client::FileStat k;
+    k.name = e.name;
+    k.is_dir = e.is_dir;
+    k.size = e.size;
+    k.write_time = e.write_time;
+    v.push_back(std::move(k));
+    return {};
+  });
+  if (!listed && listed.error().status == STATUS_NOT_A_DIRECTORY) {
     SMBKIT_TRY(auto s, t->stat(u.path));
-    entries = std::vector<client::FileStat>{s};
+    v = {s};
+    listed = {};
   }
-  if (!entries) return entries.take_error();
-  auto& v = *entries;
+  if (!listed) return listed.take_error();
   std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.name < b.name; });
   for (auto& e : v) {
     if (e.name == "." || e.name == "..") continue;

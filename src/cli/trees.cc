@@ -33,51 +33,61 @@ struct Downloading {
   int in_the_way = 0;  // entries not written because of what is local
 };
 
+// Something local in the way (a symlink, a FIFO, a file where a directory
+// goes) is reported and left alone, as cp goes on past it.
+void in_the_way(Downloading& w, const Error& err) {
+  w.in_the_way++;
+  std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(err.message()).c_str());
+}
+
 Result<void> download_dir(Downloading& w, const std::string& rdir, int dir_fd, const std::string& shown) {
-  SMBKIT_TRY(auto entries, w.t.list(rdir));
   bool seen_dot = false, seen_dotdot = false;
-  for (auto& e : entries) {
+  // Files are fetched as the listing streams in; subdirectories (names
+  // only) wait until it is done, so one directory handle is open at a
+  // time however deep the tree, and memory does not grow with the
+  // directory's size.
+  std::vector<std::string> subdirs;
+  SMBKIT_CHECK(w.t.list_each(rdir, "*", [&](const client::FileStat& e) -> Result<void> {
     // A listing holds the directory itself and its parent once each (as
     // directories); another "." or ".." is a server's doing and rejected
     // below with the other names that are not one path component.
     if (e.is_dir && e.name == "." && !seen_dot) {
       seen_dot = true;
-      continue;
+      return {};
     }
     if (e.is_dir && e.name == ".." && !seen_dotdot) {
       seen_dotdot = true;
-      continue;
+      return {};
     }
     if (const char* why = client::entry_name_problem(e.name)) {
       w.rejected++;
       std::fprintf(stderr, "smbkit: %s/%s: name from the server rejected (%s), not downloaded\n",
                    client::escape_for_display(w.t.url_of(rdir)).c_str(), client::escape_for_display(e.name).c_str(),
                    why);
+      return {};
+    }
+    if (e.is_dir) {
+      subdirs.push_back(e.name);
+      return {};
+    }
+    std::string l = shown + "/" + e.name;
+    auto dst = DownloadTarget::beneath(dir_fd, e.name, l);
+    if (!dst) {
+      in_the_way(w, dst.error());
+      return {};
+    }
+    SMBKIT_TRY(auto st, download_file(w.c, w.t, join(rdir, e.name), *dst));
+    (void)st;
+    return {};
+  }));
+  for (const auto& name : subdirs) {
+    std::string l = shown + "/" + name;
+    auto sub = make_dir_beneath(dir_fd, name, l);
+    if (!sub) {
+      in_the_way(w, sub.error());
       continue;
     }
-    std::string r = join(rdir, e.name), l = shown + "/" + e.name;
-    // Something local in the way (a symlink, a FIFO, a file where a
-    // directory goes) is reported and left alone, as cp goes on past it.
-    auto in_the_way = [&](const Error& err) {
-      w.in_the_way++;
-      std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(err.message()).c_str());
-    };
-    if (e.is_dir) {
-      auto sub = make_dir_beneath(dir_fd, e.name, l);
-      if (!sub) {
-        in_the_way(sub.error());
-        continue;
-      }
-      SMBKIT_CHECK(download_dir(w, r, sub->get(), l));
-    } else {
-      auto dst = DownloadTarget::beneath(dir_fd, e.name, l);
-      if (!dst) {
-        in_the_way(dst.error());
-        continue;
-      }
-      SMBKIT_TRY(auto s, download_file(w.c, w.t, r, *dst));
-      (void)s;
-    }
+    SMBKIT_CHECK(download_dir(w, join(rdir, name), sub->get(), l));
   }
   return {};
 }

@@ -336,6 +336,8 @@ Result<void> Client::validate_negotiate(Connection& conn, const SessionInfo& ses
   if (resp.hdr.Status != STATUS_SUCCESS)
     return nt_error(resp.hdr.Status, "validate negotiate (refused: the negotiation cannot be verified)");
   SMBKIT_TRY(auto ior, decode_ioctl_response(resp.msg()));
+  // MS-SMB2 3.3.5.15: never more than MaxOutputResponse.
+  if (ior.Output.size() > io.MaxOutputResponse) return protocol_error("validate negotiate: output longer than asked");
   SMBKIT_TRY(auto vr, decode_validate_negotiate_info_response(ior.Output));
   const ServerInfo& s = conn.server();
   if (vr.Dialect != s.dialect || vr.SecurityMode != s.security_mode || vr.Capabilities != s.capabilities ||

@@ -15,6 +15,7 @@
 #include "auth/ntlm.h"
 #include "client/connection.h"
 #include "client/handle_table.h"
+#include "client/listing.h"
 #include "client/reconnect_policy.h"
 #include "proto/create.h"
 #include "proto/lock.h"
@@ -39,6 +40,9 @@ struct ClientOptions {
   Credentials creds;
   // What happens when the connection drops (issue 5, docs/design/reconnect.md).
   ReconnectOptions reconnect;
+  // The most entries one listing may return (Tree::list_each; issue 15):
+  // past it the listing fails with STATUS_NO_MEMORY.
+  uint64_t max_listing_entries = kDefaultMaxListingEntries;
 };
 
 struct SessionInfo {
@@ -258,6 +262,15 @@ class Tree {
 
   Result<FileStat> stat(const std::string& path);
   Result<FileStat> stat_handle(const proto::FileId& id);
+  // The entries of dir matching pattern, each handed to `each` as it
+  // arrives: what the listing holds stays bounded whatever the directory's
+  // size (one response, and the set of names seen: client/listing.h). An
+  // error from `each` ends the listing with that error. A listing cut by a
+  // reconnect starts over; entries already delivered are not delivered
+  // again. Capped at ClientOptions::max_listing_entries.
+  Result<void> list_each(const std::string& dir, const std::string& pattern,
+                         const std::function<Result<void>(const FileStat&)>& each);
+  // list_each collected.
   Result<std::vector<FileStat>> list(const std::string& dir, const std::string& pattern = "*");
   Result<FsStat> statfs();
   // SET_INFO of each buffer (in order) on the file at path, opened with

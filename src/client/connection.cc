@@ -143,8 +143,9 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
     if (message_id) *message_id = mid;
     stats_.frames_out++;
     stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
-    waiters_[mid] = Waiter{std::move(done), Clock::now() + opts_.timeout, read_into, splice_into, false,
-                           deferred || sending_caller_buffer, {}, {}};
+    auto now = Clock::now();
+    waiters_[mid] = Waiter{std::move(done), now + opts_.timeout, read_into, splice_into, false,
+                           deferred || sending_caller_buffer, {}, {}, pending_limit_for(req.hdr.Command, now)};
     if (!read_into.empty()) direct_waiters_++;
     SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}",
                command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
@@ -203,7 +204,8 @@ void Connection::submit_compound(std::vector<session::Request> reqs, std::vector
     stats_.frames_out++;
     stats_.bytes_out += frame->size();
     for (size_t i = 0; i < reqs.size(); i++) {
-      waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, nullptr, false, false, {}};
+      waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, nullptr, false, false, {}, {},
+                                 pending_limit_for(reqs[i].hdr.Command, Clock::now())};
       SMBKIT_LOG(trace, "-> {} mid={} (compound {}/{}) credits_left={} tree={}", command_name(reqs[i].hdr.Command),
                  (*r)[i], i + 1, reqs.size(), machine_.credits().available(), reqs[i].hdr.TreeId);
     }
@@ -378,6 +380,29 @@ void Connection::fail_all(const Error& e) {
   for (auto& [mid, waiter] : w) waiter.done(e);
 }
 
+Clock::time_point Connection::pending_limit_for(uint16_t command, Clock::time_point sent) const {
+  // A blocking LOCK (without SMB2_LOCKFLAG_FAIL_IMMEDIATELY, MS-SMB2
+  // 2.2.26.1) is answered STATUS_PENDING at once and granted when the
+  // holder lets go: F_SETLKW semantics, ended by the user (an interrupted
+  // fcntl cancels it). Everything else is work the server should finish:
+  // a slow disk or a busy smbd thread pool, not minutes.
+  if (command == SMB2_LOCK) return Clock::time_point::max();
+  return sent + kPendingFactor * opts_.timeout;
+}
+
+size_t Connection::frame_limit_for(const ServerInfo& s) {
+  // What we ask for fixes the longest legitimate response: a READ of at
+  // most min(MaxReadSize, 8 MiB) (Tree::max_read), QUERY_DIRECTORY /
+  // QUERY_INFO / IOCTL output of at most min(MaxTransactSize, 1 MiB), and
+  // compounds of up to 2 MiB in all (two 1 MiB QUERY_DIRECTORYs in a
+  // listing; 32 gathered 64 KiB READs). Headers, padding and a transform
+  // header fit in the 64 KiB on top. kMaxFrame (16 MiB) is the protocol's
+  // own bound.
+  size_t largest = std::max<size_t>({std::min<size_t>(s.max_read, 8u << 20),
+                                     std::min<size_t>(s.max_transact, 1u << 20), size_t{2} << 20});
+  return std::min<size_t>(largest + (64u << 10), session::kMaxFrame);
+}
+
 void Connection::expire(Clock::time_point now) {
   std::vector<Waiter> late;
   {
@@ -452,11 +477,13 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
                  resp.hdr.MessageId, ntstatus_name(resp.hdr.Status),
                  resp.hdr.CreditRequestResponse, resp.interim ? " (interim)" : "");
       if (resp.interim) {
-        // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer. A
-        // blocking LOCK waits for another holder, as long as that takes:
-        // its caller ends it with cancel().
-        it->second.deadline = resp.hdr.Command == SMB2_LOCK ? Clock::time_point::max()
-                                                            : Clock::now() + opts_.timeout;
+        // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer,
+        // up to the request's pending limit, so interim responses every
+        // few seconds cannot hold a request forever (issue 15). A
+        // blocking LOCK's limit is "never": it waits for another holder,
+        // as long as that takes, and its caller ends it with cancel().
+        const auto limit = it->second.pending_limit;
+        it->second.deadline = limit == Clock::time_point::max() ? limit : std::min(Clock::now() + opts_.timeout, limit);
         continue;
       }
       if (it->second.sending) {  // finish_sending completes it
@@ -552,6 +579,12 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   bool try_direct;
   {
     std::lock_guard<std::mutex> g(mu_);
+    // Refused from the length alone, before a buffer is taken for it: a
+    // frame longer than any response to what we asked (issue 15).
+    if (len > frame_limit_)
+      return protocol_error("a " + std::to_string(len) + "-byte frame from " + opts_.host +
+                            ", longer than the " + std::to_string(frame_limit_) +
+                            " any response to our requests can take");
     try_direct = direct_waiters_ > 0;
     stats_.frames_in++;
     stats_.bytes_in += len + 4;
@@ -701,6 +734,7 @@ Result<void> Connection::negotiate() {
   SMBKIT_TRY(server_, settle_negotiate(offer_, nr));
   std::lock_guard<std::mutex> g(mu_);
   machine_.set_dialect(nr.DialectRevision, nr.Capabilities & SMB2_GLOBAL_CAP_LARGE_MTU);
+  frame_limit_ = frame_limit_for(server_);
   return {};
 }
 

@@ -165,7 +165,19 @@ class Connection {
     bool sending = false;
     std::optional<Error> failed;
     std::optional<Result<session::Response>> answered;
+    // Interim responses (STATUS_PENDING) move `deadline` on, but never past
+    // this (pending_limit_for): a server cannot keep us waiting forever.
+    Clock::time_point pending_limit = Clock::time_point::max();
   };
+  // When a request sent at `sent` stops waiting however many interim
+  // responses come: kPendingFactor x the timeout after it was sent; a
+  // blocking LOCK never (its caller ends it with cancel()).
+  static constexpr int kPendingFactor = 2;
+  Clock::time_point pending_limit_for(uint16_t command, Clock::time_point sent) const;
+  // The largest Direct TCP frame a response may legitimately arrive in,
+  // from what NEGOTIATE settled (set_frame_limit); a longer one is refused
+  // before anything is allocated for it, and the connection torn down.
+  static size_t frame_limit_for(const ServerInfo& s);
   // Reads one frame and runs it through the machine (under mu_); a sealed
   // frame goes to the crypto workers instead and leaves rs empty.
   Result<void> read_and_receive(std::vector<session::Response>& rs);
@@ -221,6 +233,9 @@ class Connection {
   std::map<uint64_t, Waiter> waiters_;
   std::optional<Error> dead_;
   ConnectionStats stats_;  // guarded by mu_
+  // Before NEGOTIATE completes: its response (contexts and SPNEGO hints)
+  // is small. Guarded by mu_.
+  size_t frame_limit_ = 1u << 20;
   bool closing_ = false;
 
   struct Gathered {

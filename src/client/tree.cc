@@ -6,6 +6,7 @@
 
 #include "auth/crypto.h"
 #include "client/client.h"
+#include "client/listing.h"
 #include "client/reconnect.h"
 #include "proto/close.h"
 #include "proto/create.h"
@@ -176,6 +177,18 @@ namespace {
 FileStat stat_from(const FileAllInformation& a);
 }
 
+// A QUERY_INFO response's OutputBuffer, no longer than the request's
+// OutputBufferLength (MS-SMB2 3.3.5.20: the server fails with
+// STATUS_BUFFER_OVERFLOW / STATUS_INFO_LENGTH_MISMATCH rather than send
+// more). More is a hostile or broken server: refused before it is copied.
+static Result<Bytes> query_info_buffer(const session::Response& r, uint32_t asked) {
+  SMBKIT_TRY(ByteView out, query_info_output(r.msg()));
+  if (out.size() > asked)
+    return protocol_error("QUERY_INFO returned " + std::to_string(out.size()) + " bytes, more than the " +
+                          std::to_string(asked) + " asked");
+  return Bytes(out.begin(), out.end());
+}
+
 // Appends a request to a compound frame on route rt; each one after the
 // first is related (MS-SMB2 3.2.4.1.4: it acts on the file the frame's
 // CREATE opened). False if it could not be encoded.
@@ -232,7 +245,7 @@ static std::optional<Result<session::Response>> open_compound(Tree& t, const Han
     const session::Response& qr = (*resps)[1];
     if (qr.hdr.Status == STATUS_SUCCESS) {
       FileAllInformation a;
-      if (auto info = decode_query_info_response(qr.msg()); info && decode_info(info->OutputBuffer, a))
+      if (auto info = query_info_buffer(qr, q.OutputBufferLength); info && decode_info(*info, a))
         pf.stat = stat_from(a);
     }
   }
@@ -535,8 +548,7 @@ static Result<Bytes> query_info(Tree& t, const FileId& id, uint8_t type, uint8_t
                q.FileId = cur;
                return encode_query_info_request(q, w);
              }, what, {STATUS_BUFFER_OVERFLOW}, max));
-  SMBKIT_TRY(auto qr, decode_query_info_response(resp.msg()));
-  return std::move(qr.OutputBuffer);
+  return query_info_buffer(resp, max);
 }
 
 namespace {
@@ -553,28 +565,6 @@ FileStat stat_from(const FileAllInformation& a) {
   s.file_id = a.InternalInformation.IndexNumber;
   s.links = a.StandardInformation.NumberOfLinks;
   return s;
-}
-FileStat stat_from(const DirEntry& e) {
-  FileStat s;
-  s.name = e.FileName;
-  s.size = e.EndOfFile;
-  s.allocation = e.AllocationSize;
-  s.attributes = e.FileAttributes;
-  s.is_dir = e.FileAttributes & FILE_ATTRIBUTE_DIRECTORY;
-  s.creation_time = e.CreationTime;
-  s.access_time = e.LastAccessTime;
-  s.write_time = e.LastWriteTime;
-  s.change_time = e.ChangeTime;
-  s.file_id = e.FileId;
-  return s;
-}
-
-// The entries of one QUERY_DIRECTORY response (appended to out).
-Result<void> add_entries(const session::Response& resp, std::vector<FileStat>& out) {
-  SMBKIT_TRY(auto qr, decode_query_directory_response(resp.msg()));
-  SMBKIT_TRY(auto entries, decode_directory_entries(FILE_ID_BOTH_DIRECTORY_INFORMATION, qr.OutputBuffer));
-  for (auto& e : entries) out.push_back(stat_from(e));
-  return {};
 }
 }  // namespace
 
@@ -672,8 +662,8 @@ static Result<std::optional<FileStat>> on_path(Tree& t, const std::string& path,
     const auto& qr = resps.back();
     if (qr.hdr.Status != STATUS_SUCCESS && qr.hdr.Status != STATUS_BUFFER_OVERFLOW)
       return nt_error(qr.hdr.Status, t.url_of(path));
-    SMBKIT_TRY(auto info, decode_query_info_response(qr.msg()));
-    return stat_of(info.OutputBuffer);
+    SMBKIT_TRY(auto info, query_info_buffer(qr, q.OutputBufferLength));
+    return stat_of(info);
   }
   SMBKIT_TRY(auto f, t.open(path, p));
   Result<std::optional<FileStat>> out = std::optional<FileStat>{};
@@ -714,10 +704,12 @@ Result<FileStat> Tree::set_info_on_path(const std::string& path, uint32_t access
   return named_stat_on_path(*this, path, p, infos, what);
 }
 
-Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::string& pattern) {
+Result<void> Tree::list_each(const std::string& dir, const std::string& pattern, const ListingSink& each) {
   OpenParams p;
   p.access = FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   p.options = FILE_DIRECTORY_FILE;
+  ListingAccumulator acc(client_->opts_.max_listing_entries, url_of(dir));
+  const uint32_t asked = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
   {
     // One round trip for a listing that fits one response: CREATE,
     // QUERY_DIRECTORY twice (the second should say STATUS_NO_MORE_FILES),
@@ -725,7 +717,7 @@ Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::stri
     QueryDirectoryRequest q;
     q.FileInformationClass = FILE_ID_BOTH_DIRECTORY_INFORMATION;
     q.FileName = pattern;
-    q.OutputBufferLength = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
+    q.OutputBufferLength = asked;
     auto query = [&](uint8_t flags) {
       return Related{SMB2_QUERY_DIRECTORY, [&q, flags](ByteWriter& w, const FileId& id) {
                        QueryDirectoryRequest r = q;
@@ -739,54 +731,63 @@ Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::stri
     if (r) {
       const auto& first = (**r)[1];
       const auto& second = (**r)[2];
-      std::vector<FileStat> out;
       // MS-SMB2 3.3.5.18: a first query that matches nothing is
       // STATUS_NO_SUCH_FILE: an empty listing.
-      if (first.hdr.Status == STATUS_NO_MORE_FILES || first.hdr.Status == STATUS_NO_SUCH_FILE) return out;
+      if (first.hdr.Status == STATUS_NO_MORE_FILES || first.hdr.Status == STATUS_NO_SUCH_FILE) return {};
       if (first.hdr.Status != STATUS_SUCCESS) return nt_error(first.hdr.Status, url_of(dir));
       if (second.hdr.Status == STATUS_NO_MORE_FILES) {
-        SMBKIT_CHECK(add_entries(first, out));
-        return out;
+        SMBKIT_TRY(size_t n, acc.add(first.msg(), asked, each));
+        (void)n;
+        return {};
       }
       if (second.hdr.Status != STATUS_SUCCESS) return nt_error(second.hdr.Status, url_of(dir));
-      // More than two responses' worth: read it all step by step.
+      // More than two responses' worth: read it all step by step (the
+      // compound's entries were not delivered).
     }
   }
   SMBKIT_TRY(auto f, open(dir, p));
-  std::vector<FileStat> out;
-  Error err{};
-  bool failed = false;
+  Result<void> out;
   uint64_t scan_gen = 0;
+  bool restart = false;
   // MS-SMB2 3.2.4.17: repeat QUERY_DIRECTORY until STATUS_NO_MORE_FILES.
-  for (int round = 0; round < 1000000; round++) {
+  // No round limit: each round delivers a new entry or ends the listing
+  // (the accumulator's cap and repetition check).
+  for (bool first = true;; first = false) {
     QueryDirectoryRequest q;
     q.FileInformationClass = FILE_ID_BOTH_DIRECTORY_INFORMATION;
-    // A listing cut by a reconnect starts over on the reopened handle
-    // (a directory enumeration position does not survive a reopen).
-    q.Flags = round == 0 ? SMB2_RESTART_SCANS : 0;
+    q.Flags = first ? SMB2_RESTART_SCANS : 0;
     q.FileName = pattern;
-    q.OutputBufferLength = std::min<uint32_t>(client_->conn().server().max_transact, 1u << 20);
+    q.OutputBufferLength = asked;
     auto resp = transact(&f.id, SMB2_QUERY_DIRECTORY, [&](ByteWriter& w, const Route& rt, const FileId& cur) {
-      if (round == 0) scan_gen = rt.gen;
+      if (first) scan_gen = rt.gen;
       if (rt.gen != scan_gen) {
+        // A listing cut by a reconnect starts over on the reopened handle
+        // (an enumeration position does not survive a reopen).
         q.Flags = SMB2_RESTART_SCANS;
-        out.clear();
+        restart = true;
         scan_gen = rt.gen;
       }
       q.FileId = cur;
       return encode_query_directory_request(q, w);
     }, url_of(dir), {STATUS_NO_MORE_FILES, STATUS_NO_SUCH_FILE}, q.OutputBufferLength);
-    if (!resp) { err = resp.take_error(); failed = true; break; }
+    if (!resp) { out = resp.take_error(); break; }
+    if (restart) acc.restart();
+    restart = false;
     if (resp->hdr.Status == STATUS_NO_MORE_FILES || resp->hdr.Status == STATUS_NO_SUCH_FILE) break;
-    auto qr = decode_query_directory_response(resp->msg());
-    if (!qr) { err = qr.take_error(); failed = true; break; }
-    auto entries = decode_directory_entries(FILE_ID_BOTH_DIRECTORY_INFORMATION, qr->OutputBuffer);
-    if (!entries) { err = entries.take_error(); failed = true; break; }
-    if (entries->empty()) break;
-    for (auto& e : *entries) out.push_back(stat_from(e));
+    auto n = acc.add(resp->msg(), asked, each);
+    if (!n) { out = n.take_error(); break; }
+    if (*n == 0) break;
   }
   (void)close(f.id);
-  if (failed) return err;
+  return out;
+}
+
+Result<std::vector<FileStat>> Tree::list(const std::string& dir, const std::string& pattern) {
+  std::vector<FileStat> out;
+  SMBKIT_CHECK(list_each(dir, pattern, [&](const FileStat& s) -> Result<void> {
+    out.push_back(s);
+    return {};
+  }));
   return out;
 }
 
@@ -811,15 +812,14 @@ Result<FsStat> Tree::statfs() {
                    }, q.OutputBufferLength};
   };
   Result<Bytes> size = Error{}, attr = Error{};
-  auto buffer_of = [](const session::Response& r) -> Result<Bytes> {
+  auto buffer_of = [](const session::Response& r, uint32_t asked) -> Result<Bytes> {
     if (r.hdr.Status != STATUS_SUCCESS && r.hdr.Status != STATUS_BUFFER_OVERFLOW) return nt_error(r.hdr.Status, "statfs");
-    SMBKIT_TRY(auto qr, decode_query_info_response(r.msg()));
-    return std::move(qr.OutputBuffer);
+    return query_info_buffer(r, asked);
   };
   if (auto r = compound_on("", p, {query(full), query(attrs)})) {
     if (!*r) return (*r).take_error();
-    size = buffer_of((**r)[1]);
-    attr = buffer_of((**r)[2]);
+    size = buffer_of((**r)[1], full.OutputBufferLength);
+    attr = buffer_of((**r)[2], attrs.OutputBufferLength);
   } else {
     SMBKIT_TRY(auto f, open("", p));
     size = query_info(*this, f.id, full.InfoType, full.FileInfoClass, full.OutputBufferLength, "statfs");

@@ -18,7 +18,6 @@ Result<void> load_listing(SmbFs& fs, DirHandle& d) {
   // CLOSE (see open_handles.h).
   fs.open_handles().wait_dir_free(d.path, std::chrono::seconds(5));
   d.listed_at = fs.inodes().clock();
-  SMBKIT_TRY(auto list, fs.tree().list(fs.smb_path(d.path)));
   d.entries.clear();
   FileStat dot;
   dot.name = ".";
@@ -27,9 +26,16 @@ Result<void> load_listing(SmbFs& fs, DirHandle& d) {
   dotdot.name = "..";
   d.entries.push_back(dot);
   d.entries.push_back(dotdot);
-  for (auto& e : list) {
-    if (e.name == "." || e.name == "..") continue;
-    d.entries.push_back(std::move(e));
+  // Straight into the handle's entries (readdir serves them by offset, so
+  // it keeps the listing; ClientOptions::max_listing_entries caps it).
+  auto listed = fs.tree().list_each(fs.smb_path(d.path), "*", [&](const FileStat& e) -> Result<void> {
+    if (e.name != "." && e.name != "..") d.entries.push_back(e);
+    return {};
+  });
+  if (!listed) {
+    d.entries.clear();
+    d.loaded = false;
+    return listed.take_error();
   }
   d.served = false;
   d.loaded = true;
