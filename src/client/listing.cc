@@ -87,7 +87,6 @@ ListingAccumulator::ListingAccumulator(uint64_t max_entries, std::string what)
     : max_entries_(max_entries), what_(std::move(what)) {}
 
 void ListingAccumulator::restart() {
-  restarted_ = true;
   skipped_in_scan_ = 0;
   last_hash_ = 0;
   last_len_ = 0;
@@ -113,10 +112,11 @@ Result<size_t> ListingAccumulator::add(ByteView msg, uint32_t asked, const Listi
   SMBKIT_CHECK(for_each_directory_entry(FILE_ID_BOTH_DIRECTORY_INFORMATION, out, [&](DirEntry&& e) -> Result<void> {
     n++;
     if (!seen_.insert(e.FileName)) {
-      // Within one scan a name comes once. After a restart each name seen
-      // before comes once more (skipped); more skips than names is a loop.
-      if (!restarted_ || ++skipped_in_scan_ > seen_.size())
-        return repeated("returned \"" + e.FileName + "\" again");
+      // A name comes once per scan, and once more after a restart (the
+      // reconnected scan starts over): either way it is skipped, not
+      // delivered twice. More skips than names is a server going round in
+      // circles, which ends the listing.
+      if (++skipped_in_scan_ > seen_.size()) return repeated("returned \"" + e.FileName + "\" again");
       return ok_result();
     }
     if (delivered_ >= max_entries_)

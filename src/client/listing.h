@@ -45,10 +45,12 @@ class SeenNames {
 
 // One listing's progress check. Errors end the listing:
 //   STATUS_INVALID_NETWORK_RESPONSE  a response longer than asked, one
-//     that does not decode, the same response bytes twice in a row, or a
-//     name already returned in this scan (QUERY_DIRECTORY without
-//     RESTART_SCANS continues the enumeration, MS-SMB2 3.3.5.18: it never
-//     returns an entry twice; a server that does repeats forever);
+//     that does not decode, the same response bytes twice in a row, or
+//     more names returned again in this scan than names seen
+//     (QUERY_DIRECTORY without RESTART_SCANS continues the enumeration,
+//     MS-SMB2 3.3.5.18: it never returns an entry twice; a server that
+//     does may repeat forever). A name returned again is skipped, never
+//     delivered twice;
 //   STATUS_NO_MEMORY  more than max_entries distinct entries;
 //   whatever the sink returns.
 class ListingAccumulator {
@@ -76,7 +78,6 @@ class ListingAccumulator {
   std::string what_;
   SeenNames seen_;
   uint64_t delivered_ = 0;
-  bool restarted_ = false;
   uint64_t skipped_in_scan_ = 0;
   // The previous response's OutputBuffer in this scan (hash, length).
   uint64_t last_hash_ = 0;

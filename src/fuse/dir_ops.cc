@@ -7,6 +7,7 @@
 #include <chrono>
 #include <memory>
 
+#include "client/names.h"
 #include "fuse/fs_ops.h"
 
 namespace smbkit::fuse::ops {
@@ -28,8 +29,20 @@ Result<void> load_listing(SmbFs& fs, DirHandle& d) {
   d.entries.push_back(dotdot);
   // Straight into the handle's entries (readdir serves them by offset, so
   // it keeps the listing; ClientOptions::max_listing_entries caps it).
+  // A name that is not one path component (MS-FSCC 2.1.5 forbids them;
+  // a hostile server sends them anyway) is left out: the kernel fails a
+  // whole readdir over a '/', and a NUL would cut the name short.
+  size_t rejected = 0;
   auto listed = fs.tree().list_each(fs.smb_path(d.path), "*", [&](const FileStat& e) -> Result<void> {
-    if (e.name != "." && e.name != "..") d.entries.push_back(e);
+    if (e.name == "." || e.name == "..") return {};
+    if (client::entry_name_problem(e.name)) {
+      if (rejected++ == 0)
+        SMBKIT_LOG(warn, "{}: a name from the server is not a file name ({}), left out of the listing",
+                   client::escape_for_display(fs.tree().url_of(fs.smb_path(d.path))),
+                   client::escape_for_display(e.name));
+      return {};
+    }
+    d.entries.push_back(e);
     return {};
   });
   if (!listed) {

@@ -5,6 +5,7 @@
 // stops; a named user never silently mounts as a guest.
 #include <atomic>
 
+#include "integration/hostile_names.h"
 #include "mount_fixture.h"
 #include "support/tamper_relay.h"
 
@@ -110,6 +111,34 @@ TEST_F(HostileMount, ANamedUserIsNotSilentlyMountedAsAGuest) {
   EXPECT_NE(o.status, 0) << o.out;
   EXPECT_FALSE(is_mounted(mp));
   EXPECT_NE(o.out.find("guest"), std::string::npos) << o.out;
+}
+
+
+// A server names entries "a/b", "x\\y", with a NUL, and "..": the mount
+// lists the good ones and leaves those out (the kernel used to fail the
+// whole readdir with EIO over the '/').
+TEST_F(HostileMount, NamesThatAreNotFileNamesAreLeftOutOfListings) {
+  std::string dir = share_dir() + "/hostile-names";
+  ASSERT_EQ(::mkdir(dir.c_str(), 0777), 0);
+  chown_to_smb_user(dir);
+  for (const char* n : {"good.txt", "slash", "backslash", "withnul", "dots"}) {
+    ASSERT_TRUE(write_file(dir + "/" + n, n));
+    chown_to_smb_user(dir + "/" + n);
+  }
+  relay_->set_hook(smbkit_it::hostile::rename_hook(
+      {{"slash", "a/b"}, {"backslash", "x\\y"}, {"withnul", std::string("n\0ul", 4)}, {"dots", ".."}}));
+  std::string mp = mounted(port_opt() + ",cache=none");
+  ASSERT_FALSE(mp.empty());
+  DIR* d = ::opendir((mp + "/hostile-names").c_str());
+  ASSERT_NE(d, nullptr) << strerror(errno);
+  std::set<std::string> names;
+  errno = 0;
+  while (dirent* e = ::readdir(d)) names.insert(e->d_name);
+  int err = errno;
+  ::closedir(d);
+  EXPECT_EQ(err, 0) << "readdir failed: " << strerror(err);
+  EXPECT_EQ(names, (std::set<std::string>{".", "..", "good.txt"}));
+  EXPECT_EQ(slurp(mp + "/hostile-names/good.txt"), "good.txt");
 }
 
 }  // namespace

@@ -90,7 +90,9 @@ TEST_F(CliNames, RecursiveCopyKeepsServerNamesInsideTheDestination) {
 
   auto o = smbkit({"cp", "-r", relay_url(*r, d), dest});
   EXPECT_EQ(o.status, 1) << o.out;
-  EXPECT_NE(o.out.find("8 names from the server rejected"), std::string::npos) << o.out;
+  // A second "." or ".." never reaches the walk: a name returned twice in
+  // one listing is dropped by the listing itself (client/listing.h).
+  EXPECT_NE(o.out.find("6 names from the server rejected"), std::string::npos) << o.out;
   std::set<std::string> want = {"a/", "a/dest/", "a/dest/good1.txt", "a/dest/gooddir/", "a/dest/gooddir/inner.txt",
                                 "a/dest/" + kTermName};
   EXPECT_EQ(tree_of(top), want);
@@ -100,8 +102,7 @@ TEST_F(CliNames, RecursiveCopyKeepsServerNamesInsideTheDestination) {
   EXPECT_FALSE(fs::exists(dest + "/nul"));  // not cut short at the NUL
   // Each rejected name is reported, escaped; no raw control sequence from
   // the server reaches the terminal.
-  for (const char* shown : {"../ESC1", "../../ESCAPED_DIR", "a/b", "x\\\\y", "nul\\x00cut", "/.: ", "/..: ",
-                            "\\x1b[2Jrej/ected"})
+  for (const char* shown : {"../ESC1", "../../ESCAPED_DIR", "a/b", "x\\\\y", "nul\\x00cut", "\\x1b[2Jrej/ected"})
     EXPECT_NE(o.out.find(shown), std::string::npos) << shown << " in\n" << o.out;
   EXPECT_EQ(o.out.find('\x1b'), std::string::npos) << o.out;
   EXPECT_EQ(o.out.find('\x07'), std::string::npos) << o.out;
