@@ -6,13 +6,12 @@
 // silently becomes a guest.
 #include <mutex>
 
-#include "fixture.h"
 #include "proto/error_response.h"
 #include "proto/ioctl.h"
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "session/machine.h"
-#include "support/tamper_relay.h"
+#include "relay_util.h"
 
 namespace smbkit_it {
 namespace {
@@ -34,11 +33,7 @@ class HostileNetwork : public ServerSuite<HostileNetwork> {
   // reconnect (a refused message must fail what it answers, not be
   // retried on a new connection).
   cl::ClientOptions via_relay(std::vector<uint16_t> dialects, bool sign = false, bool seal = false) {
-    cl::ClientOptions o = client_options(server(), std::move(dialects), sign, seal);
-    o.conn.port = relay_->port();
-    o.conn.timeout = std::chrono::seconds(10);
-    o.reconnect.enabled = false;
-    return o;
+    return through_relay(server(), *relay_, std::move(dialects), sign, seal);
   }
   std::unique_ptr<st::TamperRelay> relay_;
 };
@@ -84,14 +79,11 @@ TEST_P(HostileSigning, AnUnsignedAnswerClaimingSessionZeroFailsTheReadAndTheConn
   std::string name = unique_name("sig") + ".bin";
   Bytes data = random_bytes(100000, 11);
   ASSERT_TRUE(write_local(share_dir() + "/" + name, data));
-  auto c = cl::Client::connect(via_relay({GetParam()}, /*sign=*/true));
-  IT_ASSERT_OK(c);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  cl::OpenParams p;
-  p.access = pr::FILE_READ_DATA | pr::SYNCHRONIZE;
-  auto f = (*t)->open(name, p);
-  IT_ASSERT_OK(f);
+  auto o = open_through(via_relay({GetParam()}, /*sign=*/true), "share", name, pr::FILE_READ_DATA);
+  IT_ASSERT_OK(o);
+  auto* c = &o->client;
+  auto* t = &o->tree;
+  auto* f = &o->file;
   std::atomic<int> rewritten{0};
   relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == pr::SMB2_READ) {

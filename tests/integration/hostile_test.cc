@@ -11,8 +11,7 @@
 #include <mutex>
 
 #include "client/lock.h"
-#include "fixture.h"
-#include "support/tamper_relay.h"
+#include "relay_util.h"
 
 namespace smbkit_it {
 namespace {
@@ -38,11 +37,7 @@ class Hostile : public ServerSuite<Hostile> {
 
  protected:
   static cl::ClientOptions through(const st::TamperRelay& relay, std::chrono::milliseconds timeout) {
-    auto o = client_options(server());
-    o.conn.port = relay.port();
-    o.conn.timeout = timeout;
-    o.reconnect.enabled = false;  // one connection: what it does is the test
-    return o;
+    return through_relay(server(), relay, {}, false, false, timeout);
   }
 };
 
@@ -240,14 +235,11 @@ TEST_F(Hostile, AFrameLongerThanNegotiatedEndsTheConnection) {
   ASSERT_TRUE(write_local(share_dir() + "/" + name, random_bytes(4096, 3)));
   auto relay = st::TamperRelay::start(server().port());
   IT_ASSERT_OK(relay);
-  auto c = cl::Client::connect(through(**relay, std::chrono::seconds(10)));
-  IT_ASSERT_OK(c);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  cl::OpenParams p;
-  p.access = FILE_READ_DATA | SYNCHRONIZE;
-  auto f = (*t)->open(name, p);
-  IT_ASSERT_OK(f);
+  auto o = open_through(through(**relay, std::chrono::seconds(10)), "share", name, FILE_READ_DATA);
+  IT_ASSERT_OK(o);
+  auto* c = &o->client;
+  auto* t = &o->tree;
+  auto* f = &o->file;
   (*relay)->set_hook([&](Toward to, Bytes& fr, st::TamperContext&) {
     if (to == Toward::client && single_plain(fr) && smb2::command(fr) == SMB2_READ)
       fr.resize(fr.size() + (3u << 20));  // trailing bytes past the READ's data
@@ -268,14 +260,10 @@ TEST_F(Hostile, AReadReturningMoreThanAskedFails) {
   ASSERT_TRUE(write_local(share_dir() + "/" + name, random_bytes(8192, 4)));
   auto relay = st::TamperRelay::start(server().port());
   IT_ASSERT_OK(relay);
-  auto c = cl::Client::connect(through(**relay, std::chrono::seconds(10)));
-  IT_ASSERT_OK(c);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  cl::OpenParams p;
-  p.access = FILE_READ_DATA | SYNCHRONIZE;
-  auto f = (*t)->open(name, p);
-  IT_ASSERT_OK(f);
+  auto o = open_through(through(**relay, std::chrono::seconds(10)), "share", name, FILE_READ_DATA);
+  IT_ASSERT_OK(o);
+  auto* t = &o->tree;
+  auto* f = &o->file;
   (*relay)->set_hook([&](Toward to, Bytes& fr, st::TamperContext&) {
     // MS-SMB2 2.2.20: DataLength at 4 in the body; the data runs to the end.
     if (to == Toward::client && single_plain(fr) && smb2::command(fr) == SMB2_READ && smb2::status(fr) == 0) {
@@ -298,14 +286,10 @@ TEST_F(Hostile, AQueryInfoReturningMoreThanAskedFails) {
   ASSERT_TRUE(write_local(share_dir() + "/" + name, random_bytes(100, 5)));
   auto relay = st::TamperRelay::start(server().port());
   IT_ASSERT_OK(relay);
-  auto c = cl::Client::connect(through(**relay, std::chrono::seconds(10)));
-  IT_ASSERT_OK(c);
-  auto t = (*c)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  cl::OpenParams p;
-  p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
-  auto f = (*t)->open(name, p);
-  IT_ASSERT_OK(f);
+  auto o = open_through(through(**relay, std::chrono::seconds(10)), "share", name, FILE_READ_ATTRIBUTES);
+  IT_ASSERT_OK(o);
+  auto* t = &o->tree;
+  auto* f = &o->file;
   IT_ASSERT_OK((*t)->stat_handle(f->id));
   (*relay)->set_hook([&](Toward to, Bytes& fr, st::TamperContext&) {
     // MS-SMB2 2.2.38: OutputBufferLength at 4 in the body; the buffer runs

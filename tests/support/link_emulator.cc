@@ -1,5 +1,7 @@
 #include "support/link_emulator.h"
 
+#include "support/loopback.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -223,18 +225,9 @@ class Pipe {
 Result<std::unique_ptr<LinkEmulator>> LinkEmulator::start(const LinkOptions& o) {
   std::unique_ptr<LinkEmulator> l(new LinkEmulator());
   l->o_ = o;
-  l->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (l->listen_fd_ < 0) return sys_error(errno, "socket");
-  int one = 1;
-  setsockopt(l->listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(l->listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return sys_error(errno, "bind");
-  if (listen(l->listen_fd_, 16) != 0) return sys_error(errno, "listen");
-  socklen_t len = sizeof a;
-  getsockname(l->listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-  l->port_ = ntohs(a.sin_port);
+  SMBKIT_TRY(auto ln, listen_on_loopback());
+  l->listen_fd_ = ln.fd;
+  l->port_ = ln.port;
   l->acceptor_ = std::thread([p = l.get()] { p->accept_loop(); });
   return l;
 }
@@ -268,15 +261,10 @@ void LinkEmulator::accept_loop() {
 }
 
 void LinkEmulator::serve(int client_fd) {
-  int server_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(o_.target_port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(server_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+  int server_fd = connect_to_loopback(o_.target_port);
+  if (server_fd < 0) {
     hard_close(client_fd);
     close(client_fd);
-    close(server_fd);
     return;
   }
   int one = 1, sz = 16 << 20;

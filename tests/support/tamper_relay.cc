@@ -1,5 +1,7 @@
 #include "support/tamper_relay.h"
 
+#include "support/loopback.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -171,18 +173,9 @@ class TamperRelay::Conn : public TamperContext {
 Result<std::unique_ptr<TamperRelay>> TamperRelay::start(uint16_t target_port, TamperHook hook) {
   std::unique_ptr<TamperRelay> r(new TamperRelay());
   r->hook_ = std::move(hook);
-  r->listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (r->listen_fd_ < 0) return sys_error(errno, "socket");
-  int one = 1;
-  setsockopt(r->listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (bind(r->listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return sys_error(errno, "bind");
-  if (listen(r->listen_fd_, 16) != 0) return sys_error(errno, "listen");
-  socklen_t len = sizeof a;
-  getsockname(r->listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-  r->port_ = ntohs(a.sin_port);
+  SMBKIT_TRY(auto l, listen_on_loopback());
+  r->listen_fd_ = l.fd;
+  r->port_ = l.port;
   uint16_t target = target_port;
   r->acceptor_ = std::thread([p = r.get(), target] {
     std::vector<std::thread> workers;
@@ -193,15 +186,10 @@ Result<std::unique_ptr<TamperRelay>> TamperRelay::start(uint16_t target_port, Ta
       if (rc <= 0) continue;
       int c = accept4(p->listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (c < 0) continue;
-      int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_in t{};
-      t.sin_family = AF_INET;
-      t.sin_port = htons(target);
-      t.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      if (s < 0 || connect(s, reinterpret_cast<sockaddr*>(&t), sizeof t) != 0) {
+      int s = connect_to_loopback(target);
+      if (s < 0) {
         reset(c);
         close(c);
-        if (s >= 0) close(s);
         continue;
       }
       int on = 1;
