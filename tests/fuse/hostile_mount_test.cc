@@ -127,7 +127,8 @@ TEST_F(HostileMount, NamesThatAreNotFileNamesAreLeftOutOfListings) {
   }
   relay_->set_hook(smbkit_it::hostile::rename_hook(
       {{"slash", "a/b"}, {"backslash", "x\\y"}, {"withnul", std::string("n\0ul", 4)}, {"dots", ".."}}));
-  std::string mp = mounted(port_opt() + ",cache=none");
+  // Unsigned and plain whatever the matrix cell: the relay rewrites names.
+  std::string mp = mounted(port_opt() + ",cache=none,vers=3.1.1");
   ASSERT_FALSE(mp.empty());
   DIR* d = ::opendir((mp + "/hostile-names").c_str());
   ASSERT_NE(d, nullptr) << strerror(errno);
