@@ -17,6 +17,7 @@
 
 #include "auth/sealing.h"
 #include "auth/signing.h"
+#include "fuzz_sessions.h"
 #include "session/machine.h"
 
 using namespace smbkit;
@@ -28,43 +29,12 @@ struct Sent {
   bool sealed, sign;
 };
 
-session::SessionSecurity signing_session() {
-  session::SessionSecurity s;
-  s.session_id = 1;
-  s.signing_required = true;
-  s.sign_alg = auth::SignAlg::aes_gmac;
-  s.signing_key = Bytes(16, std::byte{1});
-  s.cipher = proto::AES_128_GCM;
-  s.encryption_key = Bytes(16, std::byte{2});
-  s.decryption_key = Bytes(16, std::byte{3});
-  return s;
-}
-
-session::SessionSecurity sealing_session() {
-  session::SessionSecurity s;
-  s.session_id = 2;
-  s.encrypt_data = true;
-  s.sign_alg = auth::SignAlg::aes_gmac;
-  s.signing_key = Bytes(16, std::byte{4});
-  s.cipher = proto::AES_128_GCM;
-  s.encryption_key = Bytes(16, std::byte{5});
-  s.decryption_key = Bytes(16, std::byte{6});
-  return s;
-}
-
-// A session with keys that neither requires signing nor encrypts: its
-// share encrypts some requests and 3.1.1 signs its TREE_CONNECT.
-session::SessionSecurity keyed_session() {
-  session::SessionSecurity s = signing_session();
-  s.session_id = 3;
-  s.signing_required = false;
-  s.signing_key = Bytes(16, std::byte{7});
-  s.decryption_key = Bytes(16, std::byte{8});
-  return s;
-}
-
 const session::SessionSecurity* find(uint64_t id) {
-  static const session::SessionSecurity a = signing_session(), b = sealing_session(), c = keyed_session();
+  // 1 signs, 2 seals, 3 has keys but neither requires signing nor seals:
+  // its share seals some requests and 3.1.1 signs its TREE_CONNECT.
+  static const session::SessionSecurity a = fuzz::keyed_session(1, true, false, 1),
+                                        b = fuzz::keyed_session(2, false, true, 4),
+                                        c = fuzz::keyed_session(3, false, false, 7);
   return id == 1 ? &a : id == 2 ? &b : id == 3 ? &c : nullptr;
 }
 
@@ -95,9 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)m.send(neg, f);
   m.set_dialect(proto::SMB2_DIALECT_0311, true);
   m.credits().grant(64);
-  m.add_session(signing_session());
-  m.add_session(sealing_session());
-  m.add_session(keyed_session());
+  for (uint64_t id : {1, 2, 3}) m.add_session(*find(id));
   std::map<uint64_t, Sent> sent;
   struct Plan {
     uint16_t cmd;

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "fuzz_sessions.h"
 #include "session/machine.h"
 
 using namespace smbkit;
@@ -19,14 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   m.set_dialect(proto::SMB2_DIALECT_0311, true);
   m.credits().grant(64);
-  session::SessionSecurity s;
-  s.session_id = 1;
-  s.signing_required = true;
-  s.sign_alg = auth::SignAlg::aes_gmac;
-  s.signing_key = Bytes(16, std::byte{1});
-  s.cipher = proto::AES_128_GCM;
-  s.encryption_key = Bytes(16, std::byte{2});
-  s.decryption_key = Bytes(16, std::byte{3});
+  session::SessionSecurity s = fuzz::keyed_session(1, true, false, 1);
   m.add_session(s);
   for (uint16_t cmd : {proto::SMB2_READ, proto::SMB2_ECHO, proto::SMB2_CREATE}) {
     session::Request r;
