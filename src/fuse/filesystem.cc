@@ -175,6 +175,41 @@ Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicIn
   return t.set_info(id, FileBasicInformation::kInfoClass, std::move(buf), "set basic info");
 }
 
+// The server refuses to delete a file or directory with
+// FILE_ATTRIBUTE_READONLY (STATUS_CANNOT_DELETE, MS-FSCC 2.4.11); on POSIX
+// that is the parent directory's decision, not the file's mode. As cifs.ko:
+// clear the attribute (SET_INFO FileBasicInformation, MS-FSCC 2.4.7; other
+// fields 0 leave the rest unchanged), try once more, and if that fails too
+// put the attribute back. (Samba replaces a read-only file by rename
+// without complaint, so rename needs none of this there.)
+Result<void> set_attributes(SmbFs& fs, const std::string& path, uint32_t attributes) {
+  FileBasicInformation b;
+  b.FileAttributes = attributes ? attributes : FILE_ATTRIBUTE_NORMAL;
+  SMBKIT_TRY(Bytes buf, encode_info(b));
+  SMBKIT_TRY(auto s, fs.tree().set_info_on_path(fs.smb_path(path), FILE_WRITE_ATTRIBUTES,
+                                                {{FileBasicInformation::kInfoClass, std::move(buf)}}, "set attributes"));
+  (void)s;
+  return {};
+}
+template <class Op>
+Result<void> despite_readonly(SmbFs& fs, const std::string& path, Op op) {
+  Result<void> r = op();
+  if (r || !r.error().is(STATUS_CANNOT_DELETE)) return r;
+  auto cur = stat_path(fs, path);
+  if (!cur || !(cur->attributes & FILE_ATTRIBUTE_READONLY)) return r;
+  drop_attrs(fs, fs.inodes().find(path));  // kept ones would not show the change
+  if (auto c = set_attributes(fs, path, cur->attributes & ~FILE_ATTRIBUTE_READONLY); !c) {
+    SMBKIT_LOG(debug, "{}: clearing the read-only attribute: {}", path, c.error().message());
+    return r;
+  }
+  Result<void> again = op();
+  if (!again) {
+    if (auto back = set_attributes(fs, path, cur->attributes); !back)
+      SMBKIT_LOG(warn, "{}: the read-only attribute could not be restored: {}", path, back.error().message());
+  }
+  return again;
+}
+
 // Pending write-behind data of ino reaches the server (before anything
 // that reads the size or data back, or changes it).
 Result<void> flush_writes(SmbFs& fs, fuse_ino_t ino) {
@@ -809,7 +844,9 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
     no_deferral.emplace(fs.deferred()->block(
         [&](fuse_ino_t i) { return (known && i == *known) || !fs.inodes().path_of(i); }));
   }
-  auto r = dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
+  auto r = despite_readonly(fs, path, [&] {
+    return dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
+  });
   if (!r) return reply_error(req, r.error(), dir ? "rmdir" : "unlink");
   if (known) fs.open_handles().unlinked(*known, path);
   drop_attrs(fs, known);

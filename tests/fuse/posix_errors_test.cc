@@ -66,4 +66,61 @@ TEST_F(PosixErrors, NamesLongerThan255BytesAreENAMETOOLONG) {
   }
 }
 
+TEST_F(PosixErrors, ReadOnlyFilesAndDirectoriesCanBeDeletedAndReplaced) {
+  for (const char* opts : kModes) {
+    SCOPED_TRACE(opts);
+    std::string mp = mounted(opts);
+    ASSERT_FALSE(mp.empty());
+    struct stat s{};
+    // Each mode in its own directory: one mode's leftovers stay out of the next.
+    std::string rel = std::string("/pe-ro-") + (opts + 6);
+    ASSERT_EQ(::mkdir((mp + rel).c_str(), 0755), 0) << strerror(errno);
+    std::string base = mp + rel, sbase = share_dir() + rel;
+    // rm -f of a chmod 444 file.
+    std::string ro = base + "/pe-ro";
+    ASSERT_TRUE(write_file(ro, "read-only"));
+    ASSERT_EQ(::chmod(ro.c_str(), 0444), 0) << strerror(errno);
+    EXPECT_EQ(::unlink(ro.c_str()), 0) << "unlink of a read-only file: " << strerror(errno);
+    EXPECT_NE(::stat((sbase + "/pe-ro").c_str(), &s), 0) << "still on the server";
+    // rmdir of a chmod 555 directory.
+    std::string d = base + "/pe-rodir";
+    ASSERT_EQ(::mkdir(d.c_str(), 0755), 0) << strerror(errno);
+    ASSERT_EQ(::chmod(d.c_str(), 0555), 0) << strerror(errno);
+    EXPECT_EQ(::rmdir(d.c_str()), 0) << "rmdir of a read-only directory: " << strerror(errno);
+    EXPECT_NE(::stat((sbase + "/pe-rodir").c_str(), &s), 0) << "still on the server";
+    // rename over a read-only file replaces it (Samba allows it as it is).
+    std::string from = base + "/pe-new", to = base + "/pe-old";
+    ASSERT_TRUE(write_file(from, "new"));
+    ASSERT_TRUE(write_file(to, "old"));
+    ASSERT_EQ(::chmod(to.c_str(), 0444), 0) << strerror(errno);
+    EXPECT_EQ(::rename(from.c_str(), to.c_str()), 0) << "rename over a read-only file: " << strerror(errno);
+    EXPECT_EQ(slurp(sbase + "/pe-old"), "new");
+    EXPECT_NE(::stat((sbase + "/pe-new").c_str(), &s), 0);
+    // A read-only file or directory can be renamed (to a free name, or over
+    // a file).
+    EXPECT_EQ(::rename(to.c_str(), from.c_str()), 0) << "rename of a read-only file: " << strerror(errno);
+    ASSERT_TRUE(write_file(to, "old"));
+    EXPECT_EQ(::rename(from.c_str(), to.c_str()), 0) << "rename of a read-only file over one: " << strerror(errno);
+    EXPECT_EQ(::unlink(to.c_str()), 0) << "unlink of the renamed read-only file: " << strerror(errno);
+    std::string mv = base + "/pe-rodir-mv";
+    ASSERT_EQ(::mkdir(mv.c_str(), 0755), 0) << strerror(errno);
+    ASSERT_EQ(::chmod(mv.c_str(), 0555), 0) << strerror(errno);
+    EXPECT_EQ(::rename(mv.c_str(), (mv + "2").c_str()), 0) << "rename of a read-only directory: " << strerror(errno);
+    EXPECT_EQ(::rmdir((mv + "2").c_str()), 0) << strerror(errno);
+    // A read-only directory that is not empty stays, and stays read-only.
+    std::string full = base + "/pe-rodir-full";
+    ASSERT_EQ(::mkdir(full.c_str(), 0755), 0) << strerror(errno);
+    ASSERT_TRUE(write_file(full + "/inside", "x"));
+    ASSERT_EQ(::chmod(full.c_str(), 0555), 0) << strerror(errno);
+    EXPECT_EQ(err_of(::rmdir(full.c_str())), ENOTEMPTY);
+    std::string fresh = mounted("cache=none,actimeo=0");
+    ASSERT_EQ(::stat((fresh + rel + "/pe-rodir-full").c_str(), &s), 0) << strerror(errno);
+    EXPECT_EQ(s.st_mode & 0222, 0u) << "the read-only attribute was not restored";
+    ASSERT_EQ(::chmod(full.c_str(), 0755), 0) << strerror(errno);
+    EXPECT_EQ(::unlink((full + "/inside").c_str()), 0) << strerror(errno);
+    EXPECT_EQ(::rmdir(full.c_str()), 0) << strerror(errno);
+    EXPECT_EQ(::rmdir(base.c_str()), 0) << strerror(errno);
+  }
+}
+
 }  // namespace
