@@ -775,8 +775,18 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
   FileHandle* h = fh_of(fi);
+  if (!h->writable()) {
+    // The server refuses FLUSH through a handle without FILE_WRITE_DATA or
+    // FILE_APPEND_DATA (MS-SMB2 3.3.5.11: STATUS_ACCESS_DENIED), but fsync
+    // of an O_RDONLY descriptor succeeds on Linux (ext4, cifs.ko). What the
+    // file has pending in write-behind goes out through the handles that
+    // wrote it; there is nothing of this handle's own to flush.
+    auto r = fs_of(req).files().flush(ino);
+    if (!r) return reply_error(req, r.error(), "fsync");
+    return (void)fuse_reply_err(req, 0);
+  }
   if (h->data.wb) {
     auto r = h->data.wb->flush();
     if (!r) return reply_error(req, r.error(), "fsync");

@@ -123,4 +123,28 @@ TEST_F(PosixErrors, ReadOnlyFilesAndDirectoriesCanBeDeletedAndReplaced) {
   }
 }
 
+TEST_F(PosixErrors, FsyncOfAReadOnlyDescriptorSucceeds) {
+  for (const char* opts : kModes) {
+    SCOPED_TRACE(opts);
+    std::string mp = mounted(opts);
+    ASSERT_FALSE(mp.empty());
+    std::string p = mp + "/pe-fsync";
+    ASSERT_TRUE(write_file(p, "written"));
+    int rd = ::open(p.c_str(), O_RDONLY);
+    ASSERT_GE(rd, 0) << strerror(errno);
+    EXPECT_EQ(::fsync(rd), 0) << "fsync of O_RDONLY: " << strerror(errno);
+    EXPECT_EQ(::fdatasync(rd), 0) << "fdatasync of O_RDONLY: " << strerror(errno);
+    // With a writer's data still pending, fsync through the reader flushes it.
+    int wr = ::open(p.c_str(), O_WRONLY);
+    ASSERT_GE(wr, 0) << strerror(errno);
+    std::string data = random_bytes(300000, 21);
+    ASSERT_EQ(::pwrite(wr, data.data(), data.size(), 0), static_cast<ssize_t>(data.size())) << strerror(errno);
+    EXPECT_EQ(::fsync(rd), 0) << "fsync of O_RDONLY with a writer open: " << strerror(errno);
+    EXPECT_TRUE(same(slurp(share_dir() + "/pe-fsync"), data)) << "fsync left data unwritten";
+    EXPECT_EQ(::close(wr), 0);
+    EXPECT_EQ(::close(rd), 0);
+    EXPECT_EQ(::unlink(p.c_str()), 0) << strerror(errno);
+  }
+}
+
 }  // namespace
