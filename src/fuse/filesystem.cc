@@ -145,11 +145,6 @@ namespace {
 
 using namespace ops;
 
-bool valid_name(const char* name) {
-  // Names the share cannot hold; SMB uses '\' as the separator.
-  return std::strchr(name, '\\') == nullptr && std::strchr(name, ':') == nullptr;
-}
-
 // By-path operations that raced with a rename on this mount are redone;
 // a short pause lets the rename's table update land (bounded: about 45 ms).
 constexpr int kPathRetries = 10;
@@ -178,6 +173,41 @@ Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree(
 Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicInformation& b) {
   SMBKIT_TRY(Bytes buf, encode_info(b));
   return t.set_info(id, FileBasicInformation::kInfoClass, std::move(buf), "set basic info");
+}
+
+// The server refuses to delete a file or directory with
+// FILE_ATTRIBUTE_READONLY (STATUS_CANNOT_DELETE, MS-FSCC 2.4.11); on POSIX
+// that is the parent directory's decision, not the file's mode. As cifs.ko:
+// clear the attribute (SET_INFO FileBasicInformation, MS-FSCC 2.4.7; other
+// fields 0 leave the rest unchanged), try once more, and if that fails too
+// put the attribute back. (Samba replaces a read-only file by rename
+// without complaint, so rename needs none of this there.)
+Result<void> set_attributes(SmbFs& fs, const std::string& path, uint32_t attributes) {
+  FileBasicInformation b;
+  b.FileAttributes = attributes ? attributes : FILE_ATTRIBUTE_NORMAL;
+  SMBKIT_TRY(Bytes buf, encode_info(b));
+  SMBKIT_TRY(auto s, fs.tree().set_info_on_path(fs.smb_path(path), FILE_WRITE_ATTRIBUTES,
+                                                {{FileBasicInformation::kInfoClass, std::move(buf)}}, "set attributes"));
+  (void)s;
+  return {};
+}
+template <class Op>
+Result<void> despite_readonly(SmbFs& fs, const std::string& path, Op op) {
+  Result<void> r = op();
+  if (r || !r.error().is(STATUS_CANNOT_DELETE)) return r;
+  auto cur = stat_path(fs, path);
+  if (!cur || !(cur->attributes & FILE_ATTRIBUTE_READONLY)) return r;
+  drop_attrs(fs, fs.inodes().find(path));  // kept ones would not show the change
+  if (auto c = set_attributes(fs, path, cur->attributes & ~FILE_ATTRIBUTE_READONLY); !c) {
+    SMBKIT_LOG(debug, "{}: clearing the read-only attribute: {}", path, c.error().message());
+    return r;
+  }
+  Result<void> again = op();
+  if (!again) {
+    if (auto back = set_attributes(fs, path, cur->attributes); !back)
+      SMBKIT_LOG(warn, "{}: the read-only attribute could not be restored: {}", path, back.error().message());
+  }
+  return again;
 }
 
 // Pending write-behind data of ino reaches the server (before anything
@@ -254,7 +284,7 @@ void op_lookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   auto& fs = fs_of(req);
   auto dir = path_or_reply(req, parent);
   if (!dir) return;
-  if (!valid_name(name)) return (void)fuse_reply_err(req, ENOENT);
+  if (int e = name_errno(name, ENOENT)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
   auto known = fs.inodes().find(path);
   std::optional<uint64_t> token;
@@ -574,7 +604,7 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto dir = path_or_reply(req, parent);
   if (!dir) return;
-  if (!valid_name(name)) return (void)fuse_reply_err(req, EINVAL);
+  if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
   OpenParams p;
   p.access = access_for(fi->flags, fs.config().writeback_cache());
@@ -745,8 +775,18 @@ void op_flush(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void op_fsync(fuse_req_t req, fuse_ino_t, int, fuse_file_info* fi) {
+void op_fsync(fuse_req_t req, fuse_ino_t ino, int, fuse_file_info* fi) {
   FileHandle* h = fh_of(fi);
+  if (!h->writable()) {
+    // The server refuses FLUSH through a handle without FILE_WRITE_DATA or
+    // FILE_APPEND_DATA (MS-SMB2 3.3.5.11: STATUS_ACCESS_DENIED), but fsync
+    // of an O_RDONLY descriptor succeeds on Linux (ext4, cifs.ko). What the
+    // file has pending in write-behind goes out through the handles that
+    // wrote it; there is nothing of this handle's own to flush.
+    auto r = fs_of(req).files().flush(ino);
+    if (!r) return reply_error(req, r.error(), "fsync");
+    return (void)fuse_reply_err(req, 0);
+  }
   if (h->data.wb) {
     auto r = h->data.wb->flush();
     if (!r) return reply_error(req, r.error(), "fsync");
@@ -786,7 +826,7 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto dir = path_or_reply(req, parent);
   if (!dir) return;
-  if (!valid_name(name)) return (void)fuse_reply_err(req, EINVAL);
+  if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
   auto r = fs.tree().mkdir(fs.smb_path(path));
   if (!r) return reply_error(req, r.error(), "mkdir");
@@ -802,6 +842,7 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto d = path_or_reply(req, parent);
   if (!d) return;
+  if (int e = name_errno(name, ENOENT)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*d, name);
   if (dir) fs.open_handles().wait_dir_free(path, std::chrono::seconds(5));  // see open_handles.h
   // A deferred handle would leave the file delete-pending; so would one
@@ -813,7 +854,9 @@ void remove_entry(fuse_req_t req, fuse_ino_t parent, const char* name, bool dir)
     no_deferral.emplace(fs.deferred()->block(
         [&](fuse_ino_t i) { return (known && i == *known) || !fs.inodes().path_of(i); }));
   }
-  auto r = dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
+  auto r = despite_readonly(fs, path, [&] {
+    return dir ? fs.tree().rmdir(fs.smb_path(path)) : fs.tree().unlink(fs.smb_path(path));
+  });
   if (!r) return reply_error(req, r.error(), dir ? "rmdir" : "unlink");
   if (known) fs.open_handles().unlinked(*known, path);
   drop_attrs(fs, known);
@@ -833,7 +876,8 @@ void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t n
   if (!from_dir) return;
   auto to_dir = path_or_reply(req, newparent);
   if (!to_dir) return;
-  if (!valid_name(newname)) return (void)fuse_reply_err(req, EINVAL);
+  if (int e = name_errno(name, ENOENT)) return (void)fuse_reply_err(req, e);
+  if (int e = name_errno(newname, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string from = InodeTable::join(*from_dir, name), to = InodeTable::join(*to_dir, newname);
   if (auto known = fs.inodes().find(from)) {
     if (auto f = flush_writes(fs, *known); !f) return reply_error(req, f.error(), "rename");

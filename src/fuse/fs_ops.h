@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/log.h"
@@ -62,6 +63,21 @@ inline DirHandle* dh_of(fuse_file_info* fi) { return reinterpret_cast<DirHandle*
 inline int errno_of(const Error& e) {
   int n = e.to_errno();
   return n > 0 ? n : EIO;
+}
+
+// A name component longer than the mount's statfs namelen (255 bytes, as
+// cifs.ko counts) is ENAMETOOLONG before any request: the server would
+// answer STATUS_OBJECT_NAME_INVALID (EINVAL). MS-FSCC 2.1.5 allows 255
+// UTF-16 code units, which a name of 255 UTF-8 bytes never exceeds. A name
+// the share cannot hold ('\' is the SMB separator, ':' names a stream) is
+// `invalid` (EINVAL where a name is made, ENOENT where one is looked for).
+// 0: the name may go to the server. The kernel lets names up to 1024 bytes
+// (FUSE_NAME_MAX) through to us.
+inline constexpr size_t kNameMax = 255;
+inline int name_errno(std::string_view name, int invalid) {
+  if (name.size() > kNameMax) return ENAMETOOLONG;
+  if (name.find_first_of("\\:") != std::string_view::npos) return invalid;
+  return 0;
 }
 
 inline void reply_error(fuse_req_t req, const Error& e, const char* op) {
