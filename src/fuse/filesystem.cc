@@ -613,13 +613,33 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   else p.disposition = FILE_OPEN_IF;
   p.options = FILE_NON_DIRECTORY_FILE;
   p.attributes = FILE_ATTRIBUTE_NORMAL;
-  (void)mode;  // modes come from file_mode (no unix extensions)
   fs.open_handles().wait_name_free(path, std::chrono::seconds(5));  // see open_handles.h
   // The new file's attributes ride in the CREATE's frame (one round trip,
   // not two); asked for separately only if the frame could not be used.
   client::Prefetch with;
   with.want_stat = true;
-  auto f = leased_open(fs, fs.inodes().find(path).value_or(0), path, p, &with);
+  const fuse_ino_t known = fs.inodes().find(path).value_or(0);
+  Result<LeaseCache::Opened> f = Error{};
+  // Modes come from file_mode (no unix extensions), but a mode without any
+  // write bit makes the file read-only, as mount.cifs does. The attribute
+  // rides in the CREATE (MS-SMB2 2.2.13 FileAttributes): the server applies
+  // it to the file it creates while this handle keeps the write access it
+  // asked for, as POSIX wants (the mode binds later opens only). Only a
+  // create may set it: an overwrite would apply it to an existing file
+  // (MS-FSA 2.1.5.1.2.1), so an existing name falls back to the open asked.
+  if (!(mode & 0222)) {
+    OpenParams ro = p;
+    ro.disposition = FILE_CREATE;
+    ro.attributes = FILE_ATTRIBUTE_READONLY;
+    f = leased_open(fs, known, path, ro, &with);
+    if (!f && p.disposition != FILE_CREATE && f.error().is(STATUS_OBJECT_NAME_COLLISION)) {
+      with = client::Prefetch{};
+      with.want_stat = true;
+      f = leased_open(fs, known, path, p, &with);
+    }
+  } else {
+    f = leased_open(fs, known, path, p, &with);
+  }
   if (!f) return reply_error(req, f.error(), "create");
   Result<FileStat> s = with.stat ? Result<FileStat>(std::move(*with.stat)) : fs.tree().stat_handle(f->file.id);
   if (!s) {

@@ -1,0 +1,56 @@
+// POSIX modes and link counts the mount can show without unix extensions
+// (issue 21): a file created without any write bit is read-only
+// (FILE_ATTRIBUTE_READONLY), yet its creating descriptor stays writable.
+// Each in every cache mode.
+#include "fuse/mount_fixture.h"
+
+namespace {
+
+using namespace smbkit::fuse_testing;
+
+class PosixModes : public Mount {};
+
+const char* const kModes[] = {"cache=strict", "cache=none", "cache=loose"};
+
+int err_of(int rc) { return rc < 0 ? errno : 0; }
+
+TEST_F(PosixModes, CreateWithoutWriteBitsIsReadOnlyButTheCreatingDescriptorWrites) {
+  for (const char* opts : kModes) {
+    SCOPED_TRACE(opts);
+    std::string mp = mounted(opts);
+    ASSERT_FALSE(mp.empty());
+    std::string dir = mp + "/pm-ro-" + (opts + 6);
+    ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0) << strerror(errno);
+    for (mode_t mode : {mode_t{0444}, mode_t{0000}, mode_t{0555}}) {
+      SCOPED_TRACE(mode);
+      std::string p = dir + "/f" + std::to_string(mode);
+      int fd = ::open(p.c_str(), O_CREAT | O_EXCL | O_WRONLY, mode);
+      ASSERT_GE(fd, 0) << strerror(errno);
+      EXPECT_EQ(::write(fd, "data", 4), 4) << "the creating descriptor writes: " << strerror(errno);
+      EXPECT_EQ(::fsync(fd), 0) << strerror(errno);
+      EXPECT_EQ(::close(fd), 0) << strerror(errno);
+      struct stat s{};
+      ASSERT_EQ(::stat(p.c_str(), &s), 0) << strerror(errno);
+      EXPECT_EQ(s.st_mode & 0222, 0u) << std::oct << s.st_mode;
+      EXPECT_EQ(s.st_size, 4);
+      EXPECT_EQ(err_of(::open(p.c_str(), O_WRONLY)), EACCES) << "a later open for writing";
+      EXPECT_EQ(slurp(p), "data");
+      EXPECT_EQ(::unlink(p.c_str()), 0) << strerror(errno);
+    }
+    // A write bit keeps the file writable.
+    std::string w = dir + "/w";
+    int fd = ::open(w.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0600);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    EXPECT_EQ(::close(fd), 0);
+    struct stat s{};
+    ASSERT_EQ(::stat(w.c_str(), &s), 0) << strerror(errno);
+    EXPECT_NE(s.st_mode & 0222, 0u) << std::oct << s.st_mode;
+    fd = ::open(w.c_str(), O_WRONLY);
+    EXPECT_GE(fd, 0) << strerror(errno);
+    if (fd >= 0) ::close(fd);
+    EXPECT_EQ(::unlink(w.c_str()), 0) << strerror(errno);
+    EXPECT_EQ(::rmdir(dir.c_str()), 0) << strerror(errno);
+  }
+}
+
+}  // namespace
