@@ -166,7 +166,8 @@ struct FileStat {
   bool is_dir = false;
   uint64_t creation_time = 0, access_time = 0, write_time = 0, change_time = 0;  // FILETIME
   uint64_t file_id = 0;
-  uint32_t links = 1;
+  uint32_t links = 1;           // NumberOfLinks: the links not being deleted (MS-FSCC 2.4.41)
+  bool delete_pending = false;  // DeletePending (MS-FSCC 2.4.41): unlinked, still open
 };
 
 struct FsStat {

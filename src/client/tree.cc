@@ -564,6 +564,7 @@ FileStat stat_from(const FileAllInformation& a) {
   s.change_time = a.BasicInformation.ChangeTime;
   s.file_id = a.InternalInformation.IndexNumber;
   s.links = a.StandardInformation.NumberOfLinks;
+  s.delete_pending = a.StandardInformation.DeletePending != 0;
   return s;
 }
 }  // namespace

@@ -120,7 +120,11 @@ struct stat SmbFs::to_stat(const FileStat& s, uint64_t ino) const {
     st.st_nlink = 2;
   } else {
     st.st_mode = S_IFREG | (cfg_.file_mode & 07777);
-    st.st_nlink = std::max<uint32_t>(s.links, 1);
+    // A file unlinked while open is delete pending and its link count
+    // already leaves out the deleted name (MS-FSCC 2.4.41): 0 when that was
+    // its last name, as fstat says on POSIX. Otherwise at least 1 (a
+    // server may send 0 for a file it does not count links of).
+    st.st_nlink = s.delete_pending ? s.links : std::max<uint32_t>(s.links, 1);
   }
   if (s.attributes & FILE_ATTRIBUTE_READONLY) st.st_mode &= ~static_cast<mode_t>(0222);
   st.st_uid = cfg_.uid;

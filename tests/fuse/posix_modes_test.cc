@@ -1,7 +1,8 @@
 // POSIX modes and link counts the mount can show without unix extensions
 // (issue 21): a file created without any write bit is read-only
-// (FILE_ATTRIBUTE_READONLY), yet its creating descriptor stays writable.
-// Each in every cache mode.
+// (FILE_ATTRIBUTE_READONLY), yet its creating descriptor stays writable;
+// an open file's fstat says nlink 0 once it is unlinked. Each in every
+// cache mode.
 #include "fuse/mount_fixture.h"
 
 namespace {
@@ -50,6 +51,39 @@ TEST_F(PosixModes, CreateWithoutWriteBitsIsReadOnlyButTheCreatingDescriptorWrite
     if (fd >= 0) ::close(fd);
     EXPECT_EQ(::unlink(w.c_str()), 0) << strerror(errno);
     EXPECT_EQ(::rmdir(dir.c_str()), 0) << strerror(errno);
+  }
+}
+
+TEST_F(PosixModes, FstatOfAnUnlinkedOpenFileSaysNoLinks) {
+  for (const char* opts : kModes) {
+    SCOPED_TRACE(opts);
+    std::string mp = mounted(opts);
+    ASSERT_FALSE(mp.empty());
+    std::string p = mp + "/pm-unlinked-" + (opts + 6);
+    int fd = ::open(p.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    ASSERT_EQ(::write(fd, "data", 4), 4) << strerror(errno);
+    struct stat s{};
+    ASSERT_EQ(::fstat(fd, &s), 0) << strerror(errno);
+    EXPECT_EQ(s.st_nlink, 1u);
+    ASSERT_EQ(::unlink(p.c_str()), 0) << strerror(errno);
+    ASSERT_EQ(::fstat(fd, &s), 0) << strerror(errno);
+    EXPECT_EQ(s.st_nlink, 0u);
+    EXPECT_EQ(s.st_size, 4);
+    // Still 0 after more I/O through the descriptor (attributes asked again).
+    ASSERT_EQ(::pwrite(fd, "more", 4, 4), 4) << strerror(errno);
+    ASSERT_EQ(::fsync(fd), 0) << strerror(errno);
+    ASSERT_EQ(::fstat(fd, &s), 0) << strerror(errno);
+    EXPECT_EQ(s.st_nlink, 0u);
+    EXPECT_EQ(s.st_size, 8);
+    // And from the daemon itself: cache=loose would otherwise answer from
+    // the kernel's cache, which dropped a link at the unlink.
+    struct statx x{};
+    ASSERT_EQ(::statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_NLINK | STATX_SIZE, &x), 0)
+        << strerror(errno);
+    EXPECT_EQ(x.stx_nlink, 0u);
+    EXPECT_EQ(x.stx_size, 8u);
+    EXPECT_EQ(::close(fd), 0);
   }
 }
 
