@@ -284,7 +284,9 @@ class Tree {
   };
   Result<FileStat> set_info_on_path(const std::string& path, uint32_t access, const std::vector<InfoToSet>& infos,
                                     const std::string& what);
-  Result<void> mkdir(const std::string& path);
+  // read_only: FILE_ATTRIBUTE_READONLY too, set by the server as it creates
+  // the directory (MS-SMB2 2.2.13 FileAttributes).
+  Result<void> mkdir(const std::string& path, bool read_only = false);
   Result<void> rmdir(const std::string& path);
   Result<void> unlink(const std::string& path);
   Result<void> rename(const std::string& from, const std::string& to, bool replace);

@@ -847,12 +847,12 @@ Result<FsStat> Tree::statfs() {
   return out;
 }
 
-Result<void> Tree::mkdir(const std::string& path) {
+Result<void> Tree::mkdir(const std::string& path, bool read_only) {
   OpenParams p;
   p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   p.disposition = FILE_CREATE;
   p.options = FILE_DIRECTORY_FILE;
-  p.attributes = FILE_ATTRIBUTE_DIRECTORY;
+  p.attributes = FILE_ATTRIBUTE_DIRECTORY | (read_only ? FILE_ATTRIBUTE_READONLY : 0);
   if (auto r = compound_on(path, p, {})) {
     if (!*r) return (*r).take_error();
     return {};

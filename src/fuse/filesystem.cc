@@ -845,14 +845,15 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t) {
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   auto& fs = fs_of(req);
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto dir = path_or_reply(req, parent);
   if (!dir) return;
   if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
-  auto r = fs.tree().mkdir(fs.smb_path(path));
+  // No write bit: read-only, as for a file (op_create) and as mount.cifs.
+  auto r = fs.tree().mkdir(fs.smb_path(path), !(mode & 0222));
   if (!r) return reply_error(req, r.error(), "mkdir");
   auto s = stat_path(fs, path);
   if (!s) return reply_error(req, s.error(), "mkdir");
