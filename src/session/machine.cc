@@ -333,25 +333,27 @@ Result<void> Machine::finish_message(Response& r, uint64_t sealed_session) {
 
 Result<void> Machine::check_security(const Pending& p, Response& r, uint64_t sealed_session) {
   const Header& h = r.hdr;
-  const std::string what = std::string(command_name(h.Command)) + " response (MessageId " +
-                           std::to_string(h.MessageId) + ")";
+  // Built only for an error: this runs for every response.
+  auto what = [&h] {
+    return std::string(command_name(h.Command)) + " response (MessageId " + std::to_string(h.MessageId) + ")";
+  };
   // MS-SMB2 3.2.5.1.3: the session is the request's, except for a
   // SESSION_SETUP that creates one (the response names it).
   const bool new_session = h.Command == SMB2_SESSION_SETUP && p.session_id == 0;
   if (h.SessionId != p.session_id && !new_session)
-    return security_violation(STATUS_ACCESS_DENIED, what + " names session " + std::to_string(h.SessionId) +
+    return security_violation(STATUS_ACCESS_DENIED, what() + " names session " + std::to_string(h.SessionId) +
                                                         ", the request was sent on " +
                                                         std::to_string(p.session_id));
   const SessionSecurity* s = session(h.SessionId);
   // MS-SMB2 3.2.5.1.1.1: a sealed message is decrypted with its own
   // session's key; one session cannot answer for another.
   if (sealed_session && sealed_session != h.SessionId)
-    return security_violation(STATUS_ACCESS_DENIED, what + " sealed by another session");
+    return security_violation(STATUS_ACCESS_DENIED, what() + " sealed by another session");
   // Encryption (MS-SMB2 3.2.4.1.8): a request that went out sealed, or on
   // a session that encrypts, is answered sealed; interim responses too
   // (the server seals every message of an encrypted session).
   if (!sealed_session && (p.encrypted || (s && s->encrypt_data)))
-    return security_violation(STATUS_ACCESS_DENIED, what + " not encrypted on an encrypted session or share");
+    return security_violation(STATUS_ACCESS_DENIED, what() + " not encrypted on an encrypted session or share");
   if (sealed_session) return {};  // decryption authenticated it
   // Signing (MS-SMB2 3.2.5.1.3). Interim responses are not signed
   // (MS-SMB2 3.3.4.1.1); they only tell us the request is pending.
@@ -375,12 +377,12 @@ Result<void> Machine::check_security(const Pending& p, Response& r, uint64_t sea
     // 3.3.5.2.9): that is a lost session, to be set up again on a new
     // connection, not a verdict on this one's messages.
     if (h.Status == STATUS_USER_SESSION_DELETED)
-      return nt_error(STATUS_USER_SESSION_DELETED, what + ": unsigned, session deleted");
-    return security_violation(STATUS_INVALID_SIGNATURE, what + " not signed on a signed session");
+      return nt_error(STATUS_USER_SESSION_DELETED, what() + ": unsigned, session deleted");
+    return security_violation(STATUS_INVALID_SIGNATURE, what() + " not signed on a signed session");
   }
   ByteView pieces[2] = {r.msg(), r.direct};
   auto v = auth::verify_message(s->sign_alg, s->signing_key, std::span<const ByteView>(pieces, r.direct.empty() ? 1 : 2));
-  if (!v) return security_violation(STATUS_INVALID_SIGNATURE, what + ": bad signature");
+  if (!v) return security_violation(STATUS_INVALID_SIGNATURE, what() + ": bad signature");
   return {};
 }
 
