@@ -154,11 +154,15 @@ Result<DownloadTarget> DownloadTarget::replacing(const std::string& path) {
   if (base.empty() || base == "." || base == "..") return sys_error(ENOENT, path);
   int fd = ::open(dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return sys_error(errno, dir);
+  return replacing_in(UniqueFd(fd), base, path);
+}
+
+DownloadTarget DownloadTarget::replacing_in(UniqueFd dir, std::string name, std::string shown) {
   DownloadTarget t;
   t.replace_ = true;
-  t.dir_ = UniqueFd(fd);
-  t.name_ = base;
-  t.shown_ = path;
+  t.dir_ = std::move(dir);
+  t.name_ = std::move(name);
+  t.shown_ = std::move(shown);
   return t;
 }
 
@@ -174,12 +178,7 @@ Result<DownloadTarget> DownloadTarget::beneath(int dir_fd, const std::string& na
   }
   int fd = ::fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
   if (fd < 0) return sys_error(errno, shown);
-  DownloadTarget t;
-  t.replace_ = true;
-  t.dir_ = UniqueFd(fd);
-  t.name_ = name;
-  t.shown_ = shown;
-  return t;
+  return replacing_in(UniqueFd(fd), name, shown);
 }
 
 Result<void> DownloadTarget::open(bool resume) {

@@ -90,6 +90,8 @@ class DownloadTarget {
   int stream_fd() const { return stdout_ ? 1 : stream_.get(); }
   static Result<DownloadTarget> classify(const std::string& path, const std::string& remote_name, int depth);
   static Result<DownloadTarget> replacing(const std::string& path);
+  // A target that replaces `name` in the directory `dir` (held open).
+  static DownloadTarget replacing_in(UniqueFd dir, std::string name, std::string shown);
 
   bool stdout_ = false;
   bool replace_ = false;  // a part file renamed over name_ in dir_
