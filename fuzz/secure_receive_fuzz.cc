@@ -45,6 +45,7 @@ void check(const session::Response& r, const std::map<uint64_t, Sent>& sent) {
   const Sent& q = it->second;
   if (r.hdr.SessionId != q.session) __builtin_trap();
   const session::SessionSecurity* s = find(q.session);
+  if (!s) return;  // the NEGOTIATE: no session, nothing to verify
   if ((q.sealed || s->encrypt_data) && !r.encrypted) __builtin_trap();
   if (r.encrypted || r.interim) return;
   if (q.sign || s->signing_required) {
@@ -62,11 +63,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   session::Request neg;
   neg.hdr.Command = proto::SMB2_NEGOTIATE;
   neg.msg.resize(proto::kHeaderSize + 4);
-  (void)m.send(neg, f);
+  std::map<uint64_t, Sent> sent;
+  auto neg_mid = m.send(neg, f);
+  if (!neg_mid) __builtin_trap();
+  sent[*neg_mid] = Sent{0, false, false};
   m.set_dialect(proto::SMB2_DIALECT_0311, true);
   m.credits().grant(64);
   for (uint64_t id : {1, 2, 3}) m.add_session(*find(id));
-  std::map<uint64_t, Sent> sent;
   struct Plan {
     uint16_t cmd;
     uint64_t session;
