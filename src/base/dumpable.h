@@ -1,4 +1,4 @@
-// Keeping other processes of the same user out of ours (issue 15, item 8).
+// Keeping other processes of the same user out of ours.
 #pragma once
 
 namespace smbkit {

@@ -1,6 +1,6 @@
 // Passwords and keys that are overwritten when freed, so a core dump, a
-// swapped page or a later heap reuse does not hand them out (issue 15,
-// item 8). base does not link OpenSSL, so the wipe is glibc's
+// swapped page or a later heap reuse does not hand them out. base does not
+// link OpenSSL, so the wipe is glibc's
 // explicit_bzero, which (like OPENSSL_cleanse) the compiler may not drop as
 // a dead store.
 //

@@ -25,7 +25,7 @@ namespace smbkit::client {
 
 struct Credentials {
   std::string user;
-  SecretString password;  // wiped when freed (issue 15, item 8)
+  SecretString password;  // wiped when freed
   std::string domain;
   // The user accepts a guest or anonymous session in place of the named
   // one (--guest, -o guest). Without it, a session the server (or
@@ -40,7 +40,7 @@ struct ClientOptions {
   Credentials creds;
   // What happens when the connection drops (issue 5, docs/design/reconnect.md).
   ReconnectOptions reconnect;
-  // The most entries one listing may return (Tree::list_each; issue 15):
+  // The most entries one listing may return (Tree::list_each):
   // past it the listing fails with STATUS_NO_MEMORY.
   uint64_t max_listing_entries = kDefaultMaxListingEntries;
 };

@@ -479,7 +479,7 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
       if (resp.interim) {
         // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer,
         // up to the request's pending limit, so interim responses every
-        // few seconds cannot hold a request forever (issue 15). A
+        // few seconds cannot hold a request forever. A
         // blocking LOCK's limit is "never": it waits for another holder,
         // as long as that takes, and its caller ends it with cancel().
         const auto limit = it->second.pending_limit;
@@ -580,7 +580,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   {
     std::lock_guard<std::mutex> g(mu_);
     // Refused from the length alone, before a buffer is taken for it: a
-    // frame longer than any response to what we asked (issue 15).
+    // frame longer than any response to what we asked.
     if (len > frame_limit_)
       return protocol_error("a " + std::to_string(len) + "-byte frame from " + opts_.host +
                             ", longer than the " + std::to_string(frame_limit_) +

@@ -1,7 +1,7 @@
 // The accumulation side of a directory listing, without sockets: each
 // QUERY_DIRECTORY response (MS-SMB2 2.2.34) goes in, each new entry comes
 // out to the caller's sink at once, and a server that does not make
-// progress ends the listing instead of growing it forever (issue 15).
+// progress ends the listing instead of growing it forever.
 // Tree::list_each drives it; fuzz/listing_fuzz.cc drives it with
 // arbitrary responses.
 #pragma once

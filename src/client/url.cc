@@ -166,7 +166,7 @@ Result<CredentialsFile> read_credentials_file(const std::string& path) {
   struct stat st{};
   if (fstat(fd, &st) == 0 && (st.st_mode & (S_IRGRP | S_IROTH))) {
     // mount.cifs and smbclient accept such files too; refusing would break
-    // working setups, so this only says what is exposed (issue 15, item 8).
+    // working setups, so this only says what is exposed.
     std::fprintf(stderr,
                  "smbkit: warning: credentials file %s has mode %04o: its password is readable by "
                  "group or others (chmod 600 it)\n",

@@ -314,7 +314,7 @@ int run_mount(int argc, char** argv) {
   for (int i = 2; i < argc; i++) args.emplace_back(argv[i]);
   // /proc/PID/cmdline is readable by every local user: mask the password
   // in our own argv now, before anything can fail or fork, so neither this
-  // process nor the daemon forked from it shows it (issue 15, item 8).
+  // process nor the daemon forked from it shows it.
   mask_password_args(argc, argv);
   struct WipeArgs {
     std::vector<std::string>& v;

@@ -205,7 +205,7 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       o.credentials_file = v;
     } else if (name == "guest") {
       // mount.cifs: no password; here also the consent to a guest or null
-      // session, which the client otherwise refuses (issue 15, item 4).
+      // session, which the client otherwise refuses.
       SMBKIT_CHECK(no_value());
       o.anonymous = true;
       o.allow_guest = true;

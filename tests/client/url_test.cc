@@ -68,7 +68,7 @@ TEST(Credentials, RejectsJunkWithoutEchoingSecrets) {
   EXPECT_FALSE(read_credentials_file("/nonexistent/creds").ok());
 }
 
-// Passwords are held in the wiping type (issue 15, item 8; the wiping is
+// Passwords are held in the wiping type (the wiping is
 // tested in tests/base/secret_test.cc).
 TEST(Credentials, PasswordsAreSecretStrings) {
   EXPECT_TRUE((std::is_same_v<decltype(Credentials::password), SecretString>));

@@ -1,4 +1,4 @@
-// POSIX answers where the server's own would differ (issue 21): names
+// POSIX answers where the server's own would differ: names
 // longer than 255 bytes are ENAMETOOLONG, read-only files and directories
 // can be deleted and replaced (the directory decides, not the file), and
 // fsync of a read-only descriptor succeeds. Each in every cache mode.

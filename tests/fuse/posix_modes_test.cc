@@ -1,5 +1,5 @@
 // POSIX modes and link counts the mount can show without unix extensions
-// (issue 21): a file created without any write bit is read-only
+//: a file created without any write bit is read-only
 // (FILE_ATTRIBUTE_READONLY), yet its creating descriptor stays writable; a
 // directory made without any write bit is read-only too; an open file's
 // fstat says nlink 0 once it is unlinked. Each in every cache mode.
@@ -68,7 +68,7 @@ TEST_F(PosixModes, MkdirWithoutWriteBitsIsReadOnly) {
     EXPECT_EQ(s.st_mode & 0222, 0u) << std::oct << s.st_mode;
     ASSERT_EQ(::stat(rw.c_str(), &s), 0) << strerror(errno);
     EXPECT_NE(s.st_mode & 0222, 0u) << std::oct << s.st_mode;
-    // As any read-only directory (issue 21.3): removable, and chmod undoes it.
+    // As any read-only directory: removable, and chmod undoes it.
     ASSERT_EQ(::chmod(ro.c_str(), 0755), 0) << strerror(errno);
     ASSERT_EQ(::stat(ro.c_str(), &s), 0) << strerror(errno);
     EXPECT_NE(s.st_mode & 0222, 0u) << std::oct << s.st_mode;

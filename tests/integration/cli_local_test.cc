@@ -1,5 +1,5 @@
 // get never replaces what the local path is, and uploads do not follow
-// local symlinks unless asked (issue 15 item 6): the smbkit binary against
+// local symlinks unless asked: the smbkit binary against
 // a real smbd, local nodes made by the test in its own directory.
 #include <poll.h>
 #include <sys/socket.h>

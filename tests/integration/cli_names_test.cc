@@ -1,4 +1,4 @@
-// Server names are data, not paths (issue 15 item 5): the smbkit binary
+// Server names are data, not paths: the smbkit binary
 // against a real smbd behind the tamper relay, which renames directory
 // entries to what a hostile server could send.
 #include <sys/stat.h>

@@ -1,5 +1,5 @@
 // A hostile server cannot make the client hold unbounded memory or wait
-// forever (issue 15, item 7). The real smbd sits behind the tampering
+// forever. The real smbd sits behind the tampering
 // relay (tests/support/tamper_relay.h), which plays a server that repeats
 // listing pages, answers a READ with nothing but interim responses, or
 // sends frames longer than anything we asked for.

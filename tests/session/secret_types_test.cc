@@ -1,5 +1,5 @@
 // Every holder of a session key or password keeps it in a type that wipes
-// it when freed (issue 15, item 8). The wiping itself is tested in
+// it when freed. The wiping itself is tested in
 // tests/base/secret_test.cc; this pins down who uses it, so a field turned
 // back into plain Bytes or std::string fails here.
 #include <gtest/gtest.h>
