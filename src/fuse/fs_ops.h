@@ -104,6 +104,25 @@ inline fuse_entry_param entry_for(SmbFs& fs, const FileStat& s, uint64_t ino) {
 }
 
 // Directory operations (dir_ops.cc).
+// Attributes kept under a lease for ino are no longer true.
+inline void drop_attrs(SmbFs& fs, std::optional<fuse_ino_t> ino) {
+  if (fs.leases() && ino) fs.leases()->drop_attrs(*ino);
+}
+inline Result<FileStat> stat_path(SmbFs& fs, const std::string& path) { return fs.tree().stat(fs.smb_path(path)); }
+// Pending write-behind data of ino reaches the server (before anything
+// that reads the size or data back, or changes it).
+inline Result<void> flush_writes(SmbFs& fs, fuse_ino_t ino) {
+  if (!fs.files().dirty(ino)) return {};
+  return fs.files().flush(ino);
+}
+
+// Names: entry_ops.cc.
+void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode);
+void op_unlink(fuse_req_t req, fuse_ino_t parent, const char* name);
+void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name);
+void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
+               unsigned int flags);
+
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
 void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
