@@ -260,6 +260,17 @@ class Tree {
                   const transport::Pipe* splice_into = nullptr);
   void write_async(const proto::FileId& id, uint64_t offset, ByteView src, IoDone done);
   Result<void> set_end_of_file(const proto::FileId& id, uint64_t size);
+  // An FSCTL on the open handle id (MS-SMB2 3.2.4.20, 2.2.31 with
+  // SMB2_0_IOCTL_IS_FSCTL): returns the response's Status and Output, which
+  // is never longer than max_output (3.3.5.15). Success, and the statuses
+  // in also_ok, are answers; every other status is the error. A status in
+  // also_ok whose answer is an ERROR body (not an IOCTL one) has no Output.
+  struct FsctlAnswer {
+    uint32_t status = 0;
+    Bytes output;
+  };
+  Result<FsctlAnswer> fsctl(const proto::FileId& id, uint32_t ctl_code, ByteView input, uint32_t max_output,
+                            const std::string& what, std::initializer_list<uint32_t> also_ok = {});
 
   Result<FileStat> stat(const std::string& path);
   Result<FileStat> stat_handle(const proto::FileId& id);
