@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs every test: unit, integration (against a real smbd the tests start
-# themselves) and FUSE mount tests, twice: optimized (gcc, -Werror) and
+# themselves) and FUSE mount tests, twice: optimized (gcc Release, -Werror) and
 # under ASan+UBSan (clang); plus a bounded fuzzing pass over every decoder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+# The optimized build is the one users and packagers make (Release, -O3),
+# with warnings as errors.
+BUILD_TYPE=Release scripts/build.sh
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 # The sanitized build: clang with ASan+UBSan; it builds the fuzz targets
 # and every test.

@@ -438,10 +438,19 @@ struct Worker {
   }
 
   // ---- shared area: names from a small set so that processes collide ----
-  std::string shared_dir_name() { return "d" + std::to_string(rnd(4)); }
+  std::string shared_dir_name() { return numbered('d', rnd(4)); }
   std::string shared_file_rel() {
-    std::string f = "s" + std::to_string(rnd(12));
-    return rnd(2) ? f : shared_dir_name() + "/" + f;
+    std::string f = numbered('s', rnd(12));
+    if (!rnd(2)) return f;
+    std::string rel = shared_dir_name();
+    rel += '/';
+    rel += f;
+    return rel;
+  }
+  static std::string numbered(char prefix, uint64_t n) {
+    std::string s(1, prefix);
+    s += std::to_string(n);
+    return s;
   }
   bool op_sput() {
     std::string body = bytes(rnd(6000));

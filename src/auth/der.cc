@@ -123,7 +123,8 @@ std::string Oid::to_string() const {
       s += std::to_string(x) + "." + std::to_string(v - 40 * x);
       first = false;
     } else {
-      s += "." + std::to_string(v);
+      s += '.';
+      s += std::to_string(v);
     }
     v = 0;
   }

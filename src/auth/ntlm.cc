@@ -13,6 +13,8 @@ namespace smbkit::auth {
 namespace {
 
 constexpr char kSignature[8] = {'N', 'T', 'L', 'M', 'S', 'S', 'P', '\0'};
+// MS-NLMP 2.2.2.9.1 NTLMSSP_MESSAGE_SIGNATURE: Version, Checksum, SeqNum.
+constexpr size_t kNtlmSignatureSize = 4 + 8 + 4;
 
 
 bool ct_equal(ByteView a, ByteView b) {
@@ -410,6 +412,7 @@ Result<Bytes> ntlm_gss_get_mic(ByteView signing_key, ByteView sealing_key, uint3
     SMBKIT_TRY(checksum, rc4(sealing_key, checksum));
   }
   Bytes sig;
+  sig.reserve(kNtlmSignatureSize);  // the size it is, in one allocation
   ByteWriter w(sig);
   w.u32(1);  // Version
   w.bytes(checksum);

@@ -155,7 +155,10 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
       if (!recursive) return sys_error(EISDIR, src + " (use cp -r)");
       std::error_code ec;
       std::string local = dst;
-      if (fs::is_directory(local, ec)) local += "/" + base_name(u.path.empty() ? u.share : u.path);
+      if (fs::is_directory(local, ec)) {
+        local += '/';
+        local += base_name(u.path.empty() ? u.share : u.path);
+      }
       return download_tree(c, *t, u.path, local);
     }
     SMBKIT_TRY(auto to, local_target(dst, base_name(u.path)));

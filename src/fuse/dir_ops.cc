@@ -20,13 +20,11 @@ Result<void> load_listing(SmbFs& fs, DirHandle& d) {
   fs.open_handles().wait_dir_free(d.path, std::chrono::seconds(5));
   d.listed_at = fs.inodes().clock();
   d.entries.clear();
-  FileStat dot;
-  dot.name = ".";
-  dot.is_dir = true;
-  FileStat dotdot = dot;
-  dotdot.name = "..";
-  d.entries.push_back(dot);
-  d.entries.push_back(dotdot);
+  for (const char* name : {".", ".."}) {
+    FileStat& e = d.entries.emplace_back();
+    e.name = name;
+    e.is_dir = true;
+  }
   // Straight into the handle's entries (readdir serves them by offset, so
   // it keeps the listing; ClientOptions::max_listing_entries caps it).
   // A name that is not one path component (MS-FSCC 2.1.5 forbids them;

@@ -9,6 +9,9 @@ constexpr uint16_t kRequestStructureSize = 57;
 constexpr size_t kRequestFixed = 56;
 constexpr uint16_t kResponseStructureSize = 49;
 constexpr size_t kResponseFixed = 48;
+// MS-SMB2 2.2.31.4 / 2.2.32.6: Capabilities, Guid and SecurityMode, then
+// DialectCount and Dialects (request) or Dialect (response).
+constexpr size_t kValidateNegotiateInfoFixed = 4 + 16 + 2 + 2;
 
 // Offsets of Input and Output for a body whose variable part starts at
 // `buffer`: Output follows Input, 8-aligned; an empty one points at where
@@ -131,6 +134,7 @@ Result<Bytes> encode_validate_negotiate_info_request(const ValidateNegotiateInfo
   if (v.Dialects.size() > 0xFFFF)
     return nt_error(STATUS_INVALID_PARAMETER, "VALIDATE_NEGOTIATE_INFO: too many dialects");
   Bytes out;
+  out.reserve(kValidateNegotiateInfoFixed + 2 * v.Dialects.size());
   ByteWriter w(out);
   w.u32(v.Capabilities);
   w.bytes(v.Guid);
@@ -158,6 +162,7 @@ Result<ValidateNegotiateInfoRequest> decode_validate_negotiate_info_request(Byte
 // MS-SMB2 2.2.32.6: Capabilities, Guid, SecurityMode, Dialect.
 Result<Bytes> encode_validate_negotiate_info_response(const ValidateNegotiateInfoResponse& v) {
   Bytes out;
+  out.reserve(kValidateNegotiateInfoFixed);
   ByteWriter w(out);
   w.u32(v.Capabilities);
   w.bytes(v.Guid);
