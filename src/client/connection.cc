@@ -8,7 +8,9 @@
 #include "base/await.h"
 #include "base/log.h"
 #include "proto/error_response.h"
+#include "proto/header.h"
 #include "proto/read.h"
+#include "proto/transform_header.h"
 #include "auth/sealing.h"
 #include "client/worker_pool.h"
 
@@ -48,8 +50,11 @@ Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions&
     c->client_guid_ = opts.client_guid;
   uint32_t prefix;
   auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), 4));
-  c->machine_.set_nonce_prefix(prefix);
-  c->machine_.set_credit_target(opts.credit_target);
+  {
+    MutexLock g(c->mu_);
+    c->machine_.set_nonce_prefix(prefix);
+    c->machine_.set_credit_target(opts.credit_target);
+  }
   c->reader_ = std::thread([p = c.get()] { p->reader_loop(); });
   auto n = c->negotiate();
   if (!n) {
@@ -63,7 +68,7 @@ Connection::~Connection() { close(); }
 
 void Connection::close() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     closing_ = true;
   }
   tcp_.shutdown();
@@ -71,37 +76,47 @@ void Connection::close() {
   crypto_.reset();  // finishes frames already read, joins the workers
   send_pool_.reset();  // deferred sends see closing_ and complete their waiters
   fail_all(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
+  // Runs what the completion thread still has (a completion it runs may
+  // post another: repeat until none is left).
+  for (;;) {
+    std::unique_ptr<WorkerPool> c;
+    {
+      MutexLock g(mu_);
+      c = std::move(completer_);
+    }
+    if (!c) break;
+  }
 }
 
 std::optional<Error> Connection::dead() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return dead_;
 }
 
 ConnectionStats Connection::stats() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return stats_;
 }
 
 uint32_t Connection::credits_available() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return machine_.credits().available();
 }
 
 void Connection::add_session(session::SessionSecurity s) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   machine_.add_session(std::move(s));
 }
 void Connection::remove_session(uint64_t id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   machine_.remove_session(id);
 }
 void Connection::begin_session_preauth() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   machine_.begin_session_preauth();
 }
 Bytes Connection::session_preauth_value() {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto v = machine_.session_preauth().value();
   return Bytes(v.begin(), v.end());
 }
@@ -118,63 +133,63 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
   uint64_t mid;
   bool sending_caller_buffer = false;
   req.defer_transform = req.payload.size() >= kDeferTransformBytes;
-  std::unique_lock<std::mutex> send_lock(send_mu_);
+  Result<void> sent;
+  bool frame_to_worker = false;
   {
-    std::unique_lock<std::mutex> lk(mu_);
-    auto deadline = Clock::now() + opts_.timeout;
-    if (auto e = wait_credits(lk, machine_.charge_for(req.charge_bytes), deadline)) {
-      lk.unlock();
-      done(std::move(*e));
-      return;
+    MutexLock send_lock(send_mu_);
+    {
+      MutexLock lk(mu_);
+      auto deadline = Clock::now() + opts_.timeout;
+      Result<uint64_t> r = Error{};
+      if (auto e = wait_credits(machine_.charge_for(req.charge_bytes), deadline)) r = std::move(*e);
+      else r = machine_.send(req, *frame);
+      if (!r) {
+        complete_later_locked(std::move(done), r.take_error());
+        return;
+      }
+      mid = *r;
+      bool deferred = frame->transform.kind != session::FrameTransform::Kind::none;
+      // A plain frame with a payload is written from the caller's buffer by
+      // this thread, after mu_ is let go: a response or a failure that
+      // comes in meanwhile must not complete the request (its caller would
+      // free the buffer while it is still being read).
+      sending_caller_buffer = !deferred && !req.payload.empty();
+      if (message_id) *message_id = mid;
+      stats_.frames_out++;
+      stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
+      auto now = Clock::now();
+      waiters_[mid] = Waiter{std::move(done), now + opts_.timeout, read_into, splice_into, false,
+                             deferred || sending_caller_buffer, {}, {}, pending_limit_for(req.hdr.Command, now)};
+      if (!read_into.empty()) direct_waiters_++;
+      SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}",
+                 command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
+                 machine_.credits().available(), req.hdr.TreeId, req.msg.size() + req.payload.size(),
+                 deferred ? " (transform on a worker)" : "");
+      if (deferred) {
+        if (!send_pool_) send_pool_ = std::make_unique<WorkerPool>(2, 4);
+        frame_to_worker = true;
+      }
     }
-    auto r = machine_.send(req, *frame);
-    if (!r) {
-      lk.unlock();
-      done(r.take_error());
-      return;
-    }
-    mid = *r;
-    bool deferred = frame->transform.kind != session::FrameTransform::Kind::none;
-    // A plain frame with a payload is written from the caller's buffer by
-    // this thread, after the lock is let go: a response or a failure that
-    // comes in meanwhile must not complete the request (its caller would
-    // free the buffer while it is still being read).
-    sending_caller_buffer = !deferred && !req.payload.empty();
-    if (message_id) *message_id = mid;
-    stats_.frames_out++;
-    stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
-    auto now = Clock::now();
-    waiters_[mid] = Waiter{std::move(done), now + opts_.timeout, read_into, splice_into, false,
-                           deferred || sending_caller_buffer, {}, {}, pending_limit_for(req.hdr.Command, now)};
-    if (!read_into.empty()) direct_waiters_++;
-    SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}",
-               command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
-               machine_.credits().available(), req.hdr.TreeId, req.msg.size() + req.payload.size(),
-               deferred ? " (transform on a worker)" : "");
-    if (deferred && !send_pool_) send_pool_ = std::make_unique<WorkerPool>(2, 4);
-    if (deferred) {
-      lk.unlock();
-      send_lock.unlock();
-      // The pool's queue is bounded: this blocks (holding no lock) while
-      // both workers are busy, which paces the submitter.
-      send_pool_->submit([this, mid, r = std::make_shared<session::Request>(std::move(req)), frame] {
-        transmit_deferred(mid, r, frame);
-      });
-      return;
-    }
+    if (!frame_to_worker) sent = write_frame(*frame);
   }
-  Result<void> sent = write_frame(*frame);
-  if (sending_caller_buffer) finish_sending(mid, std::move(sent));
+  if (frame_to_worker) {
+    // The pool's queue is bounded: this blocks (holding no lock) while
+    // both workers are busy, which paces the submitter.
+    send_pool_->submit([this, mid, r = std::make_shared<session::Request>(std::move(req)), frame] {
+      transmit_deferred(mid, r, frame);
+    });
+    return;
+  }
+  if (sending_caller_buffer) finish_sending(mid, std::move(sent), RunOn::completion_thread);
 }
 
-std::optional<Error> Connection::wait_credits(std::unique_lock<std::mutex>& lk, uint16_t charge,
-                                             Clock::time_point deadline) {
+std::optional<Error> Connection::wait_credits(uint16_t charge, Clock::time_point deadline) {
   // Never overdraw the window (MS-SMB2 3.2.4.1.5).
   while (!dead_ && !closing_ && !machine_.credits().can_send(charge)) {
     // Nothing outstanding can return credits: the request is larger than
     // the server will ever grant.
     if (machine_.pending() == 0) return nt_error(STATUS_INSUFFICIENT_RESOURCES, "server granted too few credits");
-    if (credits_cv_.wait_until(lk, deadline) == std::cv_status::timeout)
+    if (credits_cv_.wait_until(mu_, deadline) == std::cv_status::timeout)
       return nt_error(STATUS_IO_TIMEOUT, "waiting for credits");
   }
   if (dead_) return *dead_;
@@ -184,38 +199,32 @@ std::optional<Error> Connection::wait_credits(std::unique_lock<std::mutex>& lk, 
 
 void Connection::submit_compound(std::vector<session::Request> reqs, std::vector<Completion> dones) {
   auto frame = std::make_shared<session::OutFrame>();
-  auto fail = [&](const Error& e) {
-    for (auto& d : dones) d(e);
-  };
-  if (reqs.size() != dones.size()) return fail(nt_error(STATUS_INVALID_PARAMETER, "one completion per request"));
-  std::unique_lock<std::mutex> send_lock(send_mu_);
-  {
-    std::unique_lock<std::mutex> lk(mu_);
-    auto deadline = Clock::now() + opts_.timeout;
-    if (auto e = wait_credits(lk, machine_.compound_charge(reqs), deadline)) {
-      lk.unlock();
-      return fail(*e);
-    }
-    auto r = machine_.send_compound(reqs, *frame);
-    if (!r) {
-      lk.unlock();
-      return fail(r.error());
-    }
-    stats_.frames_out++;
-    stats_.bytes_out += frame->size();
-    for (size_t i = 0; i < reqs.size(); i++) {
-      waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, nullptr, false, false, {}, {},
-                                 pending_limit_for(reqs[i].hdr.Command, Clock::now())};
-      SMBKIT_LOG(trace, "-> {} mid={} (compound {}/{}) credits_left={} tree={}", command_name(reqs[i].hdr.Command),
-                 (*r)[i], i + 1, reqs.size(), machine_.credits().available(), reqs[i].hdr.TreeId);
-    }
+  MutexLock send_lock(send_mu_);
+  UniqueLock lk(mu_);
+  auto deadline = Clock::now() + opts_.timeout;
+  Result<std::vector<uint64_t>> r = Error{};
+  if (reqs.size() != dones.size()) r = nt_error(STATUS_INVALID_PARAMETER, "one completion per request");
+  else if (auto e = wait_credits(machine_.compound_charge(reqs), deadline)) r = std::move(*e);
+  else r = machine_.send_compound(reqs, *frame);
+  if (!r) {
+    for (auto& d : dones) complete_later_locked(std::move(d), r.error());
+    return;
   }
+  stats_.frames_out++;
+  stats_.bytes_out += frame->size();
+  for (size_t i = 0; i < reqs.size(); i++) {
+    waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, nullptr, false, false, {}, {},
+                               pending_limit_for(reqs[i].hdr.Command, Clock::now())};
+    SMBKIT_LOG(trace, "-> {} mid={} (compound {}/{}) credits_left={} tree={}", command_name(reqs[i].hdr.Command),
+               (*r)[i], i + 1, reqs.size(), machine_.credits().available(), reqs[i].hdr.TreeId);
+  }
+  lk.unlock();
   (void)write_frame(*frame);
 }
 
 void Connection::submit_gathered(session::Request req, Completion done) {
   {
-    std::lock_guard<std::mutex> g(gather_mu_);
+    MutexLock g(gather_mu_);
     gather_q_.push_back(Gathered{std::move(req), std::move(done)});
     if (gathering_) return;  // the thread sending now takes it along
     gathering_ = true;
@@ -226,7 +235,7 @@ void Connection::submit_gathered(session::Request req, Completion done) {
   for (;;) {
     std::vector<Gathered> batch;
     {
-      std::lock_guard<std::mutex> g(gather_mu_);
+      MutexLock g(gather_mu_);
       if (gather_q_.empty()) {
         gathering_ = false;
         return;
@@ -249,7 +258,7 @@ void Connection::submit_gathered(session::Request req, Completion done) {
       dones.push_back(std::move(b.done));
     }
     {
-      std::lock_guard<std::mutex> g(mu_);
+      MutexLock g(mu_);
       stats_.gathered += reqs.size();
     }
     submit_compound(std::move(reqs), std::move(dones));
@@ -297,13 +306,13 @@ Result<void> Connection::write_frame(const session::OutFrame& frame) {
                   {const_cast<std::byte*>(frame.payload.data()), frame.payload.size()}};
   Result<void> w;
   {
-    std::lock_guard<std::mutex> g(write_mu_);
+    MutexLock g(write_mu_);
     w = tcp_.write_all(iov, frame.payload.empty() ? 1 : 2, Clock::now() + opts_.timeout);
   }
   if (!w) {
     Error e = w.take_error();
     e.context = "sending to " + opts_.host;
-    fail_all(e);
+    fail_all_later(e);
     tcp_.shutdown();
     return e;
   }
@@ -314,22 +323,22 @@ void Connection::transmit_deferred(uint64_t mid, std::shared_ptr<session::Reques
                                    std::shared_ptr<session::OutFrame> frame) {
   bool send = true;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = waiters_.find(mid);
     send = !dead_ && !closing_ && it != waiters_.end() && !it->second.failed;
   }
   Result<void> f;
   if (send) f = session::finish_frame(*req, *frame);
   if (send && f) f = write_frame(*frame);
-  finish_sending(mid, std::move(f));
+  finish_sending(mid, std::move(f), RunOn::here);
 }
 
-void Connection::finish_sending(uint64_t mid, Result<void> sent) {
+void Connection::finish_sending(uint64_t mid, Result<void> sent, RunOn where) {
   // The caller's buffer is no longer read: the request may complete now.
   Completion done;
   std::optional<Result<session::Response>> result;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = waiters_.find(mid);
     if (it == waiters_.end()) return;
     Waiter& w = it->second;
@@ -344,9 +353,25 @@ void Connection::finish_sending(uint64_t mid, Result<void> sent) {
     if (!w.read_into.empty()) direct_waiters_--;
     if (!w.answered) machine_.abandon(mid);
     waiters_.erase(it);
+    if (where == RunOn::completion_thread) complete_later_locked(std::move(done), std::move(*result));
   }
   credits_cv_.notify_all();
-  done(std::move(*result));
+  if (where == RunOn::here) done(std::move(*result));
+}
+
+void Connection::complete_later_locked(Completion done, Result<session::Response> result) {
+  // Unbounded: posting must never wait under mu_ for a completion that
+  // may itself need mu_.
+  if (!completer_) completer_ = std::make_unique<WorkerPool>(1, SIZE_MAX);
+  completer_->submit([done = std::move(done), result = std::move(result)]() mutable { done(std::move(result)); });
+}
+
+void Connection::fail_all_later(const Error& e) {
+  MutexLock g(mu_);
+  if (!dead_) dead_ = e;
+  credits_cv_.notify_all();
+  if (!completer_) completer_ = std::make_unique<WorkerPool>(1, SIZE_MAX);
+  completer_->submit([this, e] { fail_all(e); });
 }
 
 Result<session::Response> Connection::call(session::Request req) {
@@ -357,7 +382,7 @@ Result<session::Response> Connection::call(session::Request req) {
 void Connection::fail_all(const Error& e) {
   std::map<uint64_t, Waiter> w;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     if (!dead_) dead_ = e;
     w.swap(waiters_);
     direct_waiters_ = 0;
@@ -406,7 +431,7 @@ size_t Connection::frame_limit_for(const ServerInfo& s) {
 void Connection::expire(Clock::time_point now) {
   std::vector<Waiter> late;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     for (auto it = waiters_.begin(); it != waiters_.end();) {
       if (it->second.deadline <= now && !it->second.receiving && !it->second.sending) {
         if (!it->second.read_into.empty()) direct_waiters_--;
@@ -426,7 +451,7 @@ void Connection::reader_loop() {
   std::vector<session::Response> rs;
   for (;;) {
     {
-      std::lock_guard<std::mutex> g(mu_);
+      MutexLock g(mu_);
       if (closing_ || dead_) return;
     }
     if (rx_buffered() == 0) {  // else the next frame (or its start) is here already
@@ -444,7 +469,7 @@ void Connection::reader_loop() {
       Error e = got.take_error();
       bool closing;
       {
-        std::lock_guard<std::mutex> g(mu_);
+        MutexLock g(mu_);
         closing = closing_;
       }
       if (!closing) SMBKIT_LOG(debug, "connection to {} lost: {}", opts_.host, e.message());
@@ -462,7 +487,7 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
   std::vector<session::Response> breaks;
   std::shared_ptr<BreakHandler> on_break;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     on_break = break_handler_;
     for (auto& resp : rs) {
       if (resp.orphan) continue;
@@ -501,22 +526,22 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
 }
 
 void Connection::set_break_handler(BreakHandler h) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   break_handler_ = h ? std::make_shared<BreakHandler>(std::move(h)) : nullptr;
 }
 
 Result<void> Connection::cancel(uint64_t message_id) {
   session::OutFrame frame;
-  std::lock_guard<std::mutex> send_lock(send_mu_);
+  MutexLock send_lock(send_mu_);
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     if (dead_ || closing_) return nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed");
     SMBKIT_CHECK(machine_.send_cancel(message_id, frame));
     stats_.frames_out++;
     stats_.bytes_out += frame.size();
   }
   iovec iov[1] = {{frame.head.data(), frame.head.size()}};
-  std::lock_guard<std::mutex> w(write_mu_);  // send workers write under write_mu_ only
+  MutexLock w(write_mu_);  // send workers write under write_mu_ only
   return tcp_.write_all(iov, 1, Clock::now() + opts_.timeout);
 }
 
@@ -578,7 +603,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   rx_last_large_ = len >= kRxDirect;
   bool try_direct;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     // Refused from the length alone, before a buffer is taken for it: a
     // frame longer than any response to what we asked.
     if (len > frame_limit_)
@@ -593,8 +618,9 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   if (!try_direct || len <= kFixed) {
     auto buf = pool_->get(len);
     SMBKIT_CHECK(rx_read(buf->data(), len, deadline));
-    if (len >= 52 && load_le32(buf->data()) == kTransformProtocolId) return unseal_async(std::move(buf), len);
-    std::lock_guard<std::mutex> g(mu_);
+    if (len >= kTransformHeaderSize && load_le32(buf->data()) == kTransformProtocolId)
+      return unseal_async(std::move(buf), len);
+    MutexLock g(mu_);
     return machine_.receive(std::move(buf), len, rs);
   }
   // Peek at the READ response's fixed part to see whether its payload can
@@ -605,15 +631,17 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   MutableByteView dest;
   const transport::Pipe* pipe = nullptr;
   size_t data_off = 0, data_len = 0;
-  uint64_t mid = load_le64(first + 24);
+  // A plain, successful, single READ response (MS-SMB2 2.2.1, 2.2.20);
+  // anything else (sealed, compounded, an error) is read whole below.
+  auto hdr = decode_header(fv);
+  const uint64_t mid = hdr ? hdr->MessageId : 0;
   // A signed payload must be read to be verified.
-  const bool signed_frame = (load_le32(first + 16) & SMB2_FLAGS_SIGNED) != 0;
-  if (load_le32(first) == kSmb2ProtocolId && load_le16(first + 12) == SMB2_READ &&
-      load_le32(first + 8) == STATUS_SUCCESS && load_le32(first + 20) == 0) {
+  const bool signed_frame = hdr && (hdr->Flags & SMB2_FLAGS_SIGNED);
+  if (hdr && hdr->Command == SMB2_READ && hdr->Status == STATUS_SUCCESS && hdr->NextCommand == 0) {
     auto info = decode_read_response_fixed(fv);
     if (info && info->DataOffset >= kFixed &&
         info->DataOffset + size_t{info->DataLength} == len) {
-      std::lock_guard<std::mutex> g(mu_);
+      MutexLock g(mu_);
       auto it = waiters_.find(mid);
       if (it != waiters_.end() && it->second.read_into.size() >= info->DataLength &&
           machine_.is_pending(mid)) {
@@ -630,7 +658,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
     std::copy(first, first + kFixed, buf->data());
     SMBKIT_CHECK(rx_read(buf->data() + kFixed, len - kFixed, deadline));
     if (load_le32(buf->data()) == kTransformProtocolId) return unseal_async(std::move(buf), len);
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     return machine_.receive(std::move(buf), len, rs);
   }
   auto head = pool_->get(data_off);
@@ -644,7 +672,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   } else if (rd) {
     rd = rx_read(dest.data(), data_len, deadline);
   }
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = waiters_.find(mid);
   if (it != waiters_.end()) it->second.receiving = false;
   if (!rd) return rd;
@@ -667,7 +695,7 @@ auth::Unsealer& thread_unsealer(const session::Machine::UnsealKey& k) {
 Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
   session::Machine::UnsealKey key;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     SMBKIT_TRY(key, machine_.unseal_key(ByteView(buf->data(), len)));
     if (!crypto_) {
       // Decrypting 4-8 MiB frames is the receive path's heaviest work:
@@ -682,9 +710,9 @@ Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
     Result<void> r = n ? Result<void>() : Result<void>(n.take_error());
     if (!r) r = session::security_violation(r.error().status, r.error().context);
     if (r) {
-      uint64_t sealed_by = load_le64(buf->data() + 44);  // TRANSFORM_HEADER SessionId
-      std::lock_guard<std::mutex> g(mu_);
-      r = machine_.receive_messages(std::move(buf), 52, 52 + *n, sealed_by, rs);
+      auto sealed_by = transform_session_id(ByteView(buf->data(), len));  // checked by unseal_key
+      MutexLock g(mu_);
+      r = machine_.receive_messages(std::move(buf), kTransformHeaderSize, kTransformHeaderSize + *n, *sealed_by, rs);
     }
     if (!r) {
       // A frame that does not decrypt: the connection cannot be trusted.
@@ -732,7 +760,7 @@ Result<void> Connection::negotiate() {
   }
   SMBKIT_TRY(auto nr, decode_negotiate_response(resp.msg()));
   SMBKIT_TRY(server_, settle_negotiate(offer_, nr));
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   machine_.set_dialect(nr.DialectRevision, nr.Capabilities & SMB2_GLOBAL_CAP_LARGE_MTU);
   frame_limit_ = frame_limit_for(server_);
   return {};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/buffer_pool.h"
+#include "base/mutex.h"
 #include "base/result.h"
 #include "client/negotiate_policy.h"
 #include "client/worker_pool.h"
@@ -79,8 +80,10 @@ class Connection {
   const NegotiateOffer& offered() const { return offer_; }
 
   // Sends req (waiting for credits) and calls done with the final response
-  // or an error. `done` runs on the receiver thread, or on the calling
-  // thread if sending fails; it must not block on another call.
+  // or an error. `done` never runs inside submit() and never under a lock
+  // of the connection: it runs on the receiver thread (or a decrypting
+  // worker) when the response comes, on the completion thread when
+  // sending fails; it must not block on another call.
   // Responses whose Status is an error are delivered as responses; the
   // caller decides (many commands carry data with warnings).
   // read_into: for a READ, the buffer its data should land in. When the
@@ -144,12 +147,21 @@ class Connection {
   explicit Connection(ConnectionOptions opts) : opts_(std::move(opts)) {}
   Result<void> negotiate();
   void reader_loop();
-  void fail_all(const Error& e);
-  // Under mu_ (lk): waits until `charge` credits can be paid; the error
-  // when the connection is dead or closing, the wait times out, or
-  // nothing outstanding could return credits.
-  std::optional<Error> wait_credits(std::unique_lock<std::mutex>& lk, uint16_t charge, Clock::time_point deadline);
-  void expire(Clock::time_point now);
+  // Marks the connection dead (the first error stays) and completes every
+  // request that nothing still reads or writes the buffers of, here: on a
+  // thread that holds none of our locks and is not submitting.
+  void fail_all(const Error& e) EXCLUDES(send_mu_, mu_);
+  // The same from a submitting thread (or under send_mu_): marks it dead
+  // now and leaves the completions to the completion thread.
+  void fail_all_later(const Error& e) EXCLUDES(mu_);
+  // Runs done(result) on the completion thread: what a submitting call
+  // must not run itself.
+  void complete_later_locked(Completion done, Result<session::Response> result) REQUIRES(mu_);
+  // Waits until `charge` credits can be paid; the error when the
+  // connection is dead or closing, the wait times out, or nothing
+  // outstanding could return credits.
+  std::optional<Error> wait_credits(uint16_t charge, Clock::time_point deadline) REQUIRES(mu_);
+  void expire(Clock::time_point now) EXCLUDES(mu_);
 
   struct Waiter {
     Completion done;
@@ -180,7 +192,7 @@ class Connection {
   static size_t frame_limit_for(const ServerInfo& s);
   // Reads one frame and runs it through the machine (under mu_); a sealed
   // frame goes to the crypto workers instead and leaves rs empty.
-  Result<void> read_and_receive(std::vector<session::Response>& rs);
+  Result<void> read_and_receive(std::vector<session::Response>& rs) EXCLUDES(mu_);
   // Receive staging (reader thread only): small frames and frame headers
   // come out of one recv instead of three per frame; a payload of at least
   // kRxDirect bytes still goes from the socket straight to its
@@ -199,7 +211,7 @@ class Connection {
   // would pull the next large payload through staging, one copy more).
   bool rx_last_large_ = false;
   // Matches responses to waiters and runs their completions.
-  void dispatch(std::vector<session::Response>& rs);
+  void dispatch(std::vector<session::Response>& rs) EXCLUDES(mu_);
   // Decrypts a sealed frame on a worker, then dispatches it.
   Result<void> unseal_async(std::shared_ptr<Bytes> buf, size_t len);
   // Signs/encrypts and writes one deferred request (on a send worker).
@@ -207,17 +219,20 @@ class Connection {
                          std::shared_ptr<session::OutFrame> frame);
   // Writes a finished frame; a failure kills the connection.
   // The first failure also fails every waiter (fail_all) and is returned.
-  Result<void> write_frame(const session::OutFrame& frame);
+  // On failure the connection is dead and every waiter fails (on the
+  // completion thread); the error is returned.
+  Result<void> write_frame(const session::OutFrame& frame) EXCLUDES(mu_, write_mu_);
   // The frame of `mid` no longer reads the caller's buffer (`sent`: whether
   // it got out): clears Waiter::sending and completes the request with
-  // what arrived meanwhile, or with the failure, if any.
-  void finish_sending(uint64_t mid, Result<void> sent);
+  // what arrived meanwhile, or with the failure, if any; `here`: on this
+  // thread (a send worker), else on the completion thread (the submitter).
+  enum class RunOn { here, completion_thread };
+  void finish_sending(uint64_t mid, Result<void> sent, RunOn where) EXCLUDES(mu_);
   std::unique_ptr<WorkerPool> crypto_;
   // Signing/encryption of large WRITEs, off the submitting thread and
   // outside mu_ (separate from crypto_ so the receiver never waits behind
   // a send blocked on a full socket).
   std::unique_ptr<WorkerPool> send_pool_;
-  size_t direct_waiters_ = 0;  // waiters with read_into (guarded by mu_)
 
   ConnectionOptions opts_;
   ServerInfo server_;
@@ -227,27 +242,40 @@ class Connection {
   std::shared_ptr<BufferPool> pool_ = BufferPool::create();
   std::thread reader_;
 
-  mutable std::mutex mu_;  // machine_, waiters_, dead_
-  std::condition_variable credits_cv_;
-  session::Machine machine_;
-  std::map<uint64_t, Waiter> waiters_;
-  std::optional<Error> dead_;
-  ConnectionStats stats_;  // guarded by mu_
-  // Before NEGOTIATE completes: its response (contexts and SPNEGO hints)
-  // is small. Guarded by mu_.
-  size_t frame_limit_ = 1u << 20;
-  bool closing_ = false;
-
+  // Lock order: gather_mu_, then send_mu_, then mu_ or write_mu_ (never
+  // both of those). No completion, break handler or observer runs under
+  // any of them.
   struct Gathered {
     session::Request req;
     Completion done;
   };
-  std::mutex gather_mu_;  // gather_q_, gathering_
-  std::vector<Gathered> gather_q_;
-  bool gathering_ = false;  // a thread is sending what submit_gathered queued
-  std::mutex send_mu_;   // credit waits and MessageId assignment, in arrival order
-  std::mutex write_mu_;  // frames go out whole (order: send_mu_, then write_mu_)
-  std::shared_ptr<BreakHandler> break_handler_;  // guarded by mu_
+  // What submit_gathered queued, and whether a thread is sending it.
+  Mutex gather_mu_ ACQUIRED_BEFORE(send_mu_, mu_);
+  std::vector<Gathered> gather_q_ GUARDED_BY(gather_mu_);
+  bool gathering_ GUARDED_BY(gather_mu_) = false;
+  // Credit waits and MessageId assignment, in arrival order; frames that
+  // are not transformed on a worker are written under it, so they leave
+  // in MessageId order.
+  Mutex send_mu_ ACQUIRED_BEFORE(mu_, write_mu_);
+  // The protocol state and the requests in flight.
+  mutable Mutex mu_;
+  CondVar credits_cv_;  // credits came back, or the connection died (with mu_)
+  session::Machine machine_ GUARDED_BY(mu_);
+  std::map<uint64_t, Waiter> waiters_ GUARDED_BY(mu_);
+  size_t direct_waiters_ GUARDED_BY(mu_) = 0;  // waiters with read_into
+  std::optional<Error> dead_ GUARDED_BY(mu_);
+  ConnectionStats stats_ GUARDED_BY(mu_);
+  // Before NEGOTIATE completes: its response (contexts and SPNEGO hints)
+  // is small.
+  size_t frame_limit_ GUARDED_BY(mu_) = 1u << 20;
+  bool closing_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<BreakHandler> break_handler_ GUARDED_BY(mu_);
+  // Frames go out whole.
+  Mutex write_mu_;
+  // Completions a submitting call produced (failures before or while
+  // sending): one thread, started on first use. Declared last, so it is
+  // joined first, while everything its jobs touch still exists.
+  std::unique_ptr<WorkerPool> completer_ GUARDED_BY(mu_);
 };
 
 // Builds a request: a 64-byte header slot followed by the body that

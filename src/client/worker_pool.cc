@@ -8,7 +8,7 @@ WorkerPool::WorkerPool(int threads, size_t max_queue) : max_queue_(max_queue ? m
 
 WorkerPool::~WorkerPool() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     stop_ = true;
   }
   has_job_.notify_all();
@@ -16,8 +16,8 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::submit(std::function<void()> job) {
-  std::unique_lock<std::mutex> lk(mu_);
-  has_room_.wait(lk, [&] { return jobs_.size() < max_queue_; });
+  MutexLock lk(mu_);
+  while (jobs_.size() >= max_queue_) has_room_.wait(mu_);
   jobs_.push_back(std::move(job));
   has_job_.notify_one();
 }
@@ -26,8 +26,8 @@ void WorkerPool::run() {
   for (;;) {
     std::function<void()> job;
     {
-      std::unique_lock<std::mutex> lk(mu_);
-      has_job_.wait(lk, [&] { return stop_ || !jobs_.empty(); });
+      MutexLock lk(mu_);
+      while (!stop_ && jobs_.empty()) has_job_.wait(mu_);
       if (jobs_.empty()) return;  // stopping and drained
       job = std::move(jobs_.front());
       jobs_.pop_front();

@@ -2,12 +2,12 @@
 // frames in parallel with the receiver reading the next one.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace smbkit::client {
 
@@ -20,15 +20,17 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Blocks while the queue is full (back-pressure on the producer).
-  void submit(std::function<void()> job);
+  void submit(std::function<void()> job) EXCLUDES(mu_);
 
  private:
-  void run();
-  std::mutex mu_;
-  std::condition_variable has_job_, has_room_;
-  std::deque<std::function<void()>> jobs_;
-  size_t max_queue_;
-  bool stop_ = false;
+  void run() EXCLUDES(mu_);
+  // A leaf: taken after any lock of the pool's users, never held while a
+  // job runs.
+  Mutex mu_;
+  CondVar has_job_, has_room_;
+  std::deque<std::function<void()>> jobs_ GUARDED_BY(mu_);
+  const size_t max_queue_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 

@@ -29,4 +29,9 @@ Result<TransformHeader> decode_transform_header(ByteView buf) {
   return h;
 }
 
+Result<uint64_t> transform_session_id(ByteView buf) {
+  if (buf.size() < kTransformHeaderSize) return protocol_error("transform header truncated");
+  return load_le64(buf.data() + kTransformSessionIdOffset);
+}
+
 }  // namespace smbkit::proto

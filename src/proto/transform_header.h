@@ -15,6 +15,7 @@ inline constexpr size_t kTransformHeaderSize = 52;
 // Offsets inside the transform header.
 inline constexpr size_t kTransformSignatureOffset = 4;
 inline constexpr size_t kTransformNonceOffset = 20;
+inline constexpr size_t kTransformSessionIdOffset = 44;
 // The AEAD additional data is the header from Nonce to the end (MS-SMB2
 // 3.1.4.3: "excluding the ProtocolId and Signature fields").
 inline constexpr size_t kTransformAadOffset = kTransformNonceOffset;
@@ -44,5 +45,8 @@ void encode_transform_header(const TransformHeader& h, ByteWriter& w);
 // otherwise. OriginalMessageSize is checked against the data by the
 // decryptor, which knows the frame length.
 Result<TransformHeader> decode_transform_header(ByteView buf);
+// The SessionId of the transform header at the start of buf: the session
+// whose keys decrypt the frame. Checks only that the header is whole.
+Result<uint64_t> transform_session_id(ByteView buf);
 
 }  // namespace smbkit::proto

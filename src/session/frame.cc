@@ -37,7 +37,7 @@ Result<void> finish_frame(Request& req, OutFrame& out) {
     // MS-SMB2 3.1.4.3: the whole message (header, body, WRITE data) becomes
     // the transform's ciphertext.
     ByteView pieces[2] = {req.msg, req.payload};
-    size_t total = 52 + req.msg.size() + req.payload.size();
+    size_t total = kTransformHeaderSize + req.msg.size() + req.payload.size();
     if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
     out.head.clear();
     out.head.reserve(kDirectTcpHeader + total);

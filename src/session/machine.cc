@@ -4,6 +4,7 @@
 
 #include "auth/sealing.h"
 #include "base/log.h"
+#include "proto/transform_header.h"
 
 namespace smbkit::session {
 
@@ -29,7 +30,7 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   bool encrypt = req.encrypt || (s && s->encrypt_data);
   if (encrypt && (!s || !s->can_encrypt()))
     return nt_error(STATUS_ACCESS_DENIED, "encryption required but no session keys");
-  size_t total = req.msg.size() + req.payload.size() + (encrypt ? 52 : 0);
+  size_t total = req.msg.size() + req.payload.size() + (encrypt ? kTransformHeaderSize : 0);
   if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
 
   Header& h = req.hdr;
@@ -122,7 +123,7 @@ Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs,
   bool encrypt = any_encrypt || (s && s->encrypt_data);
   if (encrypt && (!s || !s->can_encrypt()))
     return nt_error(STATUS_ACCESS_DENIED, "encryption required but no session keys");
-  if (chain_len + (encrypt ? 52 : 0) > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "compound too large");
+  if (chain_len + (encrypt ? kTransformHeaderSize : 0) > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "compound too large");
   bool sign = !encrypt && s && !s->signing_key.empty() && (s->signing_required || any_sign);
 
   Request chain;
@@ -219,15 +220,14 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
   if (proto_id == kTransformProtocolId) {
     // MS-SMB2 3.2.5.1.1: decrypt (in place) with the session the transform
     // header names.
-    if (len < 52) return protocol_error("transform header truncated");
-    sid = load_le64(buf->data() + 44);
+    SMBKIT_TRY(sid, transform_session_id(ByteView(buf->data(), len)));
     const SessionSecurity* s = session(sid);
     if (!s || s->decryption_key.empty())
       return protocol_error("encrypted message for an unknown session");
     auto n = unsealer_for(*s).decrypt_in_place(MutableByteView(buf->data(), len));
     if (!n) return security_violation(n.error().status, n.error().context);
-    base = 52;
-    end = 52 + *n;
+    base = kTransformHeaderSize;
+    end = kTransformHeaderSize + *n;
   } else if (proto_id == kCompressionProtocolId) {
     return protocol_error("compressed message but compression was not negotiated");
   } else if (proto_id != kSmb2ProtocolId) {
@@ -237,8 +237,8 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
 }
 
 Result<Machine::UnsealKey> Machine::unseal_key(ByteView transform) const {
-  if (transform.size() < 52) return protocol_error("transform header truncated");
-  const SessionSecurity* s = session(load_le64(transform.data() + 44));
+  SMBKIT_TRY(uint64_t sid, transform_session_id(transform));
+  const SessionSecurity* s = session(sid);
   if (!s || s->decryption_key.empty()) return protocol_error("encrypted message for an unknown session");
   return UnsealKey{s->cipher, s->decryption_key};
 }
