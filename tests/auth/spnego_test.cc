@@ -1,8 +1,8 @@
-#include "auth/spnego.h"
+#include "auth/spnego_initiator.h"
 
 #include <gtest/gtest.h>
 
-#include "auth/ntlm.h"
+#include "auth/ntlm_initiator.h"
 
 namespace smbkit::auth {
 namespace {
