@@ -1,5 +1,6 @@
 #include "auth/ntlm_codec.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "base/utf16.h"
@@ -43,19 +44,41 @@ size_t payload_start(std::initializer_list<Field> fields, size_t msg_size) {
   return lo;
 }
 
-size_t field_slot(ByteWriter& w) {
-  size_t at = w.pos();
-  w.zeros(8);
-  return at;
-}
+// An NTLM message written in place into a buffer of its final size: the
+// fixed part at known offsets, then the payload fields one after another,
+// each with its 8-byte descriptor (Len, MaxLen, Offset; 2.2.1) filled in.
+// Sizing the buffer once, rather than growing it, also keeps GCC's
+// -Wstringop-overflow analysis of vector growth out of the encoders.
+class MessageBuilder {
+ public:
+  MessageBuilder(uint32_t type, size_t fixed_size, size_t payload_size)
+      : out_(fixed_size + payload_size), payload_at_(fixed_size) {
+    std::memcpy(out_.data(), kSignature, sizeof kSignature);
+    store_le32(out_.data() + sizeof kSignature, type);
+  }
+  void u32(size_t at, uint32_t v) { store_le32(out_.data() + at, v); }
+  void bytes(size_t at, ByteView b) { std::copy(b.begin(), b.end(), out_.begin() + at); }
+  // MS-NLMP 2.2.2.10 VERSION.
+  void version(size_t at, const NtlmVersion& v) {
+    out_[at] = std::byte{v.ProductMajorVersion};
+    out_[at + 1] = std::byte{v.ProductMinorVersion};
+    store_le16(out_.data() + at + 2, v.ProductBuild);
+    out_[at + 7] = std::byte{v.NTLMRevisionCurrent};  // after Reserved (3)
+  }
+  void payload(size_t descriptor, ByteView data) {
+    auto len = static_cast<uint16_t>(data.size());
+    store_le16(out_.data() + descriptor, len);
+    store_le16(out_.data() + descriptor + 2, len);
+    store_le32(out_.data() + descriptor + 4, static_cast<uint32_t>(payload_at_));
+    bytes(payload_at_, data);
+    payload_at_ += data.size();
+  }
+  Bytes take() { return std::move(out_); }
 
-void put_payload(ByteWriter& w, size_t slot, ByteView data) {
-  auto len = static_cast<uint16_t>(data.size());
-  w.patch_u16(slot, len);
-  w.patch_u16(slot + 2, len);
-  w.patch_u32(slot + 4, static_cast<uint32_t>(w.pos()));
-  w.bytes(data);
-}
+ private:
+  Bytes out_;
+  size_t payload_at_;
+};
 
 Result<void> check_header(ByteReader& r, uint32_t type, const char* what) {
   auto sig = r.bytes(8);
@@ -67,19 +90,7 @@ Result<void> check_header(ByteReader& r, uint32_t type, const char* what) {
   return ok_result();
 }
 
-void write_header(ByteWriter& w, uint32_t type) {
-  w.bytes(as_bytes(std::string_view(kSignature, 8)));
-  w.u32(type);
-}
-
 // MS-NLMP 2.2.2.10.
-void write_version(ByteWriter& w, const NtlmVersion& v) {
-  w.u8(v.ProductMajorVersion);
-  w.u8(v.ProductMinorVersion);
-  w.u16(v.ProductBuild);
-  w.zeros(3);
-  w.u8(v.NTLMRevisionCurrent);
-}
 NtlmVersion read_version(ByteReader& r) {
   NtlmVersion v;
   v.ProductMajorVersion = r.u8();
@@ -175,16 +186,14 @@ const AvPair* find_av_pair(const AvPairs& pairs, uint16_t id) {
 // ---- 2.2.1.1 NEGOTIATE_MESSAGE ----
 
 Bytes encode_negotiate_message(const NegotiateMessage& m) {
-  Bytes out;
-  ByteWriter w(out);
-  write_header(w, NtLmNegotiate);
-  w.u32(m.NegotiateFlags);
-  size_t dom = field_slot(w);
-  size_t ws = field_slot(w);
-  if (m.Version) write_version(w, *m.Version);
-  put_payload(w, dom, m.DomainName);
-  put_payload(w, ws, m.Workstation);
-  return out;
+  // Signature, MessageType, NegotiateFlags (12), DomainNameFields (16),
+  // WorkstationFields (24), Version (32).
+  MessageBuilder b(NtLmNegotiate, m.Version ? 40 : 32, m.DomainName.size() + m.Workstation.size());
+  b.u32(12, m.NegotiateFlags);
+  if (m.Version) b.version(32, *m.Version);
+  b.payload(16, m.DomainName);
+  b.payload(24, m.Workstation);
+  return b.take();
 }
 
 Result<NegotiateMessage> decode_negotiate_message(ByteView msg) {
@@ -211,18 +220,15 @@ Result<NegotiateMessage> decode_negotiate_message(ByteView msg) {
 // ---- 2.2.1.2 CHALLENGE_MESSAGE ----
 
 Bytes encode_challenge_message(const ChallengeMessage& m) {
-  Bytes out;
-  ByteWriter w(out);
-  write_header(w, NtLmChallenge);
-  size_t tn = field_slot(w);
-  w.u32(m.NegotiateFlags);
-  w.bytes(m.ServerChallenge);
-  w.zeros(8);  // Reserved
-  size_t ti = field_slot(w);
-  if (m.Version) write_version(w, *m.Version);
-  put_payload(w, tn, m.TargetName);
-  put_payload(w, ti, m.TargetInfo);
-  return out;
+  // TargetNameFields (12), NegotiateFlags (20), ServerChallenge (24),
+  // Reserved (32), TargetInfoFields (40), Version (48).
+  MessageBuilder b(NtLmChallenge, m.Version ? 56 : 48, m.TargetName.size() + m.TargetInfo.size());
+  b.u32(20, m.NegotiateFlags);
+  b.bytes(24, m.ServerChallenge);
+  if (m.Version) b.version(48, *m.Version);
+  b.payload(12, m.TargetName);
+  b.payload(40, m.TargetInfo);
+  return b.take();
 }
 
 Result<ChallengeMessage> decode_challenge_message(ByteView msg) {
@@ -259,25 +265,25 @@ Result<ChallengeMessage> decode_challenge_message(ByteView msg) {
 // ---- 2.2.1.3 AUTHENTICATE_MESSAGE ----
 
 Bytes encode_authenticate_message(const AuthenticateMessage& m) {
-  Bytes out;
-  ByteWriter w(out);
-  write_header(w, NtLmAuthenticate);
-  size_t lm = field_slot(w);
-  size_t nt = field_slot(w);
-  size_t dom = field_slot(w);
-  size_t user = field_slot(w);
-  size_t ws = field_slot(w);
-  size_t key = field_slot(w);
-  w.u32(m.NegotiateFlags);
-  if (m.Version || m.MIC) write_version(w, m.Version.value_or(NtlmVersion{0, 0, 0, 0}));
-  if (m.MIC) w.bytes(*m.MIC);
-  put_payload(w, dom, m.DomainName);
-  put_payload(w, user, m.UserName);
-  put_payload(w, ws, m.Workstation);
-  put_payload(w, lm, m.LmChallengeResponse);
-  put_payload(w, nt, m.NtChallengeResponse);
-  put_payload(w, key, m.EncryptedRandomSessionKey);
-  return out;
+  // LmChallengeResponseFields (12), NtChallengeResponseFields (20),
+  // DomainNameFields (28), UserNameFields (36), WorkstationFields (44),
+  // EncryptedRandomSessionKeyFields (52), NegotiateFlags (60), Version (64),
+  // MIC (kMicOffset).
+  size_t fixed = m.MIC ? kMicOffset + kMicSize : (m.Version ? 72 : 64);
+  MessageBuilder b(NtLmAuthenticate, fixed,
+                   m.DomainName.size() + m.UserName.size() + m.Workstation.size() +
+                       m.LmChallengeResponse.size() + m.NtChallengeResponse.size() +
+                       m.EncryptedRandomSessionKey.size());
+  b.u32(60, m.NegotiateFlags);
+  if (m.Version || m.MIC) b.version(64, m.Version.value_or(NtlmVersion{0, 0, 0, 0}));
+  if (m.MIC) b.bytes(kMicOffset, *m.MIC);
+  b.payload(28, m.DomainName);
+  b.payload(36, m.UserName);
+  b.payload(44, m.Workstation);
+  b.payload(12, m.LmChallengeResponse);
+  b.payload(20, m.NtChallengeResponse);
+  b.payload(52, m.EncryptedRandomSessionKey);
+  return b.take();
 }
 
 Result<AuthenticateMessage> decode_authenticate_message(ByteView msg) {
