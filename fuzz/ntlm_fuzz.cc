@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "auth/ntlm.h"
+#include "auth/ntlm_initiator.h"
 
 using namespace smbkit;
 using namespace smbkit::auth;

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "auth/der.h"
-#include "auth/spnego.h"
+#include "auth/spnego_initiator.h"
 
 using namespace smbkit;
 using namespace smbkit::auth;

@@ -197,6 +197,10 @@ Result<Bytes> rc4(ByteView key, ByteView data) {
   return out;
 }
 
+bool constant_time_equal(ByteView a, ByteView b) {
+  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+}
+
 void random_bytes(MutableByteView out) {
   size_t done = 0;
   while (done < out.size()) {

@@ -57,6 +57,10 @@ Result<Bytes> aes_cmac_128_parts(ByteView key, std::span<const ByteView> parts);
 // bytes. STATUS_NOT_SUPPORTED when the legacy provider is unavailable.
 Result<Bytes> rc4(ByteView key, ByteView data);
 
+// Equality of two MACs or keys in time independent of where they differ
+// (CRYPTO_memcmp); false when the sizes differ.
+bool constant_time_equal(ByteView a, ByteView b);
+
 // Cryptographically secure random bytes (RAND_bytes); aborts on failure.
 void random_bytes(MutableByteView out);
 

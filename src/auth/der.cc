@@ -120,9 +120,13 @@ std::string Oid::to_string() const {
     if (o & 0x80) continue;
     if (first) {
       uint64_t x = v < 40 ? 0 : v < 80 ? 1 : 2;
-      s += std::to_string(x) + "." + std::to_string(v - 40 * x);
+      s += std::to_string(x);
+      s += '.';
+      s += std::to_string(v - 40 * x);
       first = false;
     } else {
+      // Appended piece by piece: "." + std::string trips GCC 12's
+      // -Wrestrict at -O3 (a false positive in basic_string::insert).
       s += '.';
       s += std::to_string(v);
     }

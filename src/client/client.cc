@@ -4,7 +4,7 @@
 
 #include "auth/keys.h"
 #include "auth/signing.h"
-#include "auth/spnego.h"
+#include "auth/spnego_initiator.h"
 #include "base/log.h"
 #include "client/reconnect.h"
 #include "proto/ioctl.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "auth/ntlm.h"
+#include "auth/ntlm_initiator.h"
 #include "client/connection.h"
 #include "client/handle_table.h"
 #include "client/listing.h"

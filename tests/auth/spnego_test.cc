@@ -1,8 +1,10 @@
-#include "auth/spnego.h"
-
 #include <gtest/gtest.h>
 
-#include "auth/ntlm.h"
+#include <algorithm>
+
+#include "auth/ntlm_acceptor.h"
+#include "auth/ntlm_initiator.h"
+#include "auth/spnego_initiator.h"
 
 namespace smbkit::auth {
 namespace {
@@ -184,6 +186,39 @@ TEST(SpnegoNtlmClient, ReplaysSambaMicRequest) {
   EXPECT_FALSE(c.complete());
   ASSERT_TRUE(c.next_token(from_hex(kNoMicFinal), 0).ok());
   EXPECT_TRUE(c.complete());
+}
+
+// The recorded exchange seen from the server side: our NTLM acceptor
+// verifies the AUTHENTICATE Samba accepted, derives the same session key,
+// and computes the very mechListMIC Samba sent (an independent acceptor).
+TEST(SpnegoNtlmAcceptor, AgreesWithSambaOnTheRecordedExchange) {
+  NegTokenInit init = decode_neg_token_init(from_hex(kSambaInit)).value();
+  Bytes neg = init.mechToken.value();
+  Bytes chal = decode_neg_token_resp(from_hex(kSambaChallenge)).value().responseToken.value();
+  NegTokenResp auth_tok = decode_neg_token_resp(from_hex(kSambaAuth)).value();
+  Bytes auth = auth_tok.responseToken.value();
+  Bytes client_mic = auth_tok.mechListMIC.value();
+  Bytes samba_mic = decode_neg_token_resp(from_hex(kSambaFinal)).value().mechListMIC.value();
+  NtHashLookup lookup = [](std::string_view user,
+                           std::string_view domain) -> std::optional<NtHash> {
+    if (user != "ntlmkit" || domain != "WORKGROUP") return std::nullopt;
+    Bytes h = ntowf_v1("P\xc3\xa4ssword1").value();
+    NtHash out;
+    std::copy_n(h.begin(), out.size(), out.begin());
+    return out;
+  };
+  auto r = ntlm_verify_authenticate(neg, chal, auth, lookup);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->outcome, NtlmOutcome::authenticated);
+  EXPECT_TRUE(r->mic_verified);
+  EXPECT_EQ(hex(r->session_key), "99aabbccddeeff112233445566778899");
+  Bytes der = init.mechTypesDer;
+  EXPECT_TRUE(
+      ntlm_verify_mech_list_mic(r->keys, r->negotiated_flags, der, client_mic, NtlmRole::initiator)
+          .ok());
+  auto ours = ntlm_mech_list_mic(r->keys, r->negotiated_flags, der, NtlmRole::acceptor);
+  ASSERT_TRUE(ours.ok());
+  EXPECT_EQ(hex(*ours), hex(samba_mic));
 }
 
 TEST(SpnegoNtlmClient, FinalWithoutTokenCompletes) {

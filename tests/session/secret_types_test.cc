@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "auth/keys.h"
-#include "auth/ntlm.h"
+#include "auth/ntlm_initiator.h"
 #include "base/secret.h"
 #include "session/machine.h"
 
