@@ -219,6 +219,21 @@ TEST_P(Mmap, NewMappingReadsAnotherClientsWrite) {
   EXPECT_EQ(::close(fd), 0);
 }
 
+// The mount says the flag was negotiated (the kernel here offers it).
+class MmapInit : public Mount {};
+TEST_F(MmapInit, MountLogSaysDirectIoFilesMayBeMappedShared) {
+  Foreground f = mount_foreground("cache=none");
+  ASSERT_TRUE(is_mounted(f.mp));
+  stop_foreground(f);
+  std::string log = slurp(f.log);
+  EXPECT_NE(log.find("fuse init: FUSE_DIRECT_IO_ALLOW_MMAP set"),
+            std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("shared mmap of direct_io files refused"),
+            std::string::npos)
+      << log;
+}
+
 INSTANTIATE_TEST_SUITE_P(Cache, Mmap,
                          ::testing::Values("strict", "none", "loose"),
                          [](const auto &i) { return std::string(i.param); });
