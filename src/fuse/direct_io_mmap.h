@@ -21,28 +21,24 @@
 namespace smbkit::fuse {
 
 // From op_init: with a libfuse that knows the capability, asks for it.
-void want_direct_io_mmap(fuse_conn_info *conn);
+void want_direct_io_mmap(fuse_conn_info* conn);
 
 // After fuse_session_mount, before the session loop: with a libfuse that
 // does not know the capability, takes over its /dev/fuse I/O to set the
 // flag in the INIT reply. False (logged) when libfuse refused.
-bool negotiate_direct_io_mmap(fuse_session *se);
-
-// Whether the kernel was told it may map direct_io files shared (known
-// once INIT was answered).
-bool direct_io_mmap_negotiated();
+bool negotiate_direct_io_mmap(fuse_session* se);
 
 namespace detail {
 
 // Whether `request` (one /dev/fuse read) is FUSE_INIT offering the flag;
 // sets `unique` to its id when it is FUSE_INIT at all.
-bool init_offers_direct_io_mmap(const void *request, size_t len,
-                                uint64_t &unique);
+bool init_offers_direct_io_mmap(const void* request, size_t len, uint64_t& unique);
 
 // Sets FUSE_INIT_EXT and the flag in a fuse_init_out of `len` bytes that
-// `out` holds; false (nothing changed) if it is too short to have flags2.
-bool add_direct_io_mmap(void *out, size_t len);
+// `out` holds; false (nothing changed) if it is too short to have flags2
+// or is not of the kernel's major version.
+bool add_direct_io_mmap(void* out, size_t len);
 
-} // namespace detail
+}  // namespace detail
 
-} // namespace smbkit::fuse
+}  // namespace smbkit::fuse

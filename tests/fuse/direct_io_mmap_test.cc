@@ -12,11 +12,9 @@
 namespace smbkit::fuse {
 namespace {
 
-constexpr uint32_t kAllowMmapFlags2 = 1u
-                                      << 4; // FUSE_DIRECT_IO_ALLOW_MMAP >> 32
+constexpr uint32_t kAllowMmapFlags2 = 1u << 4;  // FUSE_DIRECT_IO_ALLOW_MMAP >> 32
 
-std::vector<char> init_request(uint32_t flags, uint32_t flags2,
-                               uint32_t opcode = FUSE_INIT) {
+std::vector<char> init_request(uint32_t flags, uint32_t flags2, uint32_t opcode = FUSE_INIT) {
   fuse_in_header h{};
   fuse_init_in in{};
   h.len = sizeof h + sizeof in;
@@ -38,9 +36,9 @@ TEST(DirectIoMmap, KernelOfferNeedsInitExtAndTheFlags2Bit) {
   EXPECT_TRUE(detail::init_offers_direct_io_mmap(r.data(), r.size(), unique));
   EXPECT_EQ(unique, 2u);
   r = init_request(FUSE_ASYNC_READ,
-                   kAllowMmapFlags2); // flags2 not valid without FUSE_INIT_EXT
+                   kAllowMmapFlags2);  // flags2 not valid without FUSE_INIT_EXT
   EXPECT_FALSE(detail::init_offers_direct_io_mmap(r.data(), r.size(), unique));
-  EXPECT_EQ(unique, 2u); // still FUSE_INIT: its reply must pass unchanged
+  EXPECT_EQ(unique, 2u);  // still FUSE_INIT: its reply must pass unchanged
   r = init_request(FUSE_INIT_EXT, 0);
   EXPECT_FALSE(detail::init_offers_direct_io_mmap(r.data(), r.size(), unique));
 }
@@ -52,13 +50,11 @@ TEST(DirectIoMmap, OtherOrShortRequestsAreNotTheOffer) {
   EXPECT_EQ(unique, 0u);
   r = init_request(FUSE_INIT_EXT, kAllowMmapFlags2);
   // Read short of what the header claims, or too short for flags2.
-  EXPECT_FALSE(
-      detail::init_offers_direct_io_mmap(r.data(), r.size() - 1, unique));
-  EXPECT_FALSE(detail::init_offers_direct_io_mmap(
-      r.data(), sizeof(fuse_in_header) - 1, unique));
+  EXPECT_FALSE(detail::init_offers_direct_io_mmap(r.data(), r.size() - 1, unique));
+  EXPECT_FALSE(detail::init_offers_direct_io_mmap(r.data(), sizeof(fuse_in_header) - 1, unique));
   fuse_in_header h;
   std::memcpy(&h, r.data(), sizeof h);
-  h.len = sizeof h + 16; // an old kernel's fuse_init_in, without flags2
+  h.len = sizeof h + 16;  // an old kernel's fuse_init_in, without flags2
   std::memcpy(r.data(), &h, sizeof h);
   EXPECT_FALSE(detail::init_offers_direct_io_mmap(r.data(), h.len, unique));
 }
@@ -76,8 +72,7 @@ TEST(DirectIoMmap, ReplyGetsTheFlagOnlyWhenItHasFlags2) {
 
   fuse_init_out short_reply{};
   short_reply.major = FUSE_KERNEL_VERSION;
-  EXPECT_FALSE(
-      detail::add_direct_io_mmap(&short_reply, FUSE_COMPAT_22_INIT_OUT_SIZE));
+  EXPECT_FALSE(detail::add_direct_io_mmap(&short_reply, FUSE_COMPAT_22_INIT_OUT_SIZE));
   EXPECT_EQ(short_reply.flags, 0u);
   fuse_init_out other_major{};
   other_major.major = FUSE_KERNEL_VERSION + 1;
@@ -85,5 +80,5 @@ TEST(DirectIoMmap, ReplyGetsTheFlagOnlyWhenItHasFlags2) {
   EXPECT_EQ(other_major.flags2, 0u);
 }
 
-} // namespace
-} // namespace smbkit::fuse
+}  // namespace
+}  // namespace smbkit::fuse

@@ -14,12 +14,12 @@ using namespace smbkit::fuse_testing;
 constexpr size_t kFileSize = 64 * 1024;
 constexpr size_t kPage = 4096;
 
-class Mmap : public Mount, public ::testing::WithParamInterface<const char *> {
-protected:
+class Mmap : public Mount, public ::testing::WithParamInterface<const char*> {
+ protected:
   std::string cache() const { return GetParam(); }
   // Mounts with the test's cache mode; name_ is unique to the test.
-  std::string mount_cache(const std::string &extra = "") {
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string mount_cache(const std::string& extra = "") {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     name_ = std::string(info->name());
     std::replace(name_.begin(), name_.end(), '/', '-');
     return mounted("cache=" + cache() + extra);
@@ -27,7 +27,7 @@ protected:
   // The file's bytes on the server, read from the share directory.
   std::string on_server() { return slurp(share_dir() + "/" + name_); }
   // Creates the file on the server (through the share directory) with `data`.
-  void create_on_server(const std::string &data) {
+  void create_on_server(const std::string& data) {
     std::string p = share_dir() + "/" + name_;
     ASSERT_TRUE(write_file(p, data)) << p;
     chown_to_smb_user(p);
@@ -37,21 +37,19 @@ protected:
 
 // A mapping of `fd`; MAP_FAILED reported with errno.
 struct Mapping {
-  void *p = MAP_FAILED;
+  void* p = MAP_FAILED;
   size_t len = 0;
   int err = 0;
   Mapping(int fd, size_t n, int prot, int flags) : len(n) {
     p = ::mmap(nullptr, n, prot, flags, fd, 0);
-    if (p == MAP_FAILED)
-      err = errno;
+    if (p == MAP_FAILED) err = errno;
   }
   ~Mapping() { unmap(); }
   bool ok() const { return p != MAP_FAILED; }
-  char *bytes() const { return static_cast<char *>(p); }
+  char* bytes() const { return static_cast<char*>(p); }
   std::string str() const { return std::string(bytes(), len); }
   int unmap() {
-    if (p == MAP_FAILED)
-      return 0;
+    if (p == MAP_FAILED) return 0;
     int rc = ::munmap(p, len);
     p = MAP_FAILED;
     return rc;
@@ -67,7 +65,7 @@ TEST_P(Mmap, SharedWritableMappingReachesServerByMsync) {
   {
     Mapping m(fd, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED);
     ASSERT_TRUE(m.ok()) << "mmap MAP_SHARED: " << strerror(m.err);
-    EXPECT_TRUE(same(m.str(), data)); // the server's bytes
+    EXPECT_TRUE(same(m.str(), data));  // the server's bytes
     std::string patch = random_bytes(3 * kPage + 100, 2);
     std::memcpy(m.bytes() + kPage + 7, patch.data(), patch.size());
     data.replace(kPage + 7, patch.size(), patch);
@@ -126,8 +124,7 @@ TEST_P(Mmap, MappedWriteReachesServerByMunmapAndClose) {
     // The writeback cache's writes are gathered (write-behind); the
     // mapping held the last reference, so they are sent by the RELEASE
     // that munmap queues, which the kernel does not wait for.
-    for (int i = 0; i < 100 && on_server() != data; i++)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 100 && on_server() != data; i++) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_TRUE(same(on_server(), data));
 }
@@ -143,7 +140,7 @@ TEST_P(Mmap, PrivateMappingReadsServerAndKeepsItsWrites) {
     ASSERT_TRUE(priv.ok()) << "mmap MAP_PRIVATE: " << strerror(priv.err);
     EXPECT_TRUE(same(priv.str(), data));
     std::memset(priv.bytes(), 'p',
-                2 * kPage); // copy-on-write: never the server's
+                2 * kPage);  // copy-on-write: never the server's
     // A shared mapping of the same file beside it sees the server's bytes.
     Mapping shared(fd, kFileSize, PROT_READ, MAP_SHARED);
     ASSERT_TRUE(shared.ok()) << "mmap MAP_SHARED: " << strerror(shared.err);
@@ -168,15 +165,11 @@ TEST_P(Mmap, ReadAndWriteAgreeWithTheMapping) {
   std::memset(m.bytes() + 2 * kPage, 'm', kPage);
   data.replace(2 * kPage, kPage, std::string(kPage, 'm'));
   std::string got(kFileSize, '\0');
-  ASSERT_EQ(::pread(fd, got.data(), got.size(), 0),
-            static_cast<ssize_t>(kFileSize))
-      << strerror(errno);
+  ASSERT_EQ(::pread(fd, got.data(), got.size(), 0), static_cast<ssize_t>(kFileSize)) << strerror(errno);
   EXPECT_TRUE(same(got, data));
   // Written with pwrite, read through the mapping.
   std::string w = random_bytes(kPage + 300, 7);
-  ASSERT_EQ(::pwrite(fd, w.data(), w.size(), 8 * kPage + 11),
-            static_cast<ssize_t>(w.size()))
-      << strerror(errno);
+  ASSERT_EQ(::pwrite(fd, w.data(), w.size(), 8 * kPage + 11), static_cast<ssize_t>(w.size())) << strerror(errno);
   data.replace(8 * kPage + 11, w.size(), w);
   EXPECT_TRUE(same(m.str(), data));
   EXPECT_EQ(m.unmap(), 0);
@@ -188,8 +181,7 @@ TEST_P(Mmap, ReadAndWriteAgreeWithTheMapping) {
 // cache=loose keeps the page cache across opens by design (fuse.md), so it
 // is not held to this.
 TEST_P(Mmap, NewMappingReadsAnotherClientsWrite) {
-  if (cache() == "loose")
-    GTEST_SKIP() << "cache=loose keeps pages across opens";
+  if (cache() == "loose") GTEST_SKIP() << "cache=loose keeps pages across opens";
   std::string mp = mount_cache();
   std::string data = random_bytes(kFileSize, 8);
   create_on_server(data);
@@ -226,16 +218,11 @@ TEST_F(MmapInit, MountLogSaysDirectIoFilesMayBeMappedShared) {
   ASSERT_TRUE(is_mounted(f.mp));
   stop_foreground(f);
   std::string log = slurp(f.log);
-  EXPECT_NE(log.find("fuse init: FUSE_DIRECT_IO_ALLOW_MMAP set"),
-            std::string::npos)
-      << log;
-  EXPECT_EQ(log.find("shared mmap of direct_io files refused"),
-            std::string::npos)
-      << log;
+  EXPECT_NE(log.find("fuse init: FUSE_DIRECT_IO_ALLOW_MMAP set"), std::string::npos) << log;
+  EXPECT_EQ(log.find("shared mmap of direct_io files refused"), std::string::npos) << log;
 }
 
-INSTANTIATE_TEST_SUITE_P(Cache, Mmap,
-                         ::testing::Values("strict", "none", "loose"),
-                         [](const auto &i) { return std::string(i.param); });
+INSTANTIATE_TEST_SUITE_P(Cache, Mmap, ::testing::Values("strict", "none", "loose"),
+                         [](const auto& i) { return std::string(i.param); });
 
-} // namespace
+}  // namespace
