@@ -720,25 +720,17 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   fs.open_handles().written(ino);  // not closing after all (see op_flush)
   // cache=strict: writes are held back (write-behind) only under WRITE
   // caching; otherwise they reach the server before write(2) returns, after
-  // whatever this file still had pending.
-  // Without the kernel's writeback cache (strict, none) a page-cache write
-  // (fi->writepage) is a shared mapping's dirty pages, written back by
-  // msync, fsync, munmap or close: they must be on the server when that
-  // returns, as cifs.ko writes them.
-  bool behind = h->data.wb != nullptr && !(fi->writepage && !fs.config().writeback_cache());
-  if (h->data.wb && !behind && h->data.wb->dirty()) {
+  // whatever this file still had pending. Without the kernel's writeback
+  // cache (strict, none) a page-cache write (fi->writepage) is a shared
+  // mapping's dirty pages, written back by msync, fsync, munmap or close:
+  // they too must be on the server when that returns, as cifs.ko writes them.
+  bool behind = h->data.wb != nullptr;
+  if (behind && fs.leases() && !(fs.leases()->state(ino) & SMB2_LEASE_WRITE_CACHING)) behind = false;
+  if (behind && fi->writepage && !fs.config().writeback_cache()) behind = false;
+  if (!behind && h->data.wb && h->data.wb->dirty()) {
     if (auto f = flush_writes(fs, ino); !f) {
       if (lk.owns_lock()) lk.unlock();
       return reply_error(req, f.error(), "write");
-    }
-  }
-  if (behind && fs.leases() && !(fs.leases()->state(ino) & SMB2_LEASE_WRITE_CACHING)) {
-    behind = false;
-    if (h->data.wb->dirty()) {
-      if (auto f = flush_writes(fs, ino); !f) {
-        if (lk.owns_lock()) lk.unlock();
-        return reply_error(req, f.error(), "write");
-      }
     }
   }
   fs.files().write_begins();
