@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "fuse/direct_io_mmap.h"
 #include "fuse/fs_ops.h"
 #include "fuse/kernel_reply.h"
 #include "proto/constants.h"
@@ -233,6 +234,9 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // libfuse then splices fuse_reply_data's pipe buffers into /dev/fuse
   // (op_read with a spliced readahead chunk); fuse_reply_buf/iov still write.
   if (fs.config().splice && (conn->capable & FUSE_CAP_SPLICE_WRITE)) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  // Shared mappings of direct_io opens (cache=none, strict without a READ
+  // lease): the kernel serves them from the page cache (direct_io_mmap.h).
+  want_direct_io_mmap(conn);
   SMBKIT_LOG(info, "fuse init: max_write={} max_read={} want=0x{:x}", conn->max_write, conn->max_read, conn->want);
 }
 
@@ -716,15 +720,17 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   fs.open_handles().written(ino);  // not closing after all (see op_flush)
   // cache=strict: writes are held back (write-behind) only under WRITE
   // caching; otherwise they reach the server before write(2) returns, after
-  // whatever this file still had pending.
+  // whatever this file still had pending. Without the kernel's writeback
+  // cache (strict, none) a page-cache write (fi->writepage) is a shared
+  // mapping's dirty pages, written back by msync, fsync, munmap or close:
+  // they too must be on the server when that returns, as cifs.ko writes them.
   bool behind = h->data.wb != nullptr;
-  if (behind && fs.leases() && !(fs.leases()->state(ino) & SMB2_LEASE_WRITE_CACHING)) {
-    behind = false;
-    if (h->data.wb->dirty()) {
-      if (auto f = flush_writes(fs, ino); !f) {
-        if (lk.owns_lock()) lk.unlock();
-        return reply_error(req, f.error(), "write");
-      }
+  if (behind && fs.leases() && !(fs.leases()->state(ino) & SMB2_LEASE_WRITE_CACHING)) behind = false;
+  if (behind && fi->writepage && !fs.config().writeback_cache()) behind = false;
+  if (!behind && h->data.wb && h->data.wb->dirty()) {
+    if (auto f = flush_writes(fs, ino); !f) {
+      if (lk.owns_lock()) lk.unlock();
+      return reply_error(req, f.error(), "write");
     }
   }
   fs.files().write_begins();

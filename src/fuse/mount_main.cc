@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "client/client.h"
 #include "client/url.h"
+#include "fuse/direct_io_mmap.h"
 #include "fuse/filesystem.h"
 #include "fuse/options.h"
 #include "fuse/readahead.h"
@@ -180,6 +181,8 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
     fuse_session_destroy(se);
     return rep.failed(o.mountpoint + ": cannot mount (is /dev/fuse available and fuse3 installed?)");
   }
+  // Before the first request (INIT) is read: shared mmap of direct_io files.
+  (void)negotiate_direct_io_mmap(se);
   // Sequential reads reach us in requests of the kernel's readahead size;
   // raise it from 128 KiB to a full request (not for direct I/O). The
   // kernel then caps it at max_readahead when the INIT reply arrives.
