@@ -2,7 +2,8 @@
 # Copying a SIZE_MB file within one share through an smbkit mount, two ways
 # interleaved for ROUNDS rounds, each after drop_caches:
 #   server: cp SRC DST             (copy_file_range -> FSCTL_SRV_COPYCHUNK_WRITE)
-#   client: cat SRC > DST          (read and write through the client)
+#   client: cp --reflink=never     (coreutils 9.1 then reads and writes itself:
+#                                   every byte through the client)
 # Prints per copy: elapsed seconds and the bytes the mount's connection
 # received meanwhile (its "fuse conn: bytes_in=" log line at each release),
 # then the median elapsed of each and their ratio.
@@ -45,7 +46,7 @@ for r in $(seq "$ROUNDS"); do
     sync; echo 3 > /proc/sys/vm/drop_caches
     b0=$(bytes_in)
     t0=$(date +%s.%N)
-    if [ $how = server ]; then cp "$w/mp/src.bin" "$w/mp/dst.bin"; else cat "$w/mp/src.bin" > "$w/mp/dst.bin"; fi
+    if [ $how = server ]; then cp "$w/mp/src.bin" "$w/mp/dst.bin"; else cp --reflink=never "$w/mp/src.bin" "$w/mp/dst.bin"; fi
     t1=$(date +%s.%N)
     b1=$(bytes_in)
     cmp -s "$share/src.bin" "$share/dst.bin" || echo "round $r $how: COPY DIFFERS"
