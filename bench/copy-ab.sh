@@ -23,7 +23,7 @@ share=$SMBKIT_SAMBA_DIR/share
 w=$(mktemp -d "${TMPDIR:-/tmp}/copy-ab.XXXX")
 cleanup() {
   fusermount3 -u "$w/mp" 2>/dev/null || true
-  rm -rf "$w"
+  rm -rf "$w" "$share/src.bin" "$share/dst.bin" "$share/warm"
 }
 trap cleanup EXIT
 head -c $((SIZE_MB << 20)) /dev/urandom > "$share/src.bin"
