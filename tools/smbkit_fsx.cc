@@ -7,7 +7,8 @@
 // Runs random operations on one file and keeps an in-memory model of what
 // the file must contain: read, write (also past EOF, leaving holes),
 // truncate (grow and shrink), mmap read, mmap write (MAP_SHARED + msync),
-// fallocate, punch hole, fsync, close/reopen; reads go through pread or
+// fallocate, punch hole, fsync, close/reopen, copy_file_range (within the
+// file, or from a second file PATH.copysrc); reads go through pread or
 // lseek+read, writes through pwrite or lseek+write. Every read is compared
 // byte for byte with the model, and the whole file (size and bytes) every
 // --check-every operations and at the end. The run is a function of --seed
@@ -47,11 +48,11 @@
 
 namespace {
 
-enum Op { kRead, kWrite, kTruncate, kMapRead, kMapWrite, kFallocate, kPunch, kFsync, kReopen, kNumOps };
+enum Op { kRead, kWrite, kTruncate, kMapRead, kMapWrite, kFallocate, kPunch, kFsync, kReopen, kCopyRange, kNumOps };
 const char* const kOpName[kNumOps] = {"read",     "write",     "truncate", "mapread", "mapwrite",
-                                      "fallocate", "punch", "fsync",    "reopen"};
+                                      "fallocate", "punch", "fsync",    "reopen", "copyrange"};
 // Relative frequency of each class.
-const unsigned kWeight[kNumOps] = {20, 20, 8, 8, 8, 5, 5, 3, 3};
+const unsigned kWeight[kNumOps] = {20, 20, 8, 8, 8, 5, 5, 3, 3, 5};
 
 struct Options {
   std::string path;
@@ -63,7 +64,7 @@ struct Options {
   uint64_t check_every = 100;
   double time_limit = 0;
   std::string log;
-  bool enabled[kNumOps] = {true, true, true, true, true, true, true, true, true};
+  bool enabled[kNumOps] = {true, true, true, true, true, true, true, true, true, true};
   bool pio = true;    // use pread/pwrite for half of reads/writes
   bool rw = true;     // use lseek+read/write for the other half
   bool keep = false;  // keep the file afterwards
@@ -417,6 +418,60 @@ struct Fsx {
     check_size("after reopen");
   }
 
+  // copy_file_range: from a second file (created at its first use, never
+  // changed after) or within the test file. Overlapping ranges within one
+  // file are EINVAL (as the kernel has it); a range past the source's end
+  // copies up to it. What was copied is read back at once.
+  int copy_src_fd = -1;
+  std::string copy_src_model;
+  void do_copy_range() {
+    bool other = rnd(2) == 0;
+    if (other && copy_src_fd < 0) {
+      copy_src_model = data(static_cast<size_t>(o.max_size));
+      std::string name = file + ".copysrc";
+      copy_src_fd = ::open(name.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
+      if (copy_src_fd < 0) fail_errno("open(copy source)", errno);
+      if (pwrite(copy_src_fd, copy_src_model.data(), copy_src_model.size(), 0) !=
+          static_cast<ssize_t>(copy_src_model.size()))
+        fail_errno("pwrite(copy source)", errno);
+    }
+    const std::string& from = other ? copy_src_model : model;
+    uint64_t src_size = from.size();
+    uint64_t off_in = rnd(8) == 0 ? rnd(o.max_size) : rnd(src_size ? src_size : 1);
+    uint64_t len = pick_len();
+    uint64_t off_out = rnd(o.max_size);
+    if (off_out + len > o.max_size) len = o.max_size - off_out;
+    if (len == 0) len = 1;
+    uint64_t want = off_in >= src_size ? 0 : std::min(len, src_size - off_in);
+    // The kernel checks the overlap after shortening the range to EOF.
+    bool overlap = !other && want > 0 && off_out < off_in + want && off_in < off_out + want;
+    note("copyrange %s 0x%" PRIx64 " -> 0x%" PRIx64 " (0x%" PRIx64 " bytes, expect 0x%" PRIx64 "%s) size 0x%zx",
+         other ? "copysrc" : "self", off_in, off_out, len, want, overlap ? ", overlap: EINVAL" : "", model.size());
+    loff_t in = static_cast<loff_t>(off_in), out = static_cast<loff_t>(off_out);
+    ssize_t n = copy_file_range(other ? copy_src_fd : fd, &in, fd, &out, len, 0);
+    if (overlap) {
+      if (n >= 0 || errno != EINVAL)
+        fail("copyrange: overlapping ranges within one file gave %zd (%s), expected EINVAL", n,
+             n < 0 ? strerrorname(errno) : "no error");
+      return;
+    }
+    if (n < 0) {
+      int e = errno;
+      if (maybe_disable(kCopyRange, e, "copy_file_range")) return;
+      fail_errno("copy_file_range", e);
+    }
+    used_ok[kCopyRange] = true;
+    if (static_cast<uint64_t>(n) != want)
+      fail("copyrange: copied 0x%zx bytes, expected 0x%" PRIx64, static_cast<size_t>(n), want);
+    if (want == 0) return;
+    std::string copied = from.substr(static_cast<size_t>(off_in), static_cast<size_t>(want));
+    model_write(off_out, copied);
+    std::string back(static_cast<size_t>(want), '\0');
+    if (pread(fd, back.data(), back.size(), static_cast<off_t>(off_out)) != static_cast<ssize_t>(want))
+      fail_errno("pread (copyrange read-back)", errno);
+    verify("copyrange read-back", off_out, back.data(), back.size());
+  }
+
   Op pick() {
     unsigned total = 0;
     for (int i = 0; i < kNumOps; i++)
@@ -465,6 +520,7 @@ struct Fsx {
         case kPunch: do_punch(); break;
         case kFsync: do_fsync(); break;
         case kReopen: do_reopen(); break;
+        case kCopyRange: do_copy_range(); break;
         default: break;
       }
       if (o.inject_fault_at && opno >= o.inject_fault_at && !fault_injected && !model.empty()) {
@@ -483,6 +539,10 @@ struct Fsx {
     full_compare("final full compare");
     ::close(fd);
     if (!o.keep) ::unlink(file.c_str());
+    if (copy_src_fd >= 0) {
+      ::close(copy_src_fd);
+      if (!o.keep) ::unlink((file + ".copysrc").c_str());
+    }
     for (int i = 0; i < kNumOps; i++)
       if (!disabled_why[i].empty()) std::printf("disabled: %s (%s)\n", kOpName[i], disabled_why[i].c_str());
     if (map_private_read) std::printf("note: mapread used MAP_PRIVATE (MAP_SHARED refused with ENODEV)\n");
@@ -507,7 +567,7 @@ void usage() {
                "  --check-every N     full-file compare every N ops (default 100, 0: only at the end)\n"
                "  --log FILE          also write a failure report and replay log to FILE\n"
                "  --no-read --no-write --no-truncate --no-mmap (both) --no-mapread --no-mapwrite\n"
-               "  --no-fallocate --no-punch --no-fsync --no-reopen\n"
+               "  --no-fallocate --no-punch --no-fsync --no-reopen --no-copy-range\n"
                "  --no-pio            use only lseek+read/write   --no-rw  use only pread/pwrite\n"
                "  --keep              keep the file   -q  quiet\n");
 }
@@ -538,6 +598,7 @@ int main(int argc, char** argv) {
     else if (a == "--no-punch") o.enabled[kPunch] = false;
     else if (a == "--no-fsync") o.enabled[kFsync] = false;
     else if (a == "--no-reopen") o.enabled[kReopen] = false;
+    else if (a == "--no-copy-range") o.enabled[kCopyRange] = false;
     else if (a == "--no-pio") o.pio = false;
     else if (a == "--no-rw") o.rw = false;
     else if (a == "--keep") o.keep = true;

@@ -15,6 +15,7 @@
 #include "cli/file_transfer.h"
 #include "cli/local_fs.h"
 #include "cli/progress.h"
+#include "cli/remote_copy.h"
 #include "cli/trees.h"
 #include "client/names.h"
 #include "proto/create.h"
@@ -145,8 +146,12 @@ Result<void> cmd_put(Context& c, const std::string& local, const std::string& ur
 
 Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, bool recursive) {
   bool src_remote = client::looks_like_smb_url(src), dst_remote = client::looks_like_smb_url(dst);
-  if (src_remote == dst_remote)
-    return nt_error(STATUS_INVALID_PARAMETER, "cp: exactly one of SRC and DST must be an smb:// URL");
+  if (!src_remote && !dst_remote)
+    return nt_error(STATUS_INVALID_PARAMETER, "cp: SRC or DST must be an smb:// URL");
+  if (src_remote && dst_remote) {
+    if (recursive) return nt_error(STATUS_INVALID_PARAMETER, "cp -r: one of SRC and DST must be local");
+    return copy_remote_to_remote(c, src, dst);
+  }
   if (src_remote) {
     SMBKIT_TRY(auto u, url_of(src));
     SMBKIT_TRY(auto* t, c.tree(u));

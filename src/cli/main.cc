@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   put->add_option("URL", b)->required();
   put->add_flag("-c,--resume", g.resume, "continue a partial upload (URL.smbkit-part) where it stopped");
   put->add_flag("--follow", g.follow, "upload what LOCAL points to when it is a symbolic link");
-  auto* cp = app.add_subcommand("cp", "copy between local and remote (one side an smb:// URL)");
+  auto* cp = app.add_subcommand("cp", "copy a file or tree between local and remote, or a file between two smb:// URLs (within a share the server copies)");
   cp->add_flag("-r,--recursive", recursive, "copy directories recursively");
   cp->add_flag("--follow", g.follow,
                "uploads: follow local symbolic links (default: skip them with a warning); loops are skipped");

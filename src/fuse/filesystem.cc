@@ -782,6 +782,9 @@ void op_release(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto& fs = fs_of(req);
   auto h = fs.file_handles().take(fi->fh);
   fs.files().close(h->data);        // write-behind flushed, readahead stopped
+  // What crossed the wire so far (tests and benchmarks read it from -v).
+  SMBKIT_LOG(debug, "fuse conn: bytes_in={} bytes_out={}", fs.tree().client().conn().stats().bytes_in,
+             fs.tree().client().conn().stats().bytes_out);
   // Deferred close: under a HANDLE-caching lease a read-only handle stays
   // open for closetimeo (and keeps its lease count). Not one that could
   // write (the server sets the file's mtime when the writer closes, and
@@ -857,6 +860,7 @@ fuse_lowlevel_ops make_ops() {
   o.getlk = op_getlk;
   o.setlk = op_setlk;
   o.flock = op_flock;
+  o.copy_file_range = op_copy_file_range;
   return o;
 }
 

@@ -18,6 +18,7 @@
 
 #include "base/buffer_pool.h"
 #include "client/client.h"
+#include "client/server_copy.h"
 #include "fuse/inode_table.h"
 #include "fuse/open_files.h"
 #include "fuse/open_handles.h"
@@ -135,6 +136,17 @@ class SmbFs {
   // Buffers of those reads (they outlive the worker's call).
   BufferPool& read_buffers() { return *read_buffers_; }
 
+  // What FSCTL_SRV_COPYCHUNK_WRITE may ask of this server, as learned
+  // (copy_range.cc).
+  client::CopychunkLimits copy_limits() {
+    std::lock_guard g(copy_mu_);
+    return copy_limits_;
+  }
+  void set_copy_limits(const client::CopychunkLimits& l) {
+    std::lock_guard g(copy_mu_);
+    copy_limits_ = l;
+  }
+
   KernelHandles<FileHandle>& file_handles() { return file_handles_; }
   KernelHandles<DirHandle>& dir_handles() { return dir_handles_; }
   // At unmount, after the session is gone: files the kernel never
@@ -155,6 +167,8 @@ class SmbFs {
   std::shared_ptr<BufferPool> read_buffers_ = BufferPool::create(16u << 20);
   KernelHandles<FileHandle> file_handles_;
   KernelHandles<DirHandle> dir_handles_;
+  std::mutex copy_mu_;
+  client::CopychunkLimits copy_limits_;  // guarded by copy_mu_
 };
 
 // FILETIME (100 ns since 1601) <-> timespec.

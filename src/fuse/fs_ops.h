@@ -123,6 +123,10 @@ void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char* name);
 void op_rename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t newparent, const char* newname,
                unsigned int flags);
 
+// Server-side copy: copy_range.cc.
+void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in, fuse_file_info* fi_in, fuse_ino_t ino_out,
+                        off_t off_out, fuse_file_info* fi_out, size_t len, int flags);
+
 void op_opendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);
 void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi);

@@ -112,7 +112,7 @@ TEST_F(FsTools, FsxLocalDirAllOperationClasses) {
   fsx(d.path(), 1, 3000);
   // A local file system supports every class: none may be disabled.
   EXPECT_EQ(last_out_.find("disabled:"), std::string::npos) << last_out_;
-  for (const char* k : {"truncate", "mapread", "mapwrite", "fallocate", "punch", "fsync", "reopen"})
+  for (const char* k : {"truncate", "mapread", "mapwrite", "fallocate", "punch", "fsync", "reopen", "copyrange"})
     EXPECT_GT(summary_value(last_out_, k), 0) << k << "\n" << last_out_;
 }
 
@@ -168,6 +168,9 @@ TEST_F(FsTools, FsxCacheStrict) {
   // Page-cache mode: shared writable mmap works; fallocate is not implemented.
   EXPECT_GT(summary_value(last_out_, "mapwrite"), 0) << last_out_;
   EXPECT_NE(last_out_.find("disabled: fallocate (EOPNOTSUPP)"), std::string::npos) << last_out_;
+  // copy_file_range (server-side) in every mode.
+  EXPECT_GT(summary_value(last_out_, "copyrange"), 0) << last_out_;
+  EXPECT_EQ(last_out_.find("disabled: copyrange"), std::string::npos) << last_out_;
 }
 
 TEST_F(FsTools, FsxCacheNoneRunsSharedMmap) {
@@ -178,11 +181,17 @@ TEST_F(FsTools, FsxCacheNoneRunsSharedMmap) {
   EXPECT_GT(summary_value(last_out_, "mapread"), 0) << last_out_;
   EXPECT_GT(summary_value(last_out_, "mapwrite"), 0) << last_out_;
   EXPECT_EQ(last_out_.find("disabled: map"), std::string::npos) << last_out_;
+  // copy_file_range (server-side) in every mode.
+  EXPECT_GT(summary_value(last_out_, "copyrange"), 0) << last_out_;
+  EXPECT_EQ(last_out_.find("disabled: copyrange"), std::string::npos) << last_out_;
 }
 
 TEST_F(FsTools, FsxCacheLoose) {
   std::string mp = mounted("cache=loose");
   fsx(mp, 103, 2500);
+  // copy_file_range (server-side) in every mode.
+  EXPECT_GT(summary_value(last_out_, "copyrange"), 0) << last_out_;
+  EXPECT_EQ(last_out_.find("disabled: copyrange"), std::string::npos) << last_out_;
 }
 
 TEST_F(FsTools, FsstressCacheStrict) {
