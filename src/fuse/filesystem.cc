@@ -597,11 +597,13 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     f = leased_open(fs, known, path, p, &with);
   }
   if (!f) return reply_error(req, f.error(), "create");
+  // The file exists and is open once the CREATE succeeded: a query of its
+  // attributes that fails after it is no failure of the create, and what
+  // the CREATE response said stands in.
   Result<FileStat> s = with.stat ? Result<FileStat>(std::move(*with.stat)) : fs.tree().stat_handle(f->file.id);
   if (!s) {
-    (void)fs.tree().close(f->file.id);
-    if (fs.leases()) fs.leases()->discard(*f);
-    return reply_error(req, s.error(), "create");
+    SMBKIT_LOG(debug, "create {}: attributes from the CREATE response: {}", path, s.error().message());
+    s = f->file.created;
   }
   auto h = std::make_unique<FileHandle>();
   h->id = f->file.id;
