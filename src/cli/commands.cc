@@ -203,7 +203,9 @@ Result<void> cmd_rm(Context& c, const std::string& url) {
 Result<void> cmd_mkdir(Context& c, const std::string& url) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
-  return t->mkdir(u.path);
+  SMBKIT_TRY(auto made, t->mkdir(u.path));
+  (void)made;
+  return {};
 }
 
 Result<void> cmd_rmdir(Context& c, const std::string& url) {

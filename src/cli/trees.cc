@@ -107,7 +107,7 @@ struct Uploading {
 
 Result<void> upload_dir(Uploading& w, int dir_fd, const std::string& shown, const std::string& rdir) {
   auto m = w.t.mkdir(rdir);
-  if (!m && m.error().status != STATUS_OBJECT_NAME_COLLISION) return m;
+  if (!m && m.error().status != STATUS_OBJECT_NAME_COLLISION) return m.take_error();
   SMBKIT_TRY(auto names, read_dir_names(dir_fd, shown));
   for (const auto& name : names) {
     std::string l = shown + "/" + name, r = join(rdir, name);

@@ -223,6 +223,9 @@ struct OpenFile {
   uint64_t size = 0;
   uint32_t attributes = 0;
   uint32_t create_action = 0;
+  // What the CREATE response said of the file (times, sizes, attributes,
+  // on-disk id): its attributes when a query after the open fails.
+  FileStat created;
   bool is_dir() const { return attributes & 0x10; }
 };
 
@@ -296,8 +299,10 @@ class Tree {
   Result<FileStat> set_info_on_path(const std::string& path, uint32_t access, const std::vector<InfoToSet>& infos,
                                     const std::string& what);
   // read_only: FILE_ATTRIBUTE_READONLY too, set by the server as it creates
-  // the directory (MS-SMB2 2.2.13 FileAttributes).
-  Result<void> mkdir(const std::string& path, bool read_only = false);
+  // the directory (MS-SMB2 2.2.13 FileAttributes). Returns the new
+  // directory's attributes (from its CREATE response if the query riding
+  // with it failed: the directory exists either way).
+  Result<FileStat> mkdir(const std::string& path, bool read_only = false);
   Result<void> rmdir(const std::string& path);
   Result<void> unlink(const std::string& path);
   Result<void> rename(const std::string& from, const std::string& to, bool replace);

@@ -7,6 +7,7 @@
 #include "auth/crypto.h"
 #include "client/client.h"
 #include "client/listing.h"
+#include "client/query_info.h"
 #include "client/reconnect.h"
 #include "proto/close.h"
 #include "proto/create.h"
@@ -173,22 +174,6 @@ Result<session::Response> Tree::call(session::Request req, const std::string& wh
   return nt_error(st, what);
 }
 
-namespace {
-FileStat stat_from(const FileAllInformation& a);
-}
-
-// A QUERY_INFO response's OutputBuffer, no longer than the request's
-// OutputBufferLength (MS-SMB2 3.3.5.20: the server fails with
-// STATUS_BUFFER_OVERFLOW / STATUS_INFO_LENGTH_MISMATCH rather than send
-// more). More is a hostile or broken server: refused before it is copied.
-static Result<Bytes> query_info_buffer(const session::Response& r, uint32_t asked) {
-  SMBKIT_TRY(ByteView out, query_info_output(r.msg()));
-  if (out.size() > asked)
-    return protocol_error("QUERY_INFO returned " + std::to_string(out.size()) + " bytes, more than the " +
-                          std::to_string(asked) + " asked");
-  return Bytes(out.begin(), out.end());
-}
-
 // Appends a request to a compound frame on route rt; each one after the
 // first is related (MS-SMB2 3.2.4.1.4: it acts on the file the frame's
 // CREATE opened). False if it could not be encoded.
@@ -224,13 +209,10 @@ static std::optional<Result<session::Response>> open_compound(Tree& t, const Han
   const FileId related{~0ull, ~0ull};
   CreateRequest c = make_create(e, rt->dialect, CreateMode::first);
   if (!add(SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, 0)) return std::nullopt;
-  QueryInfoRequest q;
-  q.InfoType = SMB2_0_INFO_FILE;
-  q.FileInfoClass = FILE_ALL_INFORMATION;
-  q.OutputBufferLength = 4096;
-  q.FileId = related;
-  if (with_stat &&
-      !add(SMB2_QUERY_INFO, [&](ByteWriter& w) { return encode_query_info_request(q, w); }, q.OutputBufferLength))
+  const InfoQuery q = all_information_query(e.path);
+  if (with_stat && !add(SMB2_QUERY_INFO, [&](ByteWriter& w) {
+        return encode_query_info_request(query_info_request(q, related), w);
+      }, q.output_length))
     return std::nullopt;
   ReadRequest rd;
   rd.Length = static_cast<uint32_t>(std::min<size_t>(pf.into.size(), t.max_read()));
@@ -242,12 +224,8 @@ static std::optional<Result<session::Response>> open_compound(Tree& t, const Han
   // by step, which waits for the reconnect.
   if (!resps || status_needs_new_session(resps->front().hdr.Status)) return std::nullopt;
   if (with_stat) {
-    const session::Response& qr = (*resps)[1];
-    if (qr.hdr.Status == STATUS_SUCCESS) {
-      FileAllInformation a;
-      if (auto info = query_info_buffer(qr, q.OutputBufferLength); info && decode_info(*info, a))
-        pf.stat = stat_from(a);
-    }
+    auto info = query_info_answer((*resps)[1], q, "stat");
+    if (auto s = info ? stat_of_all_information(*info) : Result<FileStat>(info.take_error())) pf.stat = std::move(*s);
   }
   if (with_read) {
     const session::Response& rr = resps->back();
@@ -301,6 +279,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   f.size = cr.EndofFile;
   f.attributes = cr.FileAttributes;
   f.create_action = cr.CreateAction;
+  f.created = stat_of_create(cr);
   e.stable = e.current = cr.FileId;
   e.disk_file_id = on_disk_id(cr);
   e.end_of_file = cr.EndofFile;
@@ -538,42 +517,9 @@ Result<void> Tree::set_end_of_file(const FileId& id, uint64_t size) {
   return do_set_info(*this, id, FileEndOfFileInformation::kInfoClass, std::move(b), "truncate");
 }
 
-static Result<Bytes> query_info(Tree& t, const FileId& id, uint8_t type, uint8_t cls, uint32_t max,
-                                const std::string& what) {
-  QueryInfoRequest q;
-  q.InfoType = type;
-  q.FileInfoClass = cls;
-  q.OutputBufferLength = max;
-  SMBKIT_TRY(auto resp, t.transact(&id, SMB2_QUERY_INFO, [&](ByteWriter& w, const Tree::Route&, const FileId& cur) {
-               q.FileId = cur;
-               return encode_query_info_request(q, w);
-             }, what, {STATUS_BUFFER_OVERFLOW}, max));
-  return query_info_buffer(resp, max);
-}
-
-namespace {
-FileStat stat_from(const FileAllInformation& a) {
-  FileStat s;
-  s.size = a.StandardInformation.EndOfFile;
-  s.allocation = a.StandardInformation.AllocationSize;
-  s.attributes = a.BasicInformation.FileAttributes;
-  s.is_dir = a.StandardInformation.Directory || (s.attributes & FILE_ATTRIBUTE_DIRECTORY);
-  s.creation_time = a.BasicInformation.CreationTime;
-  s.access_time = a.BasicInformation.LastAccessTime;
-  s.write_time = a.BasicInformation.LastWriteTime;
-  s.change_time = a.BasicInformation.ChangeTime;
-  s.file_id = a.InternalInformation.IndexNumber;
-  s.links = a.StandardInformation.NumberOfLinks;
-  s.delete_pending = a.StandardInformation.DeletePending != 0;
-  return s;
-}
-}  // namespace
-
 Result<FileStat> Tree::stat_handle(const FileId& id) {
-  SMBKIT_TRY(Bytes buf, query_info(*this, id, SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, 4096, "stat"));
-  FileAllInformation a;
-  SMBKIT_CHECK(decode_info(buf, a));
-  return stat_from(a);
+  SMBKIT_TRY(Bytes buf, query_info(*this, id, all_information_query(), "stat"));
+  return stat_of_all_information(buf);
 }
 
 std::optional<Result<std::vector<session::Response>>> Tree::compound_on(const std::string& path,
@@ -639,20 +585,11 @@ static Result<std::optional<FileStat>> on_path(Tree& t, const std::string& path,
                         s.FileId = id;
                         return encode_set_info_request(s, w);
                       }});
-  QueryInfoRequest q;
-  q.InfoType = SMB2_0_INFO_FILE;
-  q.FileInfoClass = FILE_ALL_INFORMATION;
-  q.OutputBufferLength = 4096;
-  if (query)
-    middle.push_back({SMB2_QUERY_INFO, [&q](ByteWriter& w, const FileId& id) {
-                        QueryInfoRequest r = q;
-                        r.FileId = id;
-                        return encode_query_info_request(r, w);
-                      }, q.OutputBufferLength});
+  const InfoQuery q = all_information_query(path);
+  if (query) middle.push_back(related_query(q));
   auto stat_of = [](const Bytes& buf) -> Result<std::optional<FileStat>> {
-    FileAllInformation a;
-    SMBKIT_CHECK(decode_info(buf, a));
-    return std::optional<FileStat>(stat_from(a));
+    SMBKIT_TRY(FileStat s, stat_of_all_information(buf));
+    return std::optional<FileStat>(std::move(s));
   };
   if (auto r = t.compound_on(path, p, middle)) {
     if (!*r) return (*r).take_error();
@@ -660,10 +597,7 @@ static Result<std::optional<FileStat>> on_path(Tree& t, const std::string& path,
     for (size_t i = 0; i < infos.size(); i++)
       if (uint32_t st = resps[1 + i].hdr.Status; st != STATUS_SUCCESS) return nt_error(st, what);
     if (!query) return std::optional<FileStat>{};
-    const auto& qr = resps.back();
-    if (qr.hdr.Status != STATUS_SUCCESS && qr.hdr.Status != STATUS_BUFFER_OVERFLOW)
-      return nt_error(qr.hdr.Status, t.url_of(path));
-    SMBKIT_TRY(auto info, query_info_buffer(qr, q.OutputBufferLength));
+    SMBKIT_TRY(auto info, query_info_answer(resps.back(), q, t.url_of(path)));
     return stat_of(info);
   }
   SMBKIT_TRY(auto f, t.open(path, p));
@@ -675,8 +609,8 @@ static Result<std::optional<FileStat>> on_path(Tree& t, const std::string& path,
     }
   }
   if (out && query) {
-    if (auto s = t.stat_handle(f.id)) out = std::optional<FileStat>(*s);
-    else out = s.take_error();
+    if (auto info = query_info(t, f.id, q, t.url_of(path))) out = stat_of(*info);
+    else out = info.take_error();
   }
   auto c = t.close(f.id);
   if (out && !c) return c.take_error();
@@ -798,33 +732,17 @@ Result<FsStat> Tree::statfs() {
   p.options = FILE_DIRECTORY_FILE;
   // The share root's sizes and file system attributes: CREATE, two
   // QUERY_INFOs and CLOSE in one compound frame, else step by step.
-  QueryInfoRequest full;
-  full.InfoType = SMB2_0_INFO_FILESYSTEM;
-  full.FileInfoClass = FILE_FS_FULL_SIZE_INFORMATION;
-  full.OutputBufferLength = 256;
-  QueryInfoRequest attrs = full;
-  attrs.FileInfoClass = FILE_FS_ATTRIBUTE_INFORMATION;
-  attrs.OutputBufferLength = 1024;
-  auto query = [](const QueryInfoRequest& q) {
-    return Related{SMB2_QUERY_INFO, [&q](ByteWriter& w, const FileId& id) {
-                     QueryInfoRequest r = q;
-                     r.FileId = id;
-                     return encode_query_info_request(r, w);
-                   }, q.OutputBufferLength};
-  };
+  const InfoQuery full{SMB2_0_INFO_FILESYSTEM, FILE_FS_FULL_SIZE_INFORMATION, kFsFullSizeLength};
+  const InfoQuery attrs{SMB2_0_INFO_FILESYSTEM, FILE_FS_ATTRIBUTE_INFORMATION, kFsAttributeLength};
   Result<Bytes> size = Error{}, attr = Error{};
-  auto buffer_of = [](const session::Response& r, uint32_t asked) -> Result<Bytes> {
-    if (r.hdr.Status != STATUS_SUCCESS && r.hdr.Status != STATUS_BUFFER_OVERFLOW) return nt_error(r.hdr.Status, "statfs");
-    return query_info_buffer(r, asked);
-  };
-  if (auto r = compound_on("", p, {query(full), query(attrs)})) {
+  if (auto r = compound_on("", p, {related_query(full), related_query(attrs)})) {
     if (!*r) return (*r).take_error();
-    size = buffer_of((**r)[1], full.OutputBufferLength);
-    attr = buffer_of((**r)[2], attrs.OutputBufferLength);
+    size = query_info_answer((**r)[1], full, "statfs");
+    attr = query_info_answer((**r)[2], attrs, "statfs");
   } else {
     SMBKIT_TRY(auto f, open("", p));
-    size = query_info(*this, f.id, full.InfoType, full.FileInfoClass, full.OutputBufferLength, "statfs");
-    attr = query_info(*this, f.id, attrs.InfoType, attrs.FileInfoClass, attrs.OutputBufferLength, "statfs");
+    size = query_info(*this, f.id, full, "statfs");
+    attr = query_info(*this, f.id, attrs, "statfs");
     (void)close(f.id);
   }
   if (!size) return size.take_error();
@@ -847,18 +765,28 @@ Result<FsStat> Tree::statfs() {
   return out;
 }
 
-Result<void> Tree::mkdir(const std::string& path, bool read_only) {
+Result<FileStat> Tree::mkdir(const std::string& path, bool read_only) {
   OpenParams p;
   p.access = FILE_READ_ATTRIBUTES | SYNCHRONIZE;
   p.disposition = FILE_CREATE;
   p.options = FILE_DIRECTORY_FILE;
   p.attributes = FILE_ATTRIBUTE_DIRECTORY | (read_only ? FILE_ATTRIBUTE_READONLY : 0);
-  if (auto r = compound_on(path, p, {})) {
+  // The new directory's attributes ride in the frame. Once the CREATE has
+  // succeeded the directory exists: a query that fails after it is no
+  // failure of the mkdir, and what the CREATE response said stands in.
+  const InfoQuery q = all_information_query(path);
+  if (auto r = compound_on(path, p, {related_query(q)})) {
     if (!*r) return (*r).take_error();
-    return {};
+    SMBKIT_TRY(auto cr, decode_create_response((**r)[0].msg()));
+    auto info = query_info_answer((**r)[1], q, url_of(path));
+    auto s = info ? stat_of_all_information(*info) : Result<FileStat>(info.take_error());
+    return s ? std::move(*s) : stat_of_create(cr);
   }
   SMBKIT_TRY(auto f, open(path, p));
-  return close(f.id);
+  auto info = query_info(*this, f.id, q, url_of(path));
+  auto s = info ? stat_of_all_information(*info) : Result<FileStat>(info.take_error());
+  (void)close(f.id);
+  return s ? std::move(*s) : f.created;
 }
 
 // A path operation whose middle request is one SET_INFO (delete, rename).

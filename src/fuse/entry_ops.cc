@@ -62,9 +62,9 @@ void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) 
   if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
   std::string path = InodeTable::join(*dir, name);
   // No write bit: read-only, as for a file (op_create) and as mount.cifs.
-  auto r = fs.tree().mkdir(fs.smb_path(path), !(mode & 0222));
-  if (!r) return reply_error(req, r.error(), "mkdir");
-  auto s = stat_path(fs, path);
+  // The new directory's attributes come with it (Tree::mkdir), so a
+  // directory made is never reported as a failure.
+  auto s = fs.tree().mkdir(fs.smb_path(path), !(mode & 0222));
   if (!s) return reply_error(req, s.error(), "mkdir");
   uint64_t ino = fs.inodes().lookup(path);
   auto e = entry_for(fs, *s, ino);

@@ -352,7 +352,34 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set, f
   if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
   auto path = fs.inodes().path_of(ino);
   bool have_fh = has_file_handle(fi);
-  if (!path && !have_fh) return (void)fuse_reply_err(req, ENOENT);
+  if (!path && !have_fh) {
+    // With the writeback cache (cache=loose) the kernel keeps a file's
+    // mtime and ctime itself and writes them back with a SETATTR of times
+    // alone, through a writable handle if one is open, else by inode:
+    // also right after an unlink (its ctime changed) or after the last
+    // close. A file with no name left and no handle of ours is gone: there
+    // is nothing to set, and ENOENT would be recorded as a write-back
+    // error of the whole mount (syncfs would return it). (One still open
+    // only for reading keeps the kernel's times: its handles could not set
+    // them, lacking FILE_WRITE_ATTRIBUTES.) The kernel ignores the reply
+    // to this write-back; it gets the file's attributes if a handle can
+    // still tell them.
+    constexpr int kTimes = FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_ATIME_NOW |
+                           FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME;
+    if (!(to_set & ~kTimes)) {
+      SMBKIT_LOG(debug, "fuse setattr: inode {} has no name: its times are not written back", ino);
+      FileStat gone;
+      gone.links = 0;
+      gone.delete_pending = true;
+      gone.write_time = timespec_to_filetime(attr->st_mtim);
+      gone.change_time = timespec_to_filetime(attr->st_ctim);
+      if (auto id = fs.open_handles().any(ino))
+        if (auto s = t.stat_handle(*id)) gone = std::move(*s);
+      struct stat st = fs.to_stat(gone, ino);
+      return (void)fuse_reply_attr(req, &st, 0);
+    }
+    return (void)fuse_reply_err(req, ENOENT);
+  }
   // Pending writes land before a truncate or a time change.
   if (auto f = flush_writes(fs, ino); !f) return reply_error(req, f.error(), "setattr");
   drop_attrs(fs, ino);  // kept ones would not show this change
@@ -601,11 +628,13 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     f = leased_open(fs, known, path, p, &with);
   }
   if (!f) return reply_error(req, f.error(), "create");
+  // The file exists and is open once the CREATE succeeded: a query of its
+  // attributes that fails after it is no failure of the create, and what
+  // the CREATE response said stands in.
   Result<FileStat> s = with.stat ? Result<FileStat>(std::move(*with.stat)) : fs.tree().stat_handle(f->file.id);
   if (!s) {
-    (void)fs.tree().close(f->file.id);
-    if (fs.leases()) fs.leases()->discard(*f);
-    return reply_error(req, s.error(), "create");
+    SMBKIT_LOG(debug, "create {}: attributes from the CREATE response: {}", path, s.error().message());
+    s = f->file.created;
   }
   auto h = std::make_unique<FileHandle>();
   h->id = f->file.id;

@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "client/lock.h"
+#include "client/query_info.h"
 #include "relay_util.h"
 
 namespace smbkit_it {
@@ -312,8 +313,9 @@ TEST_F(Hostile, AQueryInfoReturningMoreThanAskedFails) {
     // to the end of the message.
     if (to == Toward::client && single_plain(fr) && smb2::command(fr) == SMB2_QUERY_INFO && smb2::status(fr) == 0) {
       uint32_t len = smbkit::load_le32(fr.data() + smb2::kHeaderSize + 4);
-      smbkit::store_le32(fr.data() + smb2::kHeaderSize + 4, 4096 + 8);
-      fr.resize(fr.size() + (4096 + 8 - len));
+      const uint32_t more = smbkit::client::kAllInformationLength + 8;  // than stat_handle asks
+      smbkit::store_le32(fr.data() + smb2::kHeaderSize + 4, more);
+      fr.resize(fr.size() + (more - len));
     }
     return Verdict::forward;
   });
