@@ -851,6 +851,7 @@ fuse_lowlevel_ops make_ops() {
   o.getlk = op_getlk;
   o.setlk = op_setlk;
   o.flock = op_flock;
+  register_alloc_ops(o);
   return o;
 }
 

@@ -20,7 +20,7 @@ inline constexpr uint64_t kMaxFileOffset = 0x7FFFFFFFFFFFFFFFull;
 // MS-FSCC 2.3.64: FILE_SET_SPARSE_BUFFER, the input of FSCTL_SET_SPARSE.
 // An empty input also means "set sparse" (2.3.64: the buffer is optional).
 struct FileSetSparseBuffer {
-  uint8_t SetSparse = 1; // BOOLEAN
+  uint8_t SetSparse = 1;  // BOOLEAN
   bool operator==(const FileSetSparseBuffer &) const = default;
 };
 inline constexpr size_t kFileSetSparseBufferSize = 1;
@@ -57,8 +57,8 @@ Result<FileAllocatedRangeBuffer> decode_allocated_range(ByteView buf);
 // each non-empty, inside the file's offsets, in ascending order without
 // overlap, and each intersecting `asked`. Anything else is a protocol
 // error: a wrong list would give a wrong SEEK_DATA/SEEK_HOLE answer.
-Result<std::vector<FileAllocatedRangeBuffer>>
-decode_allocated_ranges(ByteView buf, const FileAllocatedRangeBuffer &asked);
+Result<std::vector<FileAllocatedRangeBuffer>> decode_allocated_ranges(ByteView buf,
+                                                                      const FileAllocatedRangeBuffer &asked);
 Bytes encode_allocated_ranges(const std::vector<FileAllocatedRangeBuffer> &v);
 
-} // namespace smbkit::proto
+}  // namespace smbkit::proto
