@@ -7,7 +7,8 @@
 // Runs random operations on one file and keeps an in-memory model of what
 // the file must contain: read, write (also past EOF, leaving holes),
 // truncate (grow and shrink), mmap read, mmap write (MAP_SHARED + msync),
-// fallocate, punch hole, fsync, close/reopen, copy_file_range (within the
+// fallocate, punch hole, zero range, fsync, close/reopen,
+// copy_file_range (within the
 // file, or from a second file PATH.copysrc); reads go through pread or
 // lseek+read, writes through pwrite or lseek+write. Every read is compared
 // byte for byte with the model, and the whole file (size and bytes) every
@@ -43,16 +44,21 @@
 #ifndef FALLOC_FL_PUNCH_HOLE
 #define FALLOC_FL_PUNCH_HOLE 0x02
 #endif
+#ifndef FALLOC_FL_ZERO_RANGE
+#define FALLOC_FL_ZERO_RANGE 0x10
+#endif
 
 #include "fstool_util.h"
 
 namespace {
 
-enum Op { kRead, kWrite, kTruncate, kMapRead, kMapWrite, kFallocate, kPunch, kFsync, kReopen, kCopyRange, kNumOps };
-const char* const kOpName[kNumOps] = {"read",     "write",     "truncate", "mapread", "mapwrite",
-                                      "fallocate", "punch", "fsync",    "reopen", "copyrange"};
+enum Op {
+  kRead, kWrite, kTruncate, kMapRead, kMapWrite, kFallocate, kPunch, kFsync, kReopen, kCopyRange, kZero, kNumOps
+};
+const char* const kOpName[kNumOps] = {"read",      "write", "truncate", "mapread", "mapwrite",  "fallocate",
+                                      "punch",     "fsync", "reopen",   "copyrange", "zero"};
 // Relative frequency of each class.
-const unsigned kWeight[kNumOps] = {20, 20, 8, 8, 8, 5, 5, 3, 3, 5};
+const unsigned kWeight[kNumOps] = {20, 20, 8, 8, 8, 5, 5, 3, 3, 5, 5};
 
 struct Options {
   std::string path;
@@ -399,6 +405,27 @@ struct Fsx {
     if (off < size) std::memset(&model[off], 0, std::min(len, size - off));
   }
 
+  // FALLOC_FL_ZERO_RANGE, with or without KEEP_SIZE: zeros over the range
+  // inside the file; past it, the size grows to the range's end unless kept.
+  void do_zero() {
+    uint64_t size = model.size();
+    uint64_t off = rnd(o.max_size);
+    uint64_t len = std::min(pick_len(), o.max_size - off);
+    if (len == 0) len = 1;
+    bool keep = rnd(2) == 0;
+    note("zero 0x%" PRIx64 " thru 0x%" PRIx64 " (0x%" PRIx64 " bytes) size 0x%" PRIx64 "%s", off, off + len - 1, len,
+         size, keep ? " KEEP_SIZE" : "");
+    int mode = FALLOC_FL_ZERO_RANGE | (keep ? FALLOC_FL_KEEP_SIZE : 0);
+    if (fallocate(fd, mode, static_cast<off_t>(off), static_cast<off_t>(len)) != 0) {
+      int e = errno;
+      if (maybe_disable(kZero, e, "fallocate(ZERO_RANGE)")) return;
+      fail_errno("fallocate(ZERO_RANGE)", e);
+    }
+    used_ok[kZero] = true;
+    if (off < size) std::memset(&model[off], 0, std::min(len, size - off));
+    if (!keep && off + len > size) model.resize(off + len, '\0');
+  }
+
   void do_fsync() {
     bool data_only = rnd(2) == 0;
     note("%s", data_only ? "fdatasync" : "fsync");
@@ -521,6 +548,7 @@ struct Fsx {
         case kFsync: do_fsync(); break;
         case kReopen: do_reopen(); break;
         case kCopyRange: do_copy_range(); break;
+        case kZero: do_zero(); break;
         default: break;
       }
       if (o.inject_fault_at && opno >= o.inject_fault_at && !fault_injected && !model.empty()) {
@@ -567,7 +595,7 @@ void usage() {
                "  --check-every N     full-file compare every N ops (default 100, 0: only at the end)\n"
                "  --log FILE          also write a failure report and replay log to FILE\n"
                "  --no-read --no-write --no-truncate --no-mmap (both) --no-mapread --no-mapwrite\n"
-               "  --no-fallocate --no-punch --no-fsync --no-reopen --no-copy-range\n"
+               "  --no-fallocate --no-punch --no-zero --no-fsync --no-reopen --no-copy-range\n"
                "  --no-pio            use only lseek+read/write   --no-rw  use only pread/pwrite\n"
                "  --keep              keep the file   -q  quiet\n");
 }
@@ -596,6 +624,7 @@ int main(int argc, char** argv) {
     else if (a == "--no-mapwrite") o.enabled[kMapWrite] = false;
     else if (a == "--no-fallocate") o.enabled[kFallocate] = false;
     else if (a == "--no-punch") o.enabled[kPunch] = false;
+    else if (a == "--no-zero") o.enabled[kZero] = false;
     else if (a == "--no-fsync") o.enabled[kFsync] = false;
     else if (a == "--no-reopen") o.enabled[kReopen] = false;
     else if (a == "--no-copy-range") o.enabled[kCopyRange] = false;

@@ -18,6 +18,7 @@
 #include "client/listing.h"
 #include "client/reconnect_policy.h"
 #include "proto/create.h"
+#include "proto/fsctl_fscc.h"
 #include "proto/lock.h"
 #include "proto/types.h"
 
@@ -274,6 +275,27 @@ class Tree {
   };
   Result<FsctlAnswer> fsctl(const proto::FileId& id, uint32_t ctl_code, ByteView input, uint32_t max_output,
                             const std::string& what, std::initializer_list<uint32_t> also_ok = {});
+
+  // Space and holes (client/sparse.cc). FileAllocationInformation (MS-FSCC
+  // 2.4.4): the server reserves `size` bytes; a size below the end of file
+  // truncates the file to it (MS-FSA 2.1.5.14.1), so callers only grow it.
+  Result<void> set_allocation_size(const proto::FileId& id, uint64_t size);
+  // FSCTL_SET_SPARSE (MS-FSCC 2.3.64) with SetSparse TRUE.
+  Result<void> set_sparse(const proto::FileId& id);
+  // FSCTL_SET_ZERO_DATA (MS-FSCC 2.3.67): [offset, end) reads as zeros; on
+  // a sparse file the server deallocates it.
+  Result<void> zero_data(const proto::FileId& id, uint64_t offset, uint64_t end);
+  // FSCTL_QUERY_ALLOCATED_RANGES (MS-FSCC 2.3.47/2.3.48) over
+  // [offset, offset+length): the allocated ranges one answer of at most
+  // max_output bytes holds, checked (proto::decode_allocated_ranges).
+  // `complete` is false when the server had more (STATUS_BUFFER_OVERFLOW):
+  // ask again from the end of the last range.
+  struct AllocatedRanges {
+    std::vector<proto::FileAllocatedRangeBuffer> ranges;
+    bool complete = true;
+  };
+  Result<AllocatedRanges> allocated_ranges(const proto::FileId& id, uint64_t offset, uint64_t length,
+                                           uint32_t max_output);
 
   Result<FileStat> stat(const std::string& path);
   Result<FileStat> stat_handle(const proto::FileId& id);

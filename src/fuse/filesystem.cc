@@ -890,6 +890,7 @@ fuse_lowlevel_ops make_ops() {
   o.setlk = op_setlk;
   o.flock = op_flock;
   o.copy_file_range = op_copy_file_range;
+  register_alloc_ops(o);
   return o;
 }
 

@@ -133,5 +133,8 @@ void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse
 void op_releasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi);
 void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, fuse_file_info* fi);
 
+// fallocate and lseek (SEEK_DATA/SEEK_HOLE): alloc_ops.cc.
+void register_alloc_ops(fuse_lowlevel_ops& o);
+
 }  // namespace ops
 }  // namespace smbkit::fuse

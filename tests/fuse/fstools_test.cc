@@ -38,6 +38,17 @@ class FsTools : public Mount {
   }
 
   // fsx with `ops` operations; checks the summary accounts for all of them.
+  // fallocate, punch hole and zero range work on the mount in every cache
+  // mode: fsx used each and disabled none.
+  // fallocate, hole punching, zeroing and (server-side) copy_file_range
+  // ran in the mount, none refused.
+  void expect_space_ops() {
+    for (const char* k : {"fallocate", "punch", "zero", "copyrange"}) {
+      EXPECT_GT(summary_value(last_out_, k), 0) << k << "\n" << last_out_;
+      EXPECT_EQ(last_out_.find(std::string("disabled: ") + k), std::string::npos) << last_out_;
+    }
+  }
+
   void fsx(const std::string& dir, uint64_t seed, int ops, const std::vector<std::string>& extra = {}) {
     std::vector<std::string> argv = {kFsx, "--seed", std::to_string(seed), "--ops", std::to_string(ops),
                                      "--max-size", "131072", "--max-len", "32768", "--check-every", "50"};
@@ -112,7 +123,7 @@ TEST_F(FsTools, FsxLocalDirAllOperationClasses) {
   fsx(d.path(), 1, 3000);
   // A local file system supports every class: none may be disabled.
   EXPECT_EQ(last_out_.find("disabled:"), std::string::npos) << last_out_;
-  for (const char* k : {"truncate", "mapread", "mapwrite", "fallocate", "punch", "fsync", "reopen", "copyrange"})
+  for (const char* k : {"truncate", "mapread", "mapwrite", "fallocate", "punch", "zero", "fsync", "reopen", "copyrange"})
     EXPECT_GT(summary_value(last_out_, k), 0) << k << "\n" << last_out_;
 }
 
@@ -165,12 +176,9 @@ TEST_F(FsTools, PosixcheckCacheNone) { posixcheck(mounted("cache=none,actimeo=0"
 TEST_F(FsTools, FsxCacheStrict) {
   std::string mp = mounted("cache=strict");
   fsx(mp, 101, 2500);
-  // Page-cache mode: shared writable mmap works; fallocate is not implemented.
+  // Page-cache mode: shared writable mmap works.
   EXPECT_GT(summary_value(last_out_, "mapwrite"), 0) << last_out_;
-  EXPECT_NE(last_out_.find("disabled: fallocate (EOPNOTSUPP)"), std::string::npos) << last_out_;
-  // copy_file_range (server-side) in every mode.
-  EXPECT_GT(summary_value(last_out_, "copyrange"), 0) << last_out_;
-  EXPECT_EQ(last_out_.find("disabled: copyrange"), std::string::npos) << last_out_;
+  expect_space_ops();
 }
 
 TEST_F(FsTools, FsxCacheNoneRunsSharedMmap) {
@@ -181,17 +189,13 @@ TEST_F(FsTools, FsxCacheNoneRunsSharedMmap) {
   EXPECT_GT(summary_value(last_out_, "mapread"), 0) << last_out_;
   EXPECT_GT(summary_value(last_out_, "mapwrite"), 0) << last_out_;
   EXPECT_EQ(last_out_.find("disabled: map"), std::string::npos) << last_out_;
-  // copy_file_range (server-side) in every mode.
-  EXPECT_GT(summary_value(last_out_, "copyrange"), 0) << last_out_;
-  EXPECT_EQ(last_out_.find("disabled: copyrange"), std::string::npos) << last_out_;
+  expect_space_ops();
 }
 
 TEST_F(FsTools, FsxCacheLoose) {
   std::string mp = mounted("cache=loose");
   fsx(mp, 103, 2500);
-  // copy_file_range (server-side) in every mode.
-  EXPECT_GT(summary_value(last_out_, "copyrange"), 0) << last_out_;
-  EXPECT_EQ(last_out_.find("disabled: copyrange"), std::string::npos) << last_out_;
+  expect_space_ops();
 }
 
 TEST_F(FsTools, FsstressCacheStrict) {
