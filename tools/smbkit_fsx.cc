@@ -7,10 +7,9 @@
 // Runs random operations on one file and keeps an in-memory model of what
 // the file must contain: read, write (also past EOF, leaving holes),
 // truncate (grow and shrink), mmap read, mmap write (MAP_SHARED + msync),
-// fallocate, punch hole, zero range, fsync, close/reopen,
-// copy_file_range (within the
-// file, or from a second file PATH.copysrc); reads go through pread or
-// lseek+read, writes through pwrite or lseek+write. Every read is compared
+// fallocate, punch hole, zero range, fsync, close/reopen, copy_file_range
+// (within the file, or from a second file PATH.copysrc); reads go through
+// pread or lseek+read, writes through pwrite or lseek+write. Every read is compared
 // byte for byte with the model, and the whole file (size and bytes) every
 // --check-every operations and at the end. The run is a function of --seed
 // (and of which operation classes the target supports).

@@ -16,10 +16,13 @@ Result<Tree::FsctlAnswer> Tree::fsctl(const FileId& id, uint32_t ctl_code, ByteV
   io.Input.assign(input.begin(), input.end());
   io.MaxOutputResponse = max_output;
   io.Flags = SMB2_0_IOCTL_IS_FSCTL;
-  SMBKIT_TRY(auto resp, transact(&id, SMB2_IOCTL, [&](ByteWriter& w, const Route&, const FileId& cur) {
-               io.FileId = cur;
-               return encode_ioctl_request(io, w);
-             }, what, also_ok, max_output));
+  SMBKIT_TRY(auto resp, transact(
+                            &id, SMB2_IOCTL,
+                            [&](ByteWriter& w, const Route&, const FileId& cur) {
+                              io.FileId = cur;
+                              return encode_ioctl_request(io, w);
+                            },
+                            what, also_ok, max_output));
   FsctlAnswer a;
   a.status = resp.hdr.Status;
   auto body = decode_ioctl_response(resp.msg());

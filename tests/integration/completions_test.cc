@@ -97,9 +97,8 @@ TEST_F(Completions, ACompletionMaySubmitOnTheSameConnection) {
   auto f = both->get_future();
   std::thread([c, both] {
     c->submit(echo(), [c, both](Result<Response> first) {
-      c->submit(echo(), [both, first_ok = first.ok()](Result<Response> second) {
-        both->set_value(!first_ok && !second.ok());
-      });
+      c->submit(echo(),
+                [both, first_ok = first.ok()](Result<Response> second) { both->set_value(!first_ok && !second.ok()); });
     });
   }).detach();
   ASSERT_EQ(f.wait_for(std::chrono::seconds(30)), std::future_status::ready)
