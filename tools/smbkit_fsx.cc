@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -54,10 +55,12 @@ namespace {
 enum Op {
   kRead, kWrite, kTruncate, kMapRead, kMapWrite, kFallocate, kPunch, kFsync, kReopen, kCopyRange, kZero, kNumOps
 };
-const char* const kOpName[kNumOps] = {"read",      "write", "truncate", "mapread", "mapwrite",  "fallocate",
+const char* const kOpName[] = {"read",      "write", "truncate", "mapread", "mapwrite",  "fallocate",
                                       "punch",     "fsync", "reopen",   "copyrange", "zero"};
 // Relative frequency of each class.
-const unsigned kWeight[kNumOps] = {20, 20, 8, 8, 8, 5, 5, 3, 3, 5, 5};
+const unsigned kWeight[] = {20, 20, 8, 8, 8, 5, 5, 3, 3, 5, 5};
+// A class added to Op needs its name and weight.
+static_assert(std::size(kOpName) == kNumOps && std::size(kWeight) == kNumOps);
 
 struct Options {
   std::string path;
@@ -69,7 +72,11 @@ struct Options {
   uint64_t check_every = 100;
   double time_limit = 0;
   std::string log;
-  bool enabled[kNumOps] = {true, true, true, true, true, true, true, true, true, true};
+  std::array<bool, kNumOps> enabled = [] {
+    std::array<bool, kNumOps> all;
+    all.fill(true);
+    return all;
+  }();
   bool pio = true;    // use pread/pwrite for half of reads/writes
   bool rw = true;     // use lseek+read/write for the other half
   bool keep = false;  // keep the file afterwards

@@ -227,6 +227,9 @@ struct Command {
 // async-signal-safe calls, no allocation.
 [[noreturn]] void launcher_loop(int sock, const char* smbd, const char* conf, const char* out) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // the test died: go with it (smbd follows)
+  // smbd's per-connection children, orphaned when 'K' kills the parent
+  // first, become ours, so 'K' can wait until they are gone.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   Command c;
   for (;;) {
     ssize_t n = read(sock, &c, sizeof c);
@@ -262,6 +265,15 @@ struct Command {
       }
       kill(-c.pid, SIGKILL);  // children and a stuck parent
       if (!gone) waitpid(c.pid, &st, 0);
+      // Until every child of that smbd is reaped, Samba's records (byte-range
+      // locks, share modes) of its connections name processes that still
+      // exist, and the next smbd honours them: a restart would keep a dead
+      // client's locks. Bounded: 5 s.
+      for (int i = 0; i < 250; i++) {
+        pid_t w = waitpid(-c.pid, &st, WNOHANG);
+        if (w < 0) break;  // ECHILD: nothing of that group is left
+        if (w == 0) usleep(20000);
+      }
     }
     if (write(sock, &reply, sizeof reply) != sizeof reply) _exit(0);
   }
