@@ -171,16 +171,8 @@ void NtlmAcceptor::wipe() {
   wipe_session_keys(result_.keys);
 }
 
-// What we grant when the client asks: Unicode only, NTLMv2 with extended
-// session security, key exchange, full-strength keys, a Version field.
-// Not LM_KEY, OEM, DATAGRAM or IDENTIFY.
-uint32_t NtlmAcceptor::supported_flags() {
-  return NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_REQUEST_TARGET | NTLMSSP_NEGOTIATE_SIGN |
-         NTLMSSP_NEGOTIATE_SEAL | NTLMSSP_NEGOTIATE_NTLM | NTLMSSP_NEGOTIATE_ALWAYS_SIGN |
-         NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY | NTLMSSP_NEGOTIATE_TARGET_INFO |
-         NTLMSSP_NEGOTIATE_VERSION | NTLMSSP_NEGOTIATE_128 | NTLMSSP_NEGOTIATE_KEY_EXCH |
-         NTLMSSP_NEGOTIATE_56;
-}
+// What we grant when the client asks (of what it asks for).
+uint32_t NtlmAcceptor::supported_flags() { return kNtlmv2Flags; }
 
 Result<Bytes> NtlmAcceptor::challenge_message(ByteView negotiate, uint64_t filetime_now,
                                               ByteView server_challenge) {

@@ -48,6 +48,16 @@ enum : uint32_t {
   NTLMSSP_NEGOTIATE_56 = 0x80000000,
 };
 
+// The flags both our sides use: Unicode only, NTLMv2 with extended session
+// security, key exchange, full-strength keys, a Version field; not LM_KEY,
+// OEM, DATAGRAM or IDENTIFY. The set of the MS-NLMP 4.2.4 example client
+// (0xe2888235); why each: docs/design/auth-ntlm-spnego.md.
+inline constexpr uint32_t kNtlmv2Flags =
+    NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_REQUEST_TARGET | NTLMSSP_NEGOTIATE_SIGN | NTLMSSP_NEGOTIATE_SEAL |
+    NTLMSSP_NEGOTIATE_NTLM | NTLMSSP_NEGOTIATE_ALWAYS_SIGN | NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY |
+    NTLMSSP_NEGOTIATE_TARGET_INFO | NTLMSSP_NEGOTIATE_VERSION | NTLMSSP_NEGOTIATE_128 | NTLMSSP_NEGOTIATE_KEY_EXCH |
+    NTLMSSP_NEGOTIATE_56;
+
 // MS-NLMP 2.2.2.1 AvId values.
 enum : uint16_t {
   MsvAvEOL = 0x0000,

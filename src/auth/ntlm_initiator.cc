@@ -47,15 +47,7 @@ bool NtlmClient::anonymous() const {
   return creds_.anonymous || (creds_.user.empty() && creds_.password.empty());
 }
 
-// Why each flag: see docs/design/auth-ntlm-spnego.md. This is the set of the
-// MS-NLMP 4.2.4 example client (0xe2888235).
-uint32_t NtlmClient::default_flags() {
-  return NTLMSSP_NEGOTIATE_UNICODE | NTLMSSP_REQUEST_TARGET | NTLMSSP_NEGOTIATE_SIGN |
-         NTLMSSP_NEGOTIATE_SEAL | NTLMSSP_NEGOTIATE_NTLM | NTLMSSP_NEGOTIATE_ALWAYS_SIGN |
-         NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY | NTLMSSP_NEGOTIATE_TARGET_INFO |
-         NTLMSSP_NEGOTIATE_VERSION | NTLMSSP_NEGOTIATE_128 | NTLMSSP_NEGOTIATE_KEY_EXCH |
-         NTLMSSP_NEGOTIATE_56;
-}
+uint32_t NtlmClient::default_flags() { return kNtlmv2Flags; }
 
 Bytes NtlmClient::negotiate_message() {
   NegotiateMessage m;

@@ -20,25 +20,7 @@ using smbkit::STATUS_OBJECT_NAME_COLLISION;
 using smbkit::STATUS_OBJECT_NAME_NOT_FOUND;
 using smbkit::STATUS_SHARING_VIOLATION;
 
-class Files : public ServerSuite<Files> {
- protected:
-  void SetUp() override {
-    ServerSuite::SetUp();
-    if (HasFatalFailure()) return;
-    auto c = connect();
-    ASSERT_TRUE(c.ok()) << err_of(c);
-    client_ = std::move(*c);
-    auto t = client_->tree_connect("share");
-    ASSERT_TRUE(t.ok()) << err_of(t);
-    tree_ = std::move(*t);
-  }
-  void TearDown() override {
-    tree_.reset();
-    client_.reset();
-  }
-  std::unique_ptr<cl::Client> client_;
-  std::unique_ptr<cl::Tree> tree_;
-};
+class Files : public TreeSuite<Files> {};
 
 std::set<std::string> names_of(const std::vector<cl::FileStat>& v) {
   std::set<std::string> s;

@@ -379,4 +379,27 @@ class ServerSuite : public Base {
   static inline std::string start_error_;
 };
 
+// A ServerSuite whose every test starts with a client connected (the
+// matrix cell's options) to the share "share": client_ and tree_.
+template <class Derived>
+class TreeSuite : public ServerSuite<Derived> {
+ protected:
+  void SetUp() override {
+    ServerSuite<Derived>::SetUp();
+    if (this->HasFatalFailure()) return;
+    auto c = ServerSuite<Derived>::connect();
+    ASSERT_TRUE(c.ok()) << err_of(c);
+    client_ = std::move(*c);
+    auto t = client_->tree_connect("share");
+    ASSERT_TRUE(t.ok()) << err_of(t);
+    tree_ = std::move(*t);
+  }
+  void TearDown() override {
+    tree_.reset();
+    client_.reset();
+  }
+  std::unique_ptr<cl::Client> client_;
+  std::unique_ptr<cl::Tree> tree_;
+};
+
 }  // namespace smbkit_it

@@ -15,22 +15,8 @@ namespace {
 
 using namespace smbkit::proto;
 
-class ServerCopy : public ServerSuite<ServerCopy> {
+class ServerCopy : public TreeSuite<ServerCopy> {
  protected:
-  void SetUp() override {
-    ServerSuite::SetUp();
-    if (HasFatalFailure()) return;
-    auto c = connect();
-    ASSERT_TRUE(c.ok()) << err_of(c);
-    client_ = std::move(*c);
-    auto t = client_->tree_connect("share");
-    ASSERT_TRUE(t.ok()) << err_of(t);
-    tree_ = std::move(*t);
-  }
-  void TearDown() override {
-    tree_.reset();
-    client_.reset();
-  }
   static std::string url(const std::string& path, const std::string& share = "share") {
     return server().url(share) + "/" + path;
   }
@@ -48,8 +34,6 @@ class ServerCopy : public ServerSuite<ServerCopy> {
     p.disposition = disposition;
     return tree_->open(name, p);
   }
-  std::unique_ptr<cl::Client> client_;
-  std::unique_ptr<cl::Tree> tree_;
 };
 
 TEST_F(ServerCopy, ChunksWithinTheLimitsAndWritesAtTheTargetOffset) {
