@@ -28,23 +28,6 @@ using namespace proto;
 using client::FileStat;
 using client::OpenParams;
 
-constexpr uint64_t kFiletimeUnixEpoch = 116444736000000000ull;
-
-struct timespec filetime_to_timespec(uint64_t ft) {
-  struct timespec ts{};
-  if (ft < kFiletimeUnixEpoch) return ts;
-  uint64_t t = ft - kFiletimeUnixEpoch;
-  ts.tv_sec = static_cast<time_t>(t / 10000000ull);
-  ts.tv_nsec = static_cast<long>((t % 10000000ull) * 100);
-  return ts;
-}
-
-uint64_t timespec_to_filetime(const struct timespec& ts) {
-  if (ts.tv_sec < 0) return kFiletimeUnixEpoch;
-  return kFiletimeUnixEpoch + static_cast<uint64_t>(ts.tv_sec) * 10000000ull +
-         static_cast<uint64_t>(ts.tv_nsec) / 100;
-}
-
 FsConfig FsConfig::from(const MountOptions& o) {
   FsConfig c;
   c.prefix = o.prefix;

@@ -171,8 +171,4 @@ class SmbFs {
   client::CopychunkLimits copy_limits_;  // guarded by copy_mu_
 };
 
-// FILETIME (100 ns since 1601) <-> timespec.
-struct timespec filetime_to_timespec(uint64_t ft);
-uint64_t timespec_to_filetime(const struct timespec& ts);
-
 }  // namespace smbkit::fuse

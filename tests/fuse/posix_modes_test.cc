@@ -111,3 +111,36 @@ TEST_F(PosixModes, FstatOfAnUnlinkedOpenFileSaysNoLinks) {
 }
 
 }  // namespace
+
+namespace {
+
+// Times before 1970 (a negative tv_sec) are set and read back exactly, as
+// on ext4: the server keeps them (its file on disk says so) and the mount
+// shows them; they are never clamped to the epoch or dropped.
+TEST_F(PosixModes, TimesBeforeTheEpochAreKept) {
+  const timespec kMtime{-315619200, 0};  // 1960-01-01T00:00:00Z
+  const timespec kAtime{-157766400, 0};  // 1965-01-01T00:00:00Z
+  for (const char* opts : kModes) {
+    SCOPED_TRACE(opts);
+    std::string mp = mounted(opts);
+    ASSERT_FALSE(mp.empty());
+    std::string name = std::string("pm-old-") + (opts + 6);
+    std::string p = mp + "/" + name;
+    int fd = ::open(p.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0) << strerror(errno);
+    ASSERT_EQ(::close(fd), 0);
+    const timespec times[2] = {kAtime, kMtime};
+    ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), times, 0), 0) << strerror(errno);
+    struct stat on_disk{};
+    ASSERT_EQ(::stat((share_dir() + "/" + name).c_str(), &on_disk), 0) << strerror(errno);
+    EXPECT_EQ(on_disk.st_mtim.tv_sec, kMtime.tv_sec);
+    EXPECT_EQ(on_disk.st_atim.tv_sec, kAtime.tv_sec);
+    struct stat s{};
+    ASSERT_EQ(::stat(p.c_str(), &s), 0) << strerror(errno);
+    EXPECT_EQ(s.st_mtim.tv_sec, kMtime.tv_sec);
+    EXPECT_EQ(s.st_mtim.tv_nsec, 0);
+    EXPECT_EQ(::unlink(p.c_str()), 0) << strerror(errno);
+  }
+}
+
+}  // namespace
