@@ -56,11 +56,9 @@ Result<void> despite_readonly(SmbFs& fs, const std::string& path, Op op) {
 
 void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   auto& fs = fs_of(req);
-  if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
-  auto dir = path_or_reply(req, parent);
-  if (!dir) return;
-  if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
-  std::string path = InodeTable::join(*dir, name);
+  auto new_path = new_entry_path_or_reply(req, parent, name);
+  if (!new_path) return;
+  const std::string& path = *new_path;
   // No write bit: read-only, as for a file (op_create) and as mount.cifs.
   // The new directory's attributes come with it (Tree::mkdir), so a
   // directory made is never reported as a failure.

@@ -571,11 +571,9 @@ void op_open(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, fuse_file_info* fi) {
   auto& fs = fs_of(req);
-  if (fs.config().ro) return (void)fuse_reply_err(req, EROFS);
-  auto dir = path_or_reply(req, parent);
-  if (!dir) return;
-  if (int e = name_errno(name, EINVAL)) return (void)fuse_reply_err(req, e);
-  std::string path = InodeTable::join(*dir, name);
+  auto new_path = new_entry_path_or_reply(req, parent, name);
+  if (!new_path) return;
+  const std::string& path = *new_path;
   OpenParams p;
   p.access = access_for(fi->flags, fs.config().writeback_cache());
   if (fi->flags & O_EXCL) p.disposition = FILE_CREATE;

@@ -93,6 +93,24 @@ inline std::optional<std::string> path_or_reply(fuse_req_t req, fuse_ino_t ino) 
   return p;
 }
 
+// The path a new entry `name` under parent would have (create, mkdir), or
+// the error replied: EROFS on a read-only mount, ENOENT/ESTALE for the
+// parent, the name's own problem (name_errno).
+inline std::optional<std::string> new_entry_path_or_reply(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  auto& fs = fs_of(req);
+  if (fs.config().ro) {
+    fuse_reply_err(req, EROFS);
+    return std::nullopt;
+  }
+  auto dir = path_or_reply(req, parent);
+  if (!dir) return std::nullopt;
+  if (int e = name_errno(name, EINVAL)) {
+    fuse_reply_err(req, e);
+    return std::nullopt;
+  }
+  return InodeTable::join(*dir, name);
+}
+
 inline fuse_entry_param entry_for(SmbFs& fs, const FileStat& s, uint64_t ino) {
   fuse_entry_param e{};
   e.ino = ino;
