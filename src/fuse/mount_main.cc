@@ -205,7 +205,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   }
 
   fuse_loop_config* lc = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_max_threads(lc, 16);
+  fuse_loop_cfg_set_max_threads(lc, 64);
   fuse_loop_cfg_set_idle_threads(lc, 16);
   fuse_loop_cfg_set_clone_fd(lc, 0);
   // When the session ends (unmounted, or a signal), operations still

@@ -1,5 +1,6 @@
 #include "fuse/open_files.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "base/log.h"
@@ -76,10 +77,28 @@ void OpenFiles::close_all() {
   for (FileData* f : left) close(*f);
 }
 
-Result<void> OpenFiles::flush(fuse_ino_t ino) {
-  // The registry lock is held while waiting so no handle goes away under
-  // us; completions never take it.
+void OpenFiles::write_begins(fuse_ino_t ino) {
   std::lock_guard g(mu_);
+  writing_[ino]++;
+  writes_peak_ = std::max(writes_peak_, ++writes_now_);
+}
+
+void OpenFiles::write_ends(fuse_ino_t ino) {
+  std::lock_guard g(mu_);
+  writes_now_--;
+  auto it = writing_.find(ino);
+  if (it != writing_.end() && --it->second == 0) {
+    writing_.erase(it);
+    writes_done_.notify_all();
+  }
+}
+
+Result<void> OpenFiles::flush(fuse_ino_t ino) {
+  // The registry lock is held while waiting for the handles' writes so no
+  // handle goes away under us; completions never take it. The wait for
+  // WRITEs being served releases it (they take it to end).
+  std::unique_lock g(mu_);
+  writes_done_.wait(g, [&] { return !writing_.contains(ino); });
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return {};
   Result<void> first;
@@ -93,6 +112,7 @@ Result<void> OpenFiles::flush(fuse_ino_t ino) {
 
 bool OpenFiles::dirty(fuse_ino_t ino) {
   std::lock_guard g(mu_);
+  if (writing_.contains(ino)) return true;
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return false;
   for (FileData* f : it->second)
@@ -143,7 +163,7 @@ DataStats OpenFiles::totals() {
   totals_ = closed;
   all.ra_peak = ra_budget_.peak();
   all.wb_peak = wb_budget_.peak();
-  all.writes_peak = writes_peak_.load();
+  all.writes_peak = writes_peak_;
   return all;
 }
 

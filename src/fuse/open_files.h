@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,10 +65,14 @@ class OpenFiles {
   // no READ is left in flight when the tree goes.
   void close_all();
 
-  // Sends the pending writes of every handle of ino and waits for them;
-  // the first error of any of them (errors stay with their handle).
+  // Waits for the FUSE WRITEs of ino being served, then sends the pending
+  // writes of every handle of ino and waits for them; the first error of
+  // any of them (errors stay with their handle). After it, everything the
+  // kernel wrote to ino before the call is on the server (a SETATTR the
+  // kernel sends after write-back finds the write-back done).
   Result<void> flush(fuse_ino_t ino);
-  // True if some handle of ino holds unacknowledged writes.
+  // True if some handle of ino holds unacknowledged writes, or a FUSE
+  // WRITE of ino is being served.
   bool dirty(fuse_ino_t ino);
   // Drops the readahead windows of every handle of ino.
   void drop_reads(fuse_ino_t ino);
@@ -87,26 +92,33 @@ class OpenFiles {
   bool seed(FileData& f, uint64_t changes, std::shared_ptr<Bytes> buf, size_t got, uint32_t asked);
 
   DataStats totals();
+  // A FUSE write sent straight to the server (not through write-behind).
+  void count_direct(const WriteBehind::Stats& s) {
+    std::lock_guard g(mu_);
+    totals_.fuse_writes += s.writes;
+    totals_.write_requests += s.requests;
+    totals_.bytes_written += s.bytes;
+  }
   void count_read() {
     std::lock_guard g(mu_);
     totals_.fuse_reads++;
   }
-  // Around each FUSE WRITE: how many the kernel lets us serve at once.
-  void write_begins() {
-    uint64_t n = writes_now_.fetch_add(1) + 1, p = writes_peak_.load();
-    while (n > p && !writes_peak_.compare_exchange_weak(p, n)) {
-    }
-  }
-  void write_ends() { writes_now_.fetch_sub(1); }
+  // Around the sending of each FUSE WRITE of ino (after any flush it
+  // makes itself): flush(ino) waits for them; counts how many the kernel
+  // lets us serve at once.
+  void write_begins(fuse_ino_t ino);
+  void write_ends(fuse_ino_t ino);
 
  private:
   void add_stats_locked(const FileData& f);
   MemoryBudget ra_budget_, wb_budget_;
   std::mutex mu_;
+  std::condition_variable writes_done_;  // with mu_: an inode's last WRITE in progress ended
   std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
+  std::map<fuse_ino_t, uint32_t> writing_;  // FUSE WRITEs being served, per inode
   std::array<uint64_t, 256> changes_{};
   std::atomic<uint64_t> reads_epoch_{0};
-  std::atomic<uint64_t> writes_now_{0}, writes_peak_{0};
+  uint64_t writes_now_ = 0, writes_peak_ = 0;
   DataStats totals_;
 };
 

@@ -11,29 +11,43 @@
 
 namespace smbkit::fuse {
 
-Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data,
-                            uint32_t chunk) {
-  chunk = std::max<uint32_t>(4096, std::min(chunk, t.max_write()));
-  if (data.empty()) return size_t{0};
+namespace {
+
+Result<size_t> write_pieces(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data, uint32_t chunk,
+                            WriteBehind::Stats& count) {
   auto results = run_pieces(data.size(), chunk, [&](size_t at, size_t len, client::Tree::IoDone done) {
     t.write_async(id, off + at, data.subspan(at, len), std::move(done));
   });
   size_t pieces = results.size();
+  count.requests += pieces;
   for (size_t i = 0; i < pieces; i++) {
     size_t at = i * chunk;
     size_t len = std::min<size_t>(chunk, data.size() - at);
     if (!results[i]) return std::move(results[i]).take_error();
+    count.bytes += *results[i];
     if (*results[i] < len) {
       // The server took part of a piece (a full disk, typically): finish
       // it synchronously; no progress is an error.
       size_t got = *results[i];
-      auto more = got ? write_direct(t, id, off + at + got, data.subspan(at + got, len - got), chunk)
+      auto more = got ? write_pieces(t, id, off + at + got, data.subspan(at + got, len - got), chunk, count)
                       : Result<size_t>(sys_error(ENOSPC, "write at offset " + std::to_string(off + at) +
                                                                 ": the server accepted 0 bytes"));
       if (!more) return more;
     }
   }
   return data.size();
+}
+
+}  // namespace
+
+Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data, uint32_t chunk,
+                            WriteBehind::Stats* count) {
+  chunk = std::max<uint32_t>(4096, std::min(chunk, t.max_write()));
+  if (data.empty()) return size_t{0};
+  WriteBehind::Stats local;
+  WriteBehind::Stats& c = count ? *count : local;
+  c.writes++;
+  return write_pieces(t, id, off, data, chunk, c);
 }
 
 struct WriteBehind::Shared {

@@ -34,11 +34,6 @@
 
 namespace smbkit::fuse {
 
-// Writes data at off with the pieces (at most `chunk` bytes each) in
-// flight at once. All of it is written or the result is an error.
-Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data,
-                            uint32_t chunk);
-
 class WriteBehind {
  public:
   struct Config {
@@ -90,5 +85,11 @@ class WriteBehind {
   Config cfg_;
   std::shared_ptr<Shared> sh_;
 };
+
+// Writes data at off with the pieces (at most `chunk` bytes each) in
+// flight at once. All of it is written or the result is an error. Adds
+// one write, its WRITE requests and the bytes acknowledged to *count.
+Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data,
+                            uint32_t chunk, WriteBehind::Stats* count = nullptr);
 
 }  // namespace smbkit::fuse

@@ -639,11 +639,16 @@ TEST_F(DataPathFull, FsyncAndCloseReportTheError) {
     if (frc == -1) {
       EXPECT_TRUE(disk_error(ferr)) << strerror(ferr);
     }
-    if (!werr) {
+    // Write-behind in the daemon (strict) keeps the error for close too.
+    // Under cache=loose the kernel's write-back met it and the kernel
+    // reports a write-back error once per open file, as for ext4, NFS and
+    // cifs.ko: fsync took it.
+    bool kernel_reports = std::string(mode) == "cache=loose";
+    if (!werr && !kernel_reports) {
       EXPECT_EQ(crc, -1) << "close reported success after a write beyond capacity";
-      if (crc == -1) {
-      EXPECT_TRUE(disk_error(cerr)) << strerror(cerr);
     }
+    if (crc == -1) {
+      EXPECT_TRUE(disk_error(cerr)) << strerror(cerr);
     }
     unmount(mp);
     (void)::unlink((dir_ + "/big-" + std::string(mode + 6)).c_str());
