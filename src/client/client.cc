@@ -43,7 +43,7 @@ Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& opts) {
   c->client_guid_ = c->conn_->client_guid();
   auto s = c->session_setup();
   if (!s) return s.take_error();
-  if (opts.reconnect.enabled) c->reconnector_ = std::make_unique<Reconnector>(*c);
+  if (opts.reconnect.enabled) c->reconnector_ = std::make_unique<Reconnector>(static_cast<ReconnectTarget&>(*c), opts.reconnect);
   return c;
 }
 

@@ -1,7 +1,8 @@
 // The client's top objects: a Client is one authenticated SMB2 session on
 // one connection; a Tree is a connected share with the file operations the
-// CLI and (later) the mount use. All calls are synchronous here; the
-// asynchronous engine underneath is Connection::submit.
+// CLI and the mount use. Calls block until answered, except
+// Tree::read_async/write_async; the asynchronous engine underneath is
+// Connection::submit.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "client/connection.h"
 #include "client/handle_table.h"
 #include "client/listing.h"
+#include "client/reconnect.h"
 #include "client/reconnect_policy.h"
 #include "proto/create.h"
 #include "proto/fsctl_fscc.h"
@@ -39,7 +41,7 @@ struct Credentials {
 struct ClientOptions {
   ConnectionOptions conn;
   Credentials creds;
-  // What happens when the connection drops (issue 5, docs/design/reconnect.md).
+  // What happens when the connection drops (docs/design/reconnect.md).
   ReconnectOptions reconnect;
   // The most entries one listing may return (Tree::list_each):
   // past it the listing fails with STATUS_NO_MEMORY.
@@ -53,9 +55,9 @@ struct SessionInfo {
 };
 
 class Tree;
-class Reconnector;
 
-class Client {
+// Implements ReconnectTarget for its Reconnector (client/rebuild.cc).
+class Client final : private ReconnectTarget {
  public:
   // Connect, negotiate and authenticate.
   static Result<std::unique_ptr<Client>> connect(const ClientOptions& opts);
@@ -68,19 +70,8 @@ class Client {
   // alive (closed) until the Client goes, so a reference never dangles.
   Connection& conn() { return *live_.load(std::memory_order_acquire); }
   // Bumped by each successful reconnect.
-  uint64_t generation() const;
-  struct ReconnectStats {
-    uint64_t reconnects = 0;       // successful
-    uint64_t failed_attempts = 0;  // attempts that did not get through
-    uint64_t durable_reopens = 0;  // handles brought back by DH2C/DHnC
-    uint64_t path_reopens = 0;     // handles reopened by name (server lost them)
-    uint64_t lost_handles = 0;     // handles that could not be brought back
-    uint64_t resent = 0;           // requests re-sent after a reconnect
-    uint64_t echoes = 0;           // ECHO requests sent
-    uint64_t reauths = 0;          // sessions re-authenticated in place
-    uint64_t relocked = 0;         // byte-range locks taken again on reopened handles
-    uint64_t lost_locks = 0;       // locks another client took meanwhile (handle lost)
-  };
+  uint64_t generation() const override;
+  using ReconnectStats = client::ReconnectStats;
   ReconnectStats reconnect_stats() const;
   // No more reconnects: operations waiting for one, and later ones on a
   // dead connection, fail at once. For teardown (a `hard` mount being
@@ -90,11 +81,11 @@ class Client {
   void stop_reconnecting();
   // Drops the connection as if the network had failed (tests, tools): the
   // reconnect logic takes over.
-  void drop_connection();
+  void drop_connection() override;
   // Re-authenticates the current session on its connection (MS-SMB2
   // 3.2.4.2.3): same SessionId, keys, trees and handles. Done by the client
   // on STATUS_NETWORK_SESSION_EXPIRED; callable directly.
-  Result<void> reauthenticate();
+  Result<void> reauthenticate() override;
   const SessionInfo& session() const { return session_; }
   const ClientOptions& options() const { return opts_; }
 
@@ -134,6 +125,14 @@ class Client {
   Result<TreeLink> connect_tree(Connection& c, const SessionInfo& s, const std::string& share);
   Result<void> validate_negotiate(Connection& c, const SessionInfo& s, uint32_t tree_id, bool encrypt);
 
+  // ReconnectTarget (rebuild.cc): what the Reconnector drives.
+  bool connection_dead() const override;
+  std::string where() const override { return host_url(); }
+  Result<Reopens> reestablish(bool patient) override;
+  uint64_t frames_in() const override;
+  bool can_echo() const override;
+  void send_echo() override;
+
   ClientOptions opts_;
   // state_mu_ guards what a reconnect replaces: conn_, session_, gen_,
   // trees_ and every tree's id and handle table. Operations take it briefly
@@ -156,7 +155,6 @@ class Client {
   void reconnect_begins();                                          // runs the observers' begins
   void reconnected(const std::vector<proto::CreateLease>& regranted);  // and their done (reconnect thread)
   friend class Tree;
-  friend class Reconnector;
 };
 
 // File metadata in POSIX-friendly form.
@@ -394,7 +392,6 @@ class Tree {
 
  private:
   friend class Client;
-  friend class Reconnector;
   Tree() = default;
   Retry retry_kind(const Result<session::Response>& r, Connection* conn, int attempt) const;
   void read_attempt(proto::FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt,

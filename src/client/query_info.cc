@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "client/reconnect.h"
+#include "client/open_request.h"
 #include "proto/create.h"
 
 namespace smbkit::client {

@@ -8,6 +8,7 @@
 #include "client/client.h"
 #include "client/listing.h"
 #include "client/query_info.h"
+#include "client/open_request.h"
 #include "client/reconnect.h"
 #include "proto/close.h"
 #include "proto/create.h"

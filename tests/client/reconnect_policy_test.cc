@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "client/handle_table.h"
+#include "client/open_request.h"
 #include "client/reconnect.h"
 #include "client/reconnect_policy.h"
 #include "proto/create.h"

@@ -447,15 +447,23 @@ TEST_F(Reconnect, ALockTakenByAnotherClientMeanwhileFailsTheHandle) {
   auto a = open_side("stolen.bin");
   IT_ASSERT_OK(a);
   IT_ASSERT_OK(cl::lock_range(*a->tree, a->file.id, 0, 100, true, false));
+  // A's reconnect thread replaces a dead connection at once: hold its
+  // attempt (bounded) until B has the lock, or A could get there first.
+  std::promise<void> b_locked;
+  std::shared_future<void> b_has_it = b_locked.get_future().share();
+  uint64_t hold = a->client->add_reconnect_observer({[b_has_it] { b_has_it.wait_for(std::chrono::seconds(20)); }, {}});
   IT_ASSERT_OK(server_->restart());
   auto b = open_side("stolen.bin");  // B gets there first
   IT_ASSERT_OK(b);
-  IT_ASSERT_OK(cl::lock_range(*b->tree, b->file.id, 10, 10, true, false));
+  auto blocked = cl::lock_range(*b->tree, b->file.id, 10, 10, true, false);
+  b_locked.set_value();
+  IT_ASSERT_OK(blocked);
   Bytes buf(16);
   auto r = a->tree->read(a->file.id, 0, buf);
   IT_EXPECT_STATUS(r, smbkit::STATUS_FILE_CLOSED);
   EXPECT_NE(err_of(r).find("byte-range lock"), std::string::npos) << err_of(r);
   EXPECT_EQ(a->client->reconnect_stats().lost_locks, 1u);
+  a->client->remove_reconnect_observer(hold);
   // The rest of A's tree works.
   IT_EXPECT_OK(a->tree->stat("stolen.bin"));
 }
