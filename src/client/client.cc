@@ -38,11 +38,15 @@ std::string to_smb_path(const std::string& path) {
 Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& opts) {
   std::unique_ptr<Client> c(new Client());
   c->opts_ = opts;
-  SMBKIT_TRY(c->conn_, Connection::connect(opts.conn));
-  c->live_.store(c->conn_.get(), std::memory_order_release);
-  c->client_guid_ = c->conn_->client_guid();
-  auto s = c->session_setup();
-  if (!s) return s.take_error();
+  SMBKIT_TRY(std::shared_ptr<Connection> conn, Connection::connect(opts.conn));
+  c->live_.store(conn.get(), std::memory_order_release);
+  c->client_guid_ = conn->client_guid();
+  SMBKIT_TRY(SessionInfo session, c->authenticate(*conn, 0));
+  {
+    MutexLock g(c->state_mu_);
+    c->conn_ = std::move(conn);
+    c->session_ = session;
+  }
   if (opts.reconnect.enabled) c->reconnector_ = std::make_unique<Reconnector>(static_cast<ReconnectTarget&>(*c), opts.reconnect);
   return c;
 }
@@ -50,11 +54,16 @@ Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& opts) {
 Client::~Client() {
   // First stop reconnecting: operations still waiting for it fail.
   reconnector_.reset();
-  if (conn_ && !logged_off_ && !conn_->dead()) (void)logoff();
+  std::shared_ptr<Connection> conn;
+  {
+    MutexLock g(state_mu_);
+    conn = conn_;
+  }
+  if (conn && !logged_off_ && !conn->dead()) (void)logoff();
 }
 
 uint64_t Client::generation() const {
-  std::lock_guard<std::mutex> g(state_mu_);
+  MutexLock g(state_mu_);
   return gen_;
 }
 
@@ -69,46 +78,24 @@ void Client::stop_reconnecting() {
 }
 
 void Client::set_break_handler(Connection::BreakHandler h) {
-  std::lock_guard<std::mutex> g(state_mu_);
+  MutexLock g(state_mu_);
   break_handler_ = h ? std::make_shared<Connection::BreakHandler>(std::move(h)) : nullptr;
   conn_->set_break_handler(break_handler_ ? *break_handler_ : Connection::BreakHandler{});
 }
 
-uint64_t Client::add_reconnect_observer(ReconnectObserver o) {
-  std::lock_guard<std::mutex> g(observers_mu_);
-  observers_.emplace_back(next_observer_, std::move(o));
-  return next_observer_++;
-}
+uint64_t Client::add_reconnect_observer(ReconnectObserver o) { return observers_.add(std::move(o)); }
 
-void Client::remove_reconnect_observer(uint64_t id) {
-  std::lock_guard<std::mutex> g(observers_mu_);
-  std::erase_if(observers_, [&](const auto& o) { return o.first == id; });
-}
+void Client::remove_reconnect_observer(uint64_t id) { observers_.remove(id); }
 
-void Client::reconnect_begins() {
-  std::lock_guard<std::mutex> g(observers_mu_);
-  for (auto& [id, o] : observers_)
-    if (o.begins) o.begins();
-}
+void Client::reconnect_begins() { observers_.run_begins(); }
 
-void Client::reconnected(const std::vector<proto::CreateLease>& regranted) {
-  // Under observers_mu_ so that remove_reconnect_observer returns only when
-  // the observer can no longer run (its owner may then go away).
-  std::lock_guard<std::mutex> g(observers_mu_);
-  for (auto& [id, o] : observers_)
-    if (o.done) o.done(regranted);
-}
-
-Result<void> Client::session_setup() {
-  SMBKIT_TRY(session_, authenticate(*conn_, 0));
-  return {};
-}
+void Client::reconnected(const std::vector<proto::CreateLease>& regranted) { observers_.run_done(regranted); }
 
 Result<void> Client::reauthenticate() {
   std::shared_ptr<Connection> conn;
   uint64_t id;
   {
-    std::lock_guard<std::mutex> g(state_mu_);
+    MutexLock g(state_mu_);
     conn = conn_;
     id = session_.session_id;
   }
@@ -172,7 +159,7 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
     break;
   }
   if (reauth) {
-    std::lock_guard<std::mutex> g(state_mu_);
+    MutexLock g(state_mu_);
     SMBKIT_LOG(debug, "session {:#x} re-authenticated as {}", session_id, who);
     return session_;
   }
@@ -238,7 +225,7 @@ Result<void> Client::logoff() {
   std::shared_ptr<Connection> conn;
   SessionInfo session;
   {
-    std::lock_guard<std::mutex> g(state_mu_);
+    MutexLock g(state_mu_);
     conn = conn_;
     session = session_;
   }
@@ -257,7 +244,7 @@ Result<std::unique_ptr<Tree>> Client::tree_connect(const std::string& share) {
   SessionInfo session;
   uint64_t gen;
   {
-    std::lock_guard<std::mutex> g(state_mu_);
+    MutexLock g(state_mu_);
     conn = conn_;
     session = session_;
     gen = gen_;
@@ -266,10 +253,11 @@ Result<std::unique_ptr<Tree>> Client::tree_connect(const std::string& share) {
   std::unique_ptr<Tree> t(new Tree());
   t->client_ = this;
   t->share_ = share;
-  std::lock_guard<std::mutex> g(state_mu_);
+  MutexLock g(state_mu_);
   if (gen != gen_)  // a reconnect came in between: this tree id is stale
     return nt_error(STATUS_CONNECTION_DISCONNECTED, host_url() + "/" + share + ": reconnected during tree connect");
   t->connected_ = true;
+  t->client_->state_mu_.assert_held();  // t->client_ is this
   t->tree_id_ = link.tree_id;
   t->encrypt_ = link.encrypt;
   trees_.push_back(t.get());

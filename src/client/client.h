@@ -14,10 +14,13 @@
 #include <vector>
 
 #include "auth/ntlm_initiator.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "client/connection.h"
 #include "client/handle_table.h"
 #include "client/listing.h"
 #include "client/reconnect.h"
+#include "client/reconnect_observers.h"
 #include "client/reconnect_policy.h"
 #include "proto/create.h"
 #include "proto/fsctl_fscc.h"
@@ -86,7 +89,10 @@ class Client final : private ReconnectTarget {
   // 3.2.4.2.3): same SessionId, keys, trees and handles. Done by the client
   // on STATUS_NETWORK_SESSION_EXPIRED; callable directly.
   Result<void> reauthenticate() override;
-  const SessionInfo& session() const { return session_; }
+  SessionInfo session() const EXCLUDES(state_mu_) {
+    MutexLock g(state_mu_);
+    return session_;
+  }
   const ClientOptions& options() const { return opts_; }
 
   // The handler for unsolicited OPLOCK_BREAK notifications (lease breaks,
@@ -101,10 +107,7 @@ class Client final : private ReconnectTarget {
   // handles are in place and before the operations that waited for it are
   // resumed, with the leases the server granted to the reopened handles
   // (each handle opened with a lease asks for it again).
-  struct ReconnectObserver {
-    std::function<void()> begins;
-    std::function<void(const std::vector<proto::CreateLease>& regranted)> done;
-  };
+  using ReconnectObserver = client::ReconnectObserver;
   // Returns an id for remove_reconnect_observer.
   uint64_t add_reconnect_observer(ReconnectObserver o);
   void remove_reconnect_observer(uint64_t id);
@@ -113,7 +116,6 @@ class Client final : private ReconnectTarget {
 
  private:
   Client() = default;
-  Result<void> session_setup();
   // Authenticates a new session on c (PreviousSessionId lets the server
   // drop a session we lost with an old connection, MS-SMB2 3.2.4.2.3).
   // reauth_session_id: re-authenticate that existing session instead.
@@ -134,24 +136,23 @@ class Client final : private ReconnectTarget {
   void send_echo() override;
 
   ClientOptions opts_;
-  // state_mu_ guards what a reconnect replaces: conn_, session_, gen_,
-  // trees_ and every tree's id and handle table. Operations take it briefly
-  // to read one consistent view (Tree::route); a reconnect builds the new
-  // state without it and publishes it in one step.
-  mutable std::mutex state_mu_;
-  std::shared_ptr<Connection> conn_;
-  std::atomic<Connection*> live_{nullptr};
-  std::vector<std::shared_ptr<Connection>> retired_;
-  SessionInfo session_;
-  uint64_t gen_ = 0;
-  std::vector<Tree*> trees_;
+  // Guards what a reconnect replaces: conn_, session_, gen_, trees_ and
+  // every tree's id and handle table. Operations take it briefly to read
+  // one consistent view (Tree::route); a reconnect builds the new state
+  // without it and publishes it in one step. A leaf: taken after the
+  // Reconnector's lock, and nothing is locked or called back under it.
+  mutable Mutex state_mu_;
+  std::shared_ptr<Connection> conn_ GUARDED_BY(state_mu_);
+  std::atomic<Connection*> live_{nullptr};  // conn_, readable without the lock
+  std::vector<std::shared_ptr<Connection>> retired_ GUARDED_BY(state_mu_);
+  SessionInfo session_ GUARDED_BY(state_mu_);
+  uint64_t gen_ GUARDED_BY(state_mu_) = 0;
+  std::vector<Tree*> trees_ GUARDED_BY(state_mu_);
   std::array<std::byte, 16> client_guid_{};
   std::unique_ptr<Reconnector> reconnector_;
   bool logged_off_ = false;
-  std::shared_ptr<Connection::BreakHandler> break_handler_;  // guarded by state_mu_
-  std::mutex observers_mu_;
-  std::vector<std::pair<uint64_t, ReconnectObserver>> observers_;
-  uint64_t next_observer_ = 1;
+  std::shared_ptr<Connection::BreakHandler> break_handler_ GUARDED_BY(state_mu_);
+  ReconnectObservers observers_;
   void reconnect_begins();                                          // runs the observers' begins
   void reconnected(const std::vector<proto::CreateLease>& regranted);  // and their done (reconnect thread)
   friend class Tree;
@@ -232,7 +233,7 @@ class Tree {
  public:
   ~Tree();
   uint32_t id() const;
-  bool encrypted() const { return encrypt_; }
+  bool encrypted() const;
   Client& client() { return *client_; }
   const std::string& share() const { return share_; }
 
@@ -398,10 +399,10 @@ class Tree {
                     const transport::Pipe* pipe = nullptr);
   void write_attempt(proto::FileId id, uint64_t offset, ByteView src, IoDone done, int attempt);
   Client* client_ = nullptr;
-  // Guarded by client_->state_mu_ (a reconnect changes them).
-  uint32_t tree_id_ = 0;
-  bool encrypt_ = false;
-  HandleTable handles_;
+  // A reconnect changes them.
+  uint32_t tree_id_ GUARDED_BY(client_->state_mu_) = 0;
+  bool encrypt_ GUARDED_BY(client_->state_mu_) = false;
+  HandleTable handles_ GUARDED_BY(client_->state_mu_);
   std::string share_;
   bool connected_ = false;
 };

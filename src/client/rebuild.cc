@@ -50,10 +50,13 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
   uint64_t old_session;
   std::vector<Plan> plans;
   {
-    std::lock_guard<std::mutex> g(state_mu_);
+    MutexLock g(state_mu_);
     old = conn_;
     old_session = session_.session_id;
-    for (Tree* t : trees_) plans.push_back(Plan{t, t->share_, t->handles_.entries(), {}, {}});
+    for (Tree* t : trees_) {
+      t->client_->state_mu_.assert_held();  // the trees are this client's
+      plans.push_back(Plan{t, t->share_, t->handles_.entries(), {}, {}});
+    }
   }
   // The old connection goes first: the server hands a durable handle over
   // only once its connection is gone, and closing it here fails whatever
@@ -67,7 +70,7 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
     // Before any reopen asks for a lease: a break of one that comes while
     // the others are reopened must reach the manager (its acknowledgment
     // waits for this reconnect to finish).
-    std::lock_guard<std::mutex> g(state_mu_);
+    MutexLock g(state_mu_);
     if (break_handler_) conn->set_break_handler(*break_handler_);
   }
   SMBKIT_TRY(auto sess, authenticate(*conn, old_session));
@@ -172,7 +175,7 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
   }
   std::vector<std::pair<FileId, Plan*>> orphans;
   {
-    std::lock_guard<std::mutex> g(state_mu_);
+    MutexLock g(state_mu_);
     retired_.push_back(old);
     conn_ = conn;
     live_.store(conn.get(), std::memory_order_release);
@@ -181,6 +184,7 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
     if (break_handler_) conn->set_break_handler(*break_handler_);
     for (auto& p : plans) {
       if (std::find(trees_.begin(), trees_.end(), p.tree) == trees_.end()) continue;
+      p.tree->client_->state_mu_.assert_held();  // the trees are this client's
       p.tree->tree_id_ = p.link.tree_id;
       p.tree->encrypt_ = p.link.encrypt;
       for (auto& r : p.reopened) {

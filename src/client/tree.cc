@@ -31,7 +31,7 @@ using namespace proto;
 
 Tree::~Tree() {
   {
-    std::lock_guard<std::mutex> g(client_->state_mu_);
+    MutexLock g(client_->state_mu_);
     std::erase(client_->trees_, this);
   }
   if (!connected_ || client_->conn().dead()) return;
@@ -42,12 +42,17 @@ Tree::~Tree() {
 }
 
 uint32_t Tree::id() const {
-  std::lock_guard<std::mutex> g(client_->state_mu_);
+  MutexLock g(client_->state_mu_);
   return tree_id_;
 }
 
+bool Tree::encrypted() const {
+  MutexLock g(client_->state_mu_);
+  return encrypt_;
+}
+
 Result<Tree::Route> Tree::route(const FileId* id, FileId* current) {
-  std::lock_guard<std::mutex> g(client_->state_mu_);
+  MutexLock g(client_->state_mu_);
   Route rt;
   rt.conn = client_->conn_.get();
   rt.session_id = client_->session_.session_id;
@@ -286,7 +291,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   e.end_of_file = cr.EndofFile;
   e.last_write_time = cr.LastWriteTime;
   e.durable = granted_durability(cr);
-  std::lock_guard<std::mutex> g(client_->state_mu_);
+  MutexLock g(client_->state_mu_);
   // A reconnect between the response and now would not have known this
   // handle: it belongs to the old connection.
   if (client_->gen_ != gen)
@@ -296,7 +301,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
 }
 
 void Tree::note_locks(const FileId& id, std::span<const LockElement> locks) {
-  std::lock_guard<std::mutex> g(client_->state_mu_);
+  MutexLock g(client_->state_mu_);
   handles_.note_locks(id, locks);
 }
 
@@ -310,7 +315,7 @@ Result<void> Tree::close(const FileId& id) {
   FileId cur{};
   auto rt = route(&id, &cur);
   {
-    std::lock_guard<std::mutex> g(client_->state_mu_);
+    MutexLock g(client_->state_mu_);
     handles_.remove(id);
   }
   if (!rt) return rt.take_error();  // lost in a reconnect: that error

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "client/reconnect.h"
+#include "client/reconnect_observers.h"
 
 namespace smbkit::client {
 namespace {
@@ -288,6 +289,48 @@ TEST(Reconnector, AQuietConnectionIsEchoedThenDroppedAfterThreeIntervals) {
   EXPECT_GE(t.echoes, 1);
   EXPECT_EQ(t.drops, 1);
   EXPECT_EQ(t.gen, 1u);
+}
+
+TEST(ReconnectObservers, RunWithoutTheLockSoTheyMayAddAndRemoveObservers) {
+  ReconnectObservers obs;
+  std::atomic<int> begins{0}, dones{0};
+  uint64_t self = 0;
+  self = obs.add({[&] {
+                    begins++;
+                    obs.remove(self);  // deadlocked while observers ran under the list's lock
+                    obs.add({{}, [&](const std::vector<proto::CreateLease>&) { dones++; }});
+                  },
+                  {}});
+  auto ran = std::async(std::launch::async, [&] { obs.run_begins(); });
+  ASSERT_EQ(ran.wait_for(10s), std::future_status::ready) << "an observer changing the list deadlocked";
+  obs.run_begins();  // removed: does not run again
+  EXPECT_EQ(begins.load(), 1);
+  obs.run_done({});
+  EXPECT_EQ(dones.load(), 1);
+}
+
+TEST(ReconnectObservers, RemoveReturnsOnlyOnceTheObserverCanNoLongerRun) {
+  ReconnectObservers obs;
+  std::promise<void> entered, release;
+  auto release_f = release.get_future().share();
+  std::atomic<bool> finished{false};
+  uint64_t id = obs.add({[&] {
+                           entered.set_value();
+                           release_f.wait_for(10s);
+                           finished = true;
+                         },
+                         {}});
+  auto run = std::async(std::launch::async, [&] { obs.run_begins(); });
+  ASSERT_EQ(entered.get_future().wait_for(10s), std::future_status::ready);
+  auto removed = std::async(std::launch::async, [&] {
+    obs.remove(id);
+    return finished.load();
+  });
+  EXPECT_EQ(removed.wait_for(50ms), std::future_status::timeout) << "remove returned while its observer ran";
+  release.set_value();
+  ASSERT_EQ(removed.wait_for(10s), std::future_status::ready);
+  EXPECT_TRUE(removed.get()) << "remove returned before the running observer finished";
+  run.get();
 }
 
 }  // namespace
