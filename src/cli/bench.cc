@@ -12,7 +12,7 @@
 #include <optional>
 #include <utility>
 
-#include "client/bench_util.h"
+#include "cli/bench_util.h"
 #include "proto/constants.h"
 #include "proto/create.h"
 #include "proto/read.h"
@@ -21,7 +21,7 @@
 namespace smbkit::cli {
 
 using namespace proto;
-using namespace client::bench;
+using namespace bench;
 using client::Clock;
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& o, std::string& url) {
