@@ -1,23 +1,22 @@
 #include "client/transfer.h"
 
-#include "session/window.h"
-
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+
+#include "client/window.h"
 
 namespace smbkit::client {
 
 using namespace proto;
 
 namespace {
-session::WindowController::Time mono_now() {
-  return std::chrono::duration_cast<session::WindowController::Time>(
-      std::chrono::steady_clock::now().time_since_epoch());
+WindowController::Time mono_now() {
+  return std::chrono::duration_cast<WindowController::Time>(std::chrono::steady_clock::now().time_since_epoch());
 }
-session::WindowController make_window(const TransferOptions& o) {
-  return session::WindowController({o.min_window_bytes, std::max(o.min_window_bytes, o.max_window_bytes)});
+WindowController make_window(const TransferOptions& o) {
+  return WindowController({o.min_window_bytes, std::max(o.min_window_bytes, o.max_window_bytes)});
 }
 }  // namespace
 
@@ -52,7 +51,7 @@ Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
   struct Slot {
     std::shared_ptr<Bytes> buf;
     uint32_t len;
-    session::WindowController::Time sent;
+    WindowController::Time sent;
   };
   std::map<uint64_t, Slot> in_flight;
   auto win = make_window(o);
@@ -117,7 +116,7 @@ Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
   auto inbox = std::make_shared<Done>();
   struct Slot {
     uint32_t len;
-    session::WindowController::Time sent;
+    WindowController::Time sent;
   };
   std::map<uint64_t, Slot> in_flight;
   uint64_t next = std::min(o.start, size), acked = next, pending_bytes = 0;

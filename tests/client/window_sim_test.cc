@@ -9,14 +9,15 @@
 #include <queue>
 #include <random>
 
+#include "client/window.h"
 #include "proto/read.h"
 #include "session/machine.h"
-#include "session/window.h"
 
-namespace smbkit::session {
+namespace smbkit::client {
 namespace {
 
 using namespace proto;
+using namespace session;
 using Time = WindowController::Time;
 using std::chrono::milliseconds;
 
@@ -280,4 +281,4 @@ TEST(WindowController, DoublesWhileWindowLimitedAndRespectsBounds) {
 }
 
 }  // namespace
-}  // namespace smbkit::session
+}  // namespace smbkit::client
