@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/credentials.h"
 #include "client/url.h"
 #include "proto/constants.h"
 
