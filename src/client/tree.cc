@@ -288,8 +288,8 @@ Result<void> Tree::close(const FileId& id) {
   // gone is closed on the server already (a durable one once its timeout
   // passes), and the reconnect must not bring it back. So the handle
   // leaves the table first, and a CLOSE that fails with its connection is
-  // done. (Waiting here kept a `hard` mount whose server was gone for good
-  // in RELEASE forever, even after it was unmounted.)
+  // done. (Waiting here would keep a `hard` mount whose server is gone for
+  // good in RELEASE forever, even after it is unmounted.)
   FileId cur{};
   auto rt = route(&id, &cur);
   {

@@ -235,7 +235,7 @@ TEST(WindowSim, WindowGrowsToCoverALargeBandwidthDelayProduct) {
 }
 
 TEST(WindowSim, FixedSmallWindowIsRoundTripBound) {
-  // The bug this engine exists for: one 1 MiB read per round trip.
+  // What the window exists to avoid: one 1 MiB read per round trip.
   Sim sim(LinkSpec{}, 8192, 3);
   WindowController::Config c;
   c.min_window = c.max_window = 1u << 20;
