@@ -10,6 +10,12 @@
 
 namespace smbkit::client {
 
+DomainUser split_domain_user(std::string_view s) {
+  size_t sep = s.find_first_of("/\\");
+  if (sep == std::string_view::npos) return {std::nullopt, s};
+  return {s.substr(0, sep), s.substr(sep + 1)};
+}
+
 Result<CredentialsFile> parse_credentials(const std::string& text) {
   // Views into text, not copies: the password is copied once, into a
   // SecretString (the caller wipes text).
@@ -31,12 +37,9 @@ Result<CredentialsFile> parse_credentials(const std::string& text) {
     while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.remove_suffix(1);
     std::string_view value = line.substr(eq + 1);
     if (key == "username" || key == "user") {
-      size_t sep = value.find_first_of("/\\");
-      if (sep != std::string_view::npos) {
-        c.domain = value.substr(0, sep);
-        value = value.substr(sep + 1);
-      }
-      c.username = value;
+      DomainUser du = split_domain_user(value);
+      if (du.domain) c.domain = *du.domain;
+      c.username = du.user;
     } else if (key == "password" || key == "pass") {
       c.password = value;
     } else if (key == "domain" || key == "dom" || key == "workgroup") {

@@ -2,12 +2,23 @@
 // credentials=).
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/result.h"
 #include "base/secret.h"
 
 namespace smbkit::client {
+
+// A mount.cifs user name, "user", "DOMAIN/user" or "DOMAIN\user": the
+// domain when one is named (empty if the name starts with the separator),
+// and the user. Views into s.
+struct DomainUser {
+  std::optional<std::string_view> domain;
+  std::string_view user;
+};
+DomainUser split_domain_user(std::string_view s);
 
 struct CredentialsFile {
   std::string username;

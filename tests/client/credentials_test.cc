@@ -9,6 +9,24 @@
 namespace smbkit::client {
 namespace {
 
+TEST(Credentials, DomainAndUserSplitAtTheFirstSeparator) {
+  auto a = split_domain_user("CORP/bob");
+  ASSERT_TRUE(a.domain.has_value());
+  EXPECT_EQ(*a.domain, "CORP");
+  EXPECT_EQ(a.user, "bob");
+  auto b = split_domain_user("CORP\\carol/x");
+  ASSERT_TRUE(b.domain.has_value());
+  EXPECT_EQ(*b.domain, "CORP");
+  EXPECT_EQ(b.user, "carol/x");
+  auto c = split_domain_user("dave");
+  EXPECT_FALSE(c.domain.has_value());
+  EXPECT_EQ(c.user, "dave");
+  auto d = split_domain_user("/erin");  // an empty domain is still named
+  ASSERT_TRUE(d.domain.has_value());
+  EXPECT_EQ(*d.domain, "");
+  EXPECT_EQ(d.user, "erin");
+}
+
 TEST(Credentials, MountCifsFormat) {
   auto c = parse_credentials("# comment\nusername=bob\npassword=p=ss word\ndomain=CORP\n");
   ASSERT_TRUE(c.ok());
