@@ -10,9 +10,10 @@
 // outstanding holds a CompletionQueue in a std::shared_ptr that each
 // callback captures.
 //
-// The wake-up is signalled with the mutex held: the waiter may destroy the
-// object as soon as wait() returns, so the callback must not touch it after
-// letting the mutex go.
+// Each helper's mutex is a leaf: nothing else is locked under it, and no
+// callback runs under it. The wake-up is signalled with the mutex held: the
+// waiter may destroy the object as soon as wait() returns, so the callback
+// must not touch it after letting the mutex go.
 #pragma once
 
 #include <cstddef>
