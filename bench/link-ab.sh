@@ -3,7 +3,7 @@
 # (direct), through smbkit-link at 0 ms (what the relay itself costs on
 # these 2 shared cores) and through smbkit-link at a round trip of DELAY ms
 # (50), for two binaries, interleaved in ROUNDS rounds (3) against one
-# smbd: the issue 4 "50 ms >= 80% of 0 ms" figure, A/B, against both 0 ms
+# smbd: the "50 ms >= 80% of 0 ms" target, A/B, against both 0 ms
 # baselines. Prints per-run MB/s, medians and ratios.
 #   bench/link-ab.sh   (BEFORE, AFTER, SIZE_MB=2048, OPTS: more -o, LINK: relay binary)
 set -euo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side mount benchmarks (issue 4 targets), all against one smbd on
+# Side-by-side mount benchmarks, all against one smbd on
 # loopback started by smbkit-samba, in one run:
 #   dd    sequential write and read (bs=1M) of SIZE_MB through
 #         smbkit mount, rclone mount (when installed) and, for reads, a local

@@ -1,4 +1,4 @@
-// smbkit-reconnect-soak: the issue 5 target by hand. Uploads SIZE bytes
+// smbkit-reconnect-soak: reconnect under load, by hand. Uploads SIZE bytes
 // (default 2 GiB) to a throwaway smbd while killing and restarting it
 // RESTARTS times (default 3), checks the server's file byte for byte, then
 // downloads it with as many restarts, checking every chunk. Data is a

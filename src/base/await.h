@@ -3,26 +3,17 @@
 // ran (on whatever thread) and returns what it was given.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <optional>
 #include <utility>
+
+#include "base/completion.h"
 
 namespace smbkit {
 
 template <class T, class Start>
 T await_completion(Start&& start) {
-  std::mutex m;
-  std::condition_variable cv;
-  std::optional<T> out;
-  start([&](T r) {
-    std::lock_guard<std::mutex> g(m);
-    out.emplace(std::move(r));
-    cv.notify_one();
-  });
-  std::unique_lock<std::mutex> lk(m);
-  cv.wait(lk, [&] { return out.has_value(); });
-  return std::move(*out);
+  Completion<T> done;
+  std::forward<Start>(start)(done.callback());
+  return done.wait();
 }
 
 }  // namespace smbkit

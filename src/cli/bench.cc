@@ -5,14 +5,13 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 
-#include "client/bench_util.h"
+#include "base/completion.h"
+#include "cli/bench_util.h"
 #include "proto/constants.h"
 #include "proto/create.h"
 #include "proto/read.h"
@@ -21,7 +20,7 @@
 namespace smbkit::cli {
 
 using namespace proto;
-using namespace client::bench;
+using namespace bench;
 using client::Clock;
 
 CLI::App* add_bench_command(CLI::App& app, BenchOptions& o, std::string& url) {
@@ -78,18 +77,7 @@ struct Done {
   Clock::time_point at;
   Result<session::Response> resp;
 };
-struct Inbox {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<Done> q;
-  void put(Done d) {
-    {
-      std::lock_guard<std::mutex> g(mu);
-      q.push_back(std::move(d));
-    }
-    cv.notify_one();
-  }
-};
+using Inbox = CompletionQueue<Done>;
 
 Error with_context(Error e, const std::string& what) {
   e.context = e.context.empty() ? what : what + ": " + e.context;
@@ -182,11 +170,7 @@ Result<ModeResult> run_mode(client::Tree& t, const FileId& id, const Job& j, boo
   Clock::time_point last = start;
   std::vector<Done> batch;
   while (in_flight > 0) {
-    {
-      std::unique_lock<std::mutex> lk(inbox->mu);
-      inbox->cv.wait(lk, [&] { return !inbox->q.empty(); });
-      batch.swap(inbox->q);
-    }
+    batch = inbox->wait_some();
     for (auto& d : batch) {
       in_flight--;
       Slot& s = slots[d.slot];

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "client/credentials.h"
 #include "client/user_input.h"
 #include "proto/constants.h"
 

@@ -14,7 +14,8 @@
 namespace smbkit::client {
 
 struct ReconnectOptions {
-  // Reconnect at all; off: a lost connection fails every operation.
+  // Reconnect at all; off: a lost connection fails every operation from
+  // then on.
   bool enabled = true;
   // mount.cifs `hard`: retry until the server is back. `soft` (false, the
   // default as in mount.cifs): operations waiting for a reconnect fail with

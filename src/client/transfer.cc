@@ -1,23 +1,21 @@
 #include "client/transfer.h"
 
-#include "session/window.h"
-
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
+
+#include "base/completion.h"
+#include "client/window.h"
 
 namespace smbkit::client {
 
 using namespace proto;
 
 namespace {
-session::WindowController::Time mono_now() {
-  return std::chrono::duration_cast<session::WindowController::Time>(
-      std::chrono::steady_clock::now().time_since_epoch());
+WindowController::Time mono_now() {
+  return std::chrono::duration_cast<WindowController::Time>(std::chrono::steady_clock::now().time_since_epoch());
 }
-session::WindowController make_window(const TransferOptions& o) {
-  return session::WindowController({o.min_window_bytes, std::max(o.min_window_bytes, o.max_window_bytes)});
+WindowController make_window(const TransferOptions& o) {
+  return WindowController({o.min_window_bytes, std::max(o.min_window_bytes, o.max_window_bytes)});
 }
 }  // namespace
 
@@ -43,16 +41,13 @@ Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
   uint32_t chunk = o.chunk_bytes;
   for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_read());
   size_t turn = 0;
-  struct Done {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::map<uint64_t, Result<size_t>> results;  // by offset
-  };
-  auto inbox = std::make_shared<Done>();
+  // Completions by offset; they may outlive an early return.
+  auto inbox = std::make_shared<CompletionQueue<std::pair<uint64_t, Result<size_t>>>>();
+  std::map<uint64_t, Result<size_t>> arrived;  // by offset, not yet delivered
   struct Slot {
     std::shared_ptr<Bytes> buf;
     uint32_t len;
-    session::WindowController::Time sent;
+    WindowController::Time sent;
   };
   std::map<uint64_t, Slot> in_flight;
   auto win = make_window(o);
@@ -64,9 +59,7 @@ Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
     auto buf = st.tree->client().conn().pool().get(len);
     in_flight[off] = Slot{buf, len, mono_now()};
     st.tree->read_async(st.id, off, MutableByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
-      std::lock_guard<std::mutex> g(inbox->mu);
-      inbox->results.emplace(off, std::move(r));
-      inbox->cv.notify_one();
+      inbox->put({off, std::move(r)});
     });
   };
   while (delivered < eof) {
@@ -76,14 +69,11 @@ Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
       next += len;
     }
     if (in_flight.empty()) break;
-    Result<size_t> r = Error{};
-    {
-      std::unique_lock<std::mutex> lk(inbox->mu);
-      inbox->cv.wait(lk, [&] { return inbox->results.count(delivered) != 0; });
-      auto it = inbox->results.find(delivered);
-      r = std::move(it->second);
-      inbox->results.erase(it);
-    }
+    while (arrived.count(delivered) == 0)
+      for (auto& [off, r] : inbox->wait_some()) arrived.emplace(off, std::move(r));
+    auto it = arrived.find(delivered);
+    Result<size_t> r = std::move(it->second);
+    arrived.erase(it);
     Slot slot = in_flight[delivered];
     in_flight.erase(delivered);
     if (!r) return r.take_error();
@@ -109,15 +99,11 @@ Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
   uint32_t chunk = o.chunk_bytes;
   for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_write());
   size_t turn = 0;
-  struct Done {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::vector<std::pair<uint64_t, Result<size_t>>> results;
-  };
-  auto inbox = std::make_shared<Done>();
+  // Completions by offset; they may outlive an early return.
+  auto inbox = std::make_shared<CompletionQueue<std::pair<uint64_t, Result<size_t>>>>();
   struct Slot {
     uint32_t len;
-    session::WindowController::Time sent;
+    WindowController::Time sent;
   };
   std::map<uint64_t, Slot> in_flight;
   uint64_t next = std::min(o.start, size), acked = next, pending_bytes = 0;
@@ -138,19 +124,12 @@ Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
       pending_bytes += len;
       uint64_t off = next;
       st.tree->write_async(st.id, off, ByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
-        std::lock_guard<std::mutex> g(inbox->mu);
-        inbox->results.emplace_back(off, std::move(r));
-        inbox->cv.notify_one();
+        inbox->put({off, std::move(r)});
       });
       next += len;
     }
     if (in_flight.empty()) break;
-    std::vector<std::pair<uint64_t, Result<size_t>>> got;
-    {
-      std::unique_lock<std::mutex> lk(inbox->mu);
-      inbox->cv.wait(lk, [&] { return !inbox->results.empty(); });
-      got.swap(inbox->results);
-    }
+    auto got = inbox->wait_some();
     for (auto& [off, r] : got) {
       Slot slot = in_flight[off];
       uint32_t len = slot.len;

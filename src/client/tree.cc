@@ -1,10 +1,10 @@
 // File operations on a connected share.
 #include <algorithm>
-#include <condition_variable>
 #include <mutex>
 #include <optional>
 
 #include "auth/crypto.h"
+#include "base/completion.h"
 #include "client/client.h"
 #include "client/listing.h"
 #include "client/query_info.h"
@@ -112,27 +112,11 @@ Result<session::Response> Tree::transact(const FileId* id, uint16_t command, con
     if (attempt > 0 && replay_flag_for(command, rt.dialect)) r.hdr.Flags |= SMB2_FLAGS_REPLAY_OPERATION;
     Result<session::Response> resp = Error{};
     if (on_sent) {
-      std::mutex m;
-      std::condition_variable cv;
-      std::optional<Result<session::Response>> out;
+      Completion<Result<session::Response>> answer;
       uint64_t mid = 0;
-      rt.conn->submit(
-          std::move(r),
-          [&](Result<session::Response> x) {
-            std::lock_guard<std::mutex> g(m);
-            out.emplace(std::move(x));
-            cv.notify_one();
-          },
-          {}, &mid);
-      bool answered;
-      {
-        std::lock_guard<std::mutex> g(m);
-        answered = out.has_value();
-      }
-      if (!answered && mid) on_sent(*rt.conn, mid);
-      std::unique_lock<std::mutex> lk(m);
-      cv.wait(lk, [&] { return out.has_value(); });
-      resp = std::move(*out);
+      rt.conn->submit(std::move(r), answer.callback(), {}, &mid);
+      if (!answer.ready() && mid) on_sent(*rt.conn, mid);
+      resp = answer.wait();
     } else {
       resp = rt.conn->call(std::move(r));
     }
@@ -310,8 +294,8 @@ Result<void> Tree::close(const FileId& id) {
   // gone is closed on the server already (a durable one once its timeout
   // passes), and the reconnect must not bring it back. So the handle
   // leaves the table first, and a CLOSE that fails with its connection is
-  // done. (Waiting here kept a `hard` mount whose server was gone for good
-  // in RELEASE forever, even after it was unmounted.)
+  // done. (Waiting here would keep a `hard` mount whose server is gone for
+  // good in RELEASE forever, even after it is unmounted.)
   FileId cur{};
   auto rt = route(&id, &cur);
   {
@@ -449,35 +433,14 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
   else conn->submit(std::move(*r), std::move(completion));
 }
 
-namespace {
-// Waits for one asynchronous completion.
-struct SyncIo {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::optional<Result<size_t>> result;
-  Tree::IoDone callback() {
-    return [this](Result<size_t> r) {
-      std::lock_guard<std::mutex> g(mu);
-      result.emplace(std::move(r));
-      cv.notify_one();
-    };
-  }
-  Result<size_t> wait() {
-    std::unique_lock<std::mutex> lk(mu);
-    cv.wait(lk, [&] { return result.has_value(); });
-    return std::move(*result);
-  }
-};
-}  // namespace
-
 Result<size_t> Tree::read(const FileId& id, uint64_t offset, MutableByteView buf) {
-  SyncIo io;
+  Completion<Result<size_t>> io;
   read_async(id, offset, buf, io.callback());
   return io.wait();
 }
 
 Result<size_t> Tree::write(const FileId& id, uint64_t offset, ByteView data) {
-  SyncIo io;
+  Completion<Result<size_t>> io;
   write_async(id, offset, data, io.callback());
   return io.wait();
 }

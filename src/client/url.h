@@ -1,12 +1,10 @@
-// smb://[domain;]user@host[:port]/share[/path] targets, and mount.cifs
-// style credential files.
+// smb://[domain;]user@host[:port]/share[/path] targets.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "base/result.h"
-#include "base/secret.h"
 
 namespace smbkit::client {
 
@@ -24,16 +22,5 @@ struct SmbUrl {
 // (user:pass@) is refused: it would show up in process listings.
 Result<SmbUrl> parse_smb_url(const std::string& s);
 bool looks_like_smb_url(const std::string& s);
-
-struct CredentialsFile {
-  std::string username;
-  SecretString password;
-  std::string domain;
-};
-// mount.cifs credentials file: lines "username=", "password=", "domain="
-// (also "user=", "pass=", "dom="), '#' comments; username may be
-// "DOMAIN/user" or "DOMAIN\user".
-Result<CredentialsFile> parse_credentials(const std::string& text);
-Result<CredentialsFile> read_credentials_file(const std::string& path);
 
 }  // namespace smbkit::client

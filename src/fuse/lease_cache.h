@@ -9,8 +9,8 @@
 //   kernel drops them at open. An open without READ caching is direct_io:
 //   every read goes to the server.
 // - On a break the owner's dirty data is written back first if WRITE
-//   caching is lost (hook; writes are write-through today), the inode's
-//   pages and attributes are invalidated with
+//   caching is lost (the flush hook sends its pending write-behind), the
+//   inode's pages and attributes are invalidated with
 //   fuse_lowlevel_notify_inval_inode if READ caching is lost, and only then
 //   is the break acknowledged. This runs on the LeaseManager's thread, never
 //   on a FUSE worker.

@@ -164,7 +164,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   for (auto& s : argv_s) argv_p.push_back(s.data());
   fuse_args args = FUSE_ARGS_INIT(static_cast<int>(argv_p.size()), argv_p.data());
   // libfuse may copy the argument vector while parsing it; free it on every
-  // way out (LeakSanitizer found this under the sanitized test run).
+  // way out, or the sanitized build's leak check fails the exit.
   struct ArgsGuard {
     fuse_args* a;
     ~ArgsGuard() { fuse_opt_free_args(a); }

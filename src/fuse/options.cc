@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "client/credentials.h"
 #include "client/url.h"
 #include "proto/constants.h"
 
@@ -186,12 +187,9 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
         o.password = v.substr(pct + 1);  // the temporary is taken and wiped
         o.password_set = true;
       }
-      auto sep = u.find_first_of("/\\");
-      if (sep != std::string::npos) {
-        o.domain = u.substr(0, sep);
-        u = u.substr(sep + 1);
-      }
-      o.username = u;
+      client::DomainUser du = client::split_domain_user(u);
+      if (du.domain) o.domain = *du.domain;
+      o.username = du.user;
     } else if (name == "password" || name == "pass") {
       if (!has_value) return bad(name, "needs a value (" + name + "=...)");
       o.password = std::move(v);  // takes and wipes v

@@ -70,7 +70,7 @@ struct MountOptions {
   // readahead READ payloads go from the socket to /dev/fuse through
   // pipes, without a copy in the daemon. Only on mounts that neither sign
   // nor seal, and only where a pipe may exceed 1 MiB (mount_main.cc);
-  // measured in docs/benchmarks.md (session 8): no faster here.
+  // measured in docs/benchmarks.md ("Splice, measured"): no faster here.
   bool splice = false;
 
   // Caching.

@@ -13,8 +13,8 @@
 namespace smbkit::fuse {
 
 namespace {
-session::WindowController::Time mono_now() {
-  return std::chrono::duration_cast<session::WindowController::Time>(
+client::WindowController::Time mono_now() {
+  return std::chrono::duration_cast<client::WindowController::Time>(
       std::chrono::steady_clock::now().time_since_epoch());
 }
 }  // namespace
@@ -86,7 +86,7 @@ struct Readahead::Shared {
   bool any_read = false;
   uint64_t size_hint = 0;
   uint64_t generation = 0;  // bumped by drop()
-  session::WindowController win;
+  client::WindowController win;
   Stats stats;
   uint64_t in_flight = 0;  // chunks not yet completed (any generation)
   uint64_t charged = 0;    // bytes of `chunks` charged to the budget
@@ -101,7 +101,7 @@ Readahead::Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hin
   cfg_.chunk = std::max<uint32_t>(4096, std::min(cfg_.chunk, t.max_read()));
   cfg_.max_window = std::max<uint64_t>(cfg_.max_window, cfg_.chunk);
   cfg_.min_window = std::clamp<uint64_t>(cfg_.min_window, cfg_.chunk, cfg_.max_window);
-  sh_->win = session::WindowController({cfg_.min_window, cfg_.max_window});
+  sh_->win = client::WindowController({cfg_.min_window, cfg_.max_window});
   sh_->size_hint = size_hint;
   if (cfg_.stale_epoch) sh_->epoch_seen = cfg_.stale_epoch->load(std::memory_order_acquire);
 }

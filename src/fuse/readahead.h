@@ -10,7 +10,7 @@
 // `window` bytes into pooled buffers, and serves the following FUSE reads
 // from them without waiting. The window starts at min(8 MiB, rasize) and
 // follows the measured bandwidth x round-trip time
-// (session::WindowController: 2 x BDP), never above rasize, and never
+// (client::WindowController: 2 x BDP), never above rasize, and never
 // above what the mount's MemoryBudget grants this file (rabudget shared
 // by all open files). Chunks of a dropped window still in flight finish
 // into buffers the budget no longer counts.
@@ -36,8 +36,8 @@
 #include "base/bytes.h"
 #include "base/result.h"
 #include "client/client.h"
+#include "client/window.h"
 #include "fuse/memory_budget.h"
-#include "session/window.h"
 #include "transport/pipe.h"
 
 namespace smbkit::fuse {
@@ -144,7 +144,7 @@ class Readahead {
     uint64_t charge = 0;  // bytes charged to the budget for it
     bool done = false;
     Result<size_t> result = size_t{0};
-    session::WindowController::Time sent{}, completed{};
+    client::WindowController::Time sent{}, completed{};
   };
   struct Shared;  // what completions touch (outlives this object)
 

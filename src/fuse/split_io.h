@@ -13,7 +13,7 @@
 
 namespace smbkit::fuse {
 
-// Calls issue(i, at, len, done) for the pieces [at, at + len) of `size`
+// Calls issue(at, len, done) for the pieces [at, at + len) of `size`
 // bytes cut at `chunk`, and waits until every `done` ran. Returns each
 // piece's result in order. The completions run on the connection's
 // receiver thread; nothing they touch outlives this call.

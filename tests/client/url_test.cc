@@ -2,10 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <type_traits>
-
-#include "client/client.h"
-
 namespace smbkit::client {
 namespace {
 
@@ -46,36 +42,6 @@ TEST(Url, Rejects) {
   EXPECT_FALSE(parse_smb_url("smb://host/share/../etc").ok());
   EXPECT_FALSE(parse_smb_url("smb://host/share/%zz").ok());
   EXPECT_FALSE(parse_smb_url("smb://host/share/%4").ok());
-}
-
-TEST(Credentials, MountCifsFormat) {
-  auto c = parse_credentials("# comment\nusername=bob\npassword=p=ss word\ndomain=CORP\n");
-  ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->username, "bob");
-  EXPECT_EQ(c->password, "p=ss word");
-  EXPECT_EQ(c->domain, "CORP");
-  auto d = parse_credentials("user=DOM\\carol\r\npass=x\r\n");
-  ASSERT_TRUE(d.ok());
-  EXPECT_EQ(d->domain, "DOM");
-  EXPECT_EQ(d->username, "carol");
-}
-
-TEST(Credentials, RejectsJunkWithoutEchoingSecrets) {
-  auto c = parse_credentials("password=hunter2\nbogus line\n");
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message().find("hunter2"), std::string::npos);
-  EXPECT_FALSE(parse_credentials("colour=blue\n").ok());
-  EXPECT_FALSE(read_credentials_file("/nonexistent/creds").ok());
-}
-
-// Passwords are held in the wiping type (the wiping is
-// tested in tests/base/secret_test.cc).
-TEST(Credentials, PasswordsAreSecretStrings) {
-  EXPECT_TRUE((std::is_same_v<decltype(Credentials::password), SecretString>));
-  EXPECT_TRUE((std::is_same_v<decltype(CredentialsFile::password), SecretString>));
-  auto c = parse_credentials("username=u\npassword=pw\n");
-  ASSERT_TRUE(c.ok());
-  EXPECT_EQ(c->password, "pw");
 }
 
 }  // namespace

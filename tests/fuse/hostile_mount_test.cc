@@ -51,8 +51,8 @@ class HostileMount : public Mount {
 };
 
 // The relay flips a byte of every READ payload, clears SIGNED and names
-// session 0. A signed mount used to take such an answer as unsigned
-// traffic of no session, and the program read the altered bytes.
+// SessionId 0. A signed mount must not take such an answer as unsigned
+// traffic of no session: the program would read the altered bytes.
 TEST_F(HostileMount, ASignedMountNeverReturnsAlteredBytes) {
   std::string data = random_bytes(200000, 31);
   std::string path = share_dir() + "/hostile-read.bin";
@@ -92,7 +92,7 @@ TEST_F(HostileMount, ASignedMountNeverReturnsAlteredBytes) {
 }
 
 // The relay sets SMB2_SESSION_FLAG_IS_GUEST in the answer to the named
-// user's SESSION_SETUP: the mount fails (it used to mount as a guest,
+// user's SESSION_SETUP: the mount fails (rather than mounting as a guest,
 // unsigned), unless -o guest asks for it.
 TEST_F(HostileMount, ANamedUserIsNotSilentlyMountedAsAGuest) {
   std::atomic<int> flagged{0};
@@ -115,8 +115,8 @@ TEST_F(HostileMount, ANamedUserIsNotSilentlyMountedAsAGuest) {
 
 
 // A server names entries "a/b", "x\\y", with a NUL, and "..": the mount
-// lists the good ones and leaves those out (the kernel used to fail the
-// whole readdir with EIO over the '/').
+// lists the good ones and leaves those out (handed to the kernel, the '/'
+// would fail the whole readdir with EIO).
 TEST_F(HostileMount, NamesThatAreNotFileNamesAreLeftOutOfListings) {
   std::string dir = share_dir() + "/hostile-names";
   ASSERT_EQ(::mkdir(dir.c_str(), 0777), 0);

@@ -1,4 +1,4 @@
-// Issue 15, item 8, for the mount: the password given on the command line
+// Secrets in the mount daemon: the password given on the command line
 // or in the environment is not readable from the daemon's /proc entries.
 #include <gtest/gtest.h>
 

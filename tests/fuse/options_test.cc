@@ -207,7 +207,7 @@ TEST(MountOptions, RabudgetAndWbbudget) {
 }
 
 TEST(MountOptions, Splice) {
-  EXPECT_FALSE(parse_ok("").splice);  // opt-in (docs/benchmarks.md, session 8)
+  EXPECT_FALSE(parse_ok("").splice);  // opt-in: no faster here (docs/benchmarks.md)
   EXPECT_TRUE(parse_ok("splice").splice);
   EXPECT_FALSE(parse_ok("splice,nosplice").splice);
   EXPECT_NE(describe(parse_ok("splice")).find(",splice"), std::string::npos);

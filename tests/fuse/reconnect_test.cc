@@ -80,8 +80,9 @@ TEST_F(MountReconnect, StrictFilesSurviveARestartAndSeeOtherClientsWrites) {
 
 // cache=strict: the handle a restart reopened asks for its lease again, so
 // a file kept open reads from the page cache again after the reconnect
-// (before, its reads all went to the server until it was reopened), and
-// another client's later write still breaks the lease and is seen.
+// (without a lease all its reads would go to the server until it is
+// reopened), and another client's later write still breaks the lease and
+// is seen.
 TEST_F(MountReconnect, StrictFilesAreCachedAgainAfterARestart) {
   Foreground f = mount_foreground("cache=strict,actimeo=600,hard,echo_interval=1");
   ASSERT_TRUE(is_mounted(f.mp));

@@ -1,7 +1,7 @@
 // `smbkit bench` against a real smbd: it runs every mode, leaves the
 // pattern it promises, refuses to clobber a file, and fails on bad data.
 // Nothing here looks at the numbers it prints.
-#include "client/bench_util.h"
+#include "cli/bench_util.h"
 #include "fixture.h"
 
 namespace smbkit_it {
@@ -40,7 +40,7 @@ TEST_F(BenchCli, ReadFirstWritesThePatternAndKeepLeavesIt) {
   auto data = read_local(share_dir() + "/b2.bin");
   ASSERT_TRUE(data.has_value());
   ASSERT_EQ(data->size(), 1000003u);
-  EXPECT_FALSE(smbkit::client::bench::check_pattern(0, *data, kSeed).has_value());
+  EXPECT_FALSE(smbkit::cli::bench::check_pattern(0, *data, kSeed).has_value());
   // Reused as it is.
   o = smbkit({"bench", "--keep", "--size", "1000003", "--mode", "randread", "--bs", "4k", url("b2.bin")});
   EXPECT_EQ(o.status, 0) << o.out;

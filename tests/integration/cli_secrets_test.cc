@@ -1,8 +1,8 @@
-// Issue 15, item 8, for the CLI (the mount's side: tests/fuse/
+// Secrets in the CLI (the mount's side: tests/fuse/
 // mount_secrets_test.cc): a running smbkit keeps no password in its
 // environment and cannot be read by another process of the same user
 // unless SMBKIT_DUMPABLE=1; a credentials file others can read is warned
-// about. And --guest (item 4) is taken.
+// about. And --guest is taken.
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>

@@ -73,8 +73,8 @@ std::string dialect_name(uint16_t d) {
 class HostileSigning : public HostileNetwork, public ::testing::WithParamInterface<uint16_t> {};
 
 // A relay answers a signed session's READ with SessionId 0 and the SIGNED
-// flag cleared. The session used to be looked up by the response's own
-// SessionId, found missing, and nothing was checked: the data was taken.
+// flag cleared. Looking the session up by the response's own SessionId
+// would find none and check nothing: the data would be taken.
 TEST_P(HostileSigning, AnUnsignedAnswerClaimingSessionZeroFailsTheReadAndTheConnection) {
   std::string name = unique_name("sig") + ".bin";
   Bytes data = random_bytes(100000, 11);
@@ -127,7 +127,7 @@ class HostileEncryption : public HostileNetwork, public ::testing::WithParamInte
 // On the `secure` share (smb encrypt = required) without --seal, the
 // client encrypts because the TREE_CONNECT answer says so. A relay that
 // cannot read the sealed CREATE drops it and answers in clear with the
-// right MessageId and SessionId: that answer used to be taken.
+// right MessageId and SessionId: that answer must be refused.
 TEST_P(HostileEncryption, APlainAnswerToASealedRequestIsRefused) {
   std::string name = unique_name("enc") + ".txt";
   ASSERT_TRUE(write_local(share_dir("secure") + "/" + name, to_bytes("secret")));
@@ -219,7 +219,7 @@ class HostileDowngrade : public HostileNetwork, public ::testing::WithParamInter
 
 // The relay rewrites 3.1.1 to 3.0.2 in our NEGOTIATE, so the server picks
 // 3.0.2, and answers the VALIDATE_NEGOTIATE itself (the real server would
-// see the rewrite) with an unsigned STATUS_NOT_SUPPORTED: that used to be
+// see the rewrite) with an unsigned STATUS_NOT_SUPPORTED, which must not be
 // taken as "the server does not validate".
 TEST_P(HostileDowngrade, ARewrittenDialectListIsCaught) {
   std::mutex mu;
@@ -295,7 +295,7 @@ TEST_F(HostileNetwork, ValidateNegotiatePassesAgainstTheRealServer) {
 // ---- 4. No silent guest -----------------------------------------------------
 
 // A relay sets SMB2_SESSION_FLAG_IS_GUEST in the final SESSION_SETUP
-// answer. The client used to go on as guest: no keys, so no signing.
+// answer. Going on as guest would mean no keys, so no signing: it fails.
 TEST_F(HostileNetwork, ANamedUserMadeGuestFails) {
   std::atomic<int> flagged{0};
   relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {

@@ -125,7 +125,7 @@ Measured run_measured(const std::vector<std::string>& argv, const std::vector<st
 // After the first QUERY_DIRECTORY response that stands alone in its frame
 // (the step-by-step listing's first page), every later QUERY_DIRECTORY
 // request is dropped and answered with a copy of that page: a server that
-// never makes progress. Before the fix the CLI grew to gigabytes.
+// never makes progress. Unchecked, the CLI would grow to gigabytes.
 TEST_F(Hostile, ARepeatedListingPageEndsTheListingInBoundedMemory) {
   const std::string dir = unique_name("pages");
   ASSERT_TRUE(mkdir_local(share_dir() + "/" + dir));
@@ -173,8 +173,8 @@ TEST_F(Hostile, ARepeatedListingPageEndsTheListingInBoundedMemory) {
 }
 
 // A READ the relay answers only with STATUS_PENDING, every 0.5 s for 12 s:
-// each interim used to give it a fresh timeout, so it waited as long as
-// they came. Now interims extend it to 2 x the timeout at most.
+// interims extend its timeout to 2 x the timeout at most, so a server that
+// keeps sending them cannot hold the read for as long as it likes.
 TEST_F(Hostile, InterimResponsesCannotHoldAReadPastTwiceTheTimeout) {
   const std::string name = unique_name("slow");
   ASSERT_TRUE(write_local(share_dir() + "/" + name, random_bytes(8192, 1)));

@@ -1,4 +1,4 @@
-// Reconnect (issue 5) against a real smbd: the connection cut mid-transfer
+// Reconnect against a real smbd: the connection cut mid-transfer
 // through the link emulator (the server keeps the durable handle), smbd
 // killed and restarted mid-transfer (the server loses it: reopen by name),
 // several restarts in one transfer, soft mode giving up with ETIMEDOUT,

@@ -1,7 +1,7 @@
 // How many bytes to keep in flight: a window that grows until it covers
 // the measured bandwidth x round-trip time, within a memory bound. Sans-I/O:
 // the caller passes the time, so a simulation can drive it with any delay,
-// rate or loss (tests/session/window_sim_test.cc).
+// rate or loss (tests/client/window_sim_test.cc).
 //
 // The estimate follows BBR's idea: the delivery rate over recent completions
 // and the minimum observed latency give the bandwidth-delay product; the
@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <deque>
 
-namespace smbkit::session {
+namespace smbkit::client {
 
 class WindowController {
  public:
@@ -56,4 +56,4 @@ class WindowController {
   std::deque<RateSample> max_rate_;  // sliding-window maximum: rates decrease front to back
 };
 
-}  // namespace smbkit::session
+}  // namespace smbkit::client

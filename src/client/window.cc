@@ -1,6 +1,6 @@
-#include "session/window.h"
+#include "client/window.h"
 
-namespace smbkit::session {
+namespace smbkit::client {
 
 void WindowController::on_complete(uint64_t bytes, Time sent, Time now) {
   Time rtt = now - sent;
@@ -31,4 +31,4 @@ void WindowController::on_complete(uint64_t bytes, Time sent, Time now) {
   }
 }
 
-}  // namespace smbkit::session
+}  // namespace smbkit::client

@@ -1,11 +1,11 @@
-#include "client/bench_util.h"
+#include "cli/bench_util.h"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 
-namespace smbkit::client::bench {
+namespace smbkit::cli::bench {
 
 namespace {
 
@@ -252,4 +252,4 @@ std::string json_escape(std::string_view s) {
   return out;
 }
 
-}  // namespace smbkit::client::bench
+}  // namespace smbkit::cli::bench

@@ -1,11 +1,11 @@
-#include "client/bench_util.h"
+#include "cli/bench_util.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
-namespace smbkit::client::bench {
+namespace smbkit::cli::bench {
 namespace {
 
 TEST(BenchSize, Parses) {
@@ -202,4 +202,4 @@ TEST(BenchJson, Escapes) {
 }
 
 }  // namespace
-}  // namespace smbkit::client::bench
+}  // namespace smbkit::cli::bench

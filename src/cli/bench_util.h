@@ -1,7 +1,7 @@
 // Pure helpers behind `smbkit bench`: size parsing, the verification data
 // pattern, a bounded latency histogram with percentiles, a small PRNG for
 // random offsets, and JSON string escaping. No I/O; unit tested in
-// tests/client/bench_util_test.cc.
+// tests/cli/bench_util_test.cc.
 #pragma once
 
 #include <array>
@@ -14,7 +14,7 @@
 #include "base/bytes.h"
 #include "base/result.h"
 
-namespace smbkit::client::bench {
+namespace smbkit::cli::bench {
 
 // "4096", "4k", "4K", "4KiB", "1M", "8MB", "1G", "2T": binary units
 // (k = 1024). A fraction is allowed with a unit ("1.5G") as long as the
@@ -85,4 +85,4 @@ class SplitMix64 {
 // The contents of a JSON string literal (without the quotes).
 std::string json_escape(std::string_view s);
 
-}  // namespace smbkit::client::bench
+}  // namespace smbkit::cli::bench

@@ -9,14 +9,15 @@
 #include <queue>
 #include <random>
 
+#include "client/window.h"
 #include "proto/read.h"
 #include "session/machine.h"
-#include "session/window.h"
 
-namespace smbkit::session {
+namespace smbkit::client {
 namespace {
 
 using namespace proto;
+using namespace session;
 using Time = WindowController::Time;
 using std::chrono::milliseconds;
 
@@ -234,7 +235,7 @@ TEST(WindowSim, WindowGrowsToCoverALargeBandwidthDelayProduct) {
 }
 
 TEST(WindowSim, FixedSmallWindowIsRoundTripBound) {
-  // The bug this engine exists for: one 1 MiB read per round trip.
+  // What the window exists to avoid: one 1 MiB read per round trip.
   Sim sim(LinkSpec{}, 8192, 3);
   WindowController::Config c;
   c.min_window = c.max_window = 1u << 20;
@@ -280,4 +281,4 @@ TEST(WindowController, DoublesWhileWindowLimitedAndRespectsBounds) {
 }
 
 }  // namespace
-}  // namespace smbkit::session
+}  // namespace smbkit::client
