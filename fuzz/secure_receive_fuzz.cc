@@ -114,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::byte n[12] = {};
         store_le64(n, nonce++);
         ByteView pieces[1] = {msg};
-        auto sealed = auth::encrypt_message(s->cipher, s->decryption_key, s->session_id, ByteView(n, 12), pieces);
+        auto sealed = auth::encrypt_message(s->cipher, s->unseal_key, s->session_id, ByteView(n, 12), pieces);
         if (!sealed) continue;
         frame = std::move(*sealed);
         break;

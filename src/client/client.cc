@@ -192,12 +192,8 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
   sec.session_id = session_id;
   if (kind->has_key) {
     Bytes preauth = conn.session_preauth_value();
-    auto keys = auth::derive_session_keys(srv.dialect, srv.cipher, spnego.session_key(), preauth);
-    sec.sign_alg = auth::sign_alg_for(srv.dialect, srv.signing_algorithm);
-    sec.signing_key = keys.signing_key;
-    sec.cipher = srv.dialect >= SMB2_DIALECT_0300 ? srv.cipher : 0;
-    sec.encryption_key = keys.encryption_key;
-    sec.decryption_key = keys.decryption_key;
+    sec = session::SessionSecurity::derive(session::Role::client, session_id, srv.dialect, srv.cipher,
+                                           srv.signing_algorithm, spnego.session_key(), preauth);
     sec.signing_required = kind->signing_required;
     // MS-SMB2 3.2.5.3.1: a signed final response is verified with the new
     // key (3.1.1 servers always sign it).

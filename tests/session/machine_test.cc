@@ -207,7 +207,7 @@ TEST(Machine, SealsAndUnseals) {
   ByteView sent = ByteView(f.head).subspan(4);
   EXPECT_EQ(load_le32(sent.data()), kTransformProtocolId);
   // The server side: decrypt with the client's encryption key.
-  auto plain = auth::decrypt_message(AES_128_GCM, s.encryption_key, sent);
+  auto plain = auth::decrypt_message(AES_128_GCM, s.seal_key, sent);
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(decode_header(*plain)->MessageId, ma);
 
@@ -221,7 +221,7 @@ TEST(Machine, SealsAndUnseals) {
   Bytes rsp = response(SMB2_ECHO, ma, 1, 0, 5);
   std::byte nonce[12] = {std::byte{1}};
   ByteView pieces[1] = {rsp};
-  auto sealed = auth::encrypt_message(AES_128_GCM, s.decryption_key, 5, ByteView(nonce, 12), pieces);
+  auto sealed = auth::encrypt_message(AES_128_GCM, s.unseal_key, 5, ByteView(nonce, 12), pieces);
   ASSERT_TRUE(sealed.ok());
   std::vector<Response> out;
   ASSERT_TRUE(m.receive(*sealed, out).ok());
@@ -306,7 +306,7 @@ TEST(Machine, SealedCompoundIsOneTransform) {
   ASSERT_TRUE(mids.ok()) << mids.error().message();
   ByteView sent = ByteView(f.head).subspan(4);
   EXPECT_EQ(load_le32(sent.data()), kTransformProtocolId);
-  auto plain = auth::decrypt_message(AES_128_GCM, s.encryption_key, sent);
+  auto plain = auth::decrypt_message(AES_128_GCM, s.seal_key, sent);
   ASSERT_TRUE(plain.ok());
   ASSERT_EQ(plain->size(), 72u + 68u);
   auto h0 = decode_header(*plain);
@@ -347,8 +347,8 @@ TEST(Machine, DeferredTransformMatchesInline) {
   sealed.session_id = 5;
   sealed.encrypt_data = true;
   sealed.cipher = AES_256_GCM;
-  sealed.encryption_key = from_hex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
-  sealed.decryption_key = from_hex("ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100");
+  sealed.seal_key = from_hex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+  sealed.unseal_key = from_hex("ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100");
   for (const SessionSecurity& s : {signing_session(5), sealed}) {
     Machine inline_m = negotiated(), deferred_m = negotiated();
     inline_m.add_session(s);

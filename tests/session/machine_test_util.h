@@ -68,8 +68,8 @@ inline SessionSecurity sealing_session(uint64_t id) {
   s.session_id = id;
   s.encrypt_data = true;
   s.cipher = AES_128_GCM;
-  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
-  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
+  s.seal_key = from_hex("00112233445566778899aabbccddeeff");
+  s.unseal_key = from_hex("ffeeddccbbaa99887766554433221100");
   return s;
 }
 

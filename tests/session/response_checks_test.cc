@@ -24,7 +24,7 @@ Bytes sign(Bytes msg, const SessionSecurity& s) {
 Bytes seal(const Bytes& msg, const SessionSecurity& s) {
   std::byte nonce[12] = {std::byte{7}};
   ByteView pieces[1] = {msg};
-  auto sealed = auth::encrypt_message(s.cipher, s.decryption_key, s.session_id, ByteView(nonce, 12), pieces);
+  auto sealed = auth::encrypt_message(s.cipher, s.unseal_key, s.session_id, ByteView(nonce, 12), pieces);
   EXPECT_TRUE(sealed.ok());
   return *sealed;
 }
