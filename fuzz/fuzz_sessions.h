@@ -1,7 +1,7 @@
 // Sessions with fixed keys for the receive-path fuzz targets.
 #pragma once
 
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 namespace smbkit::fuzz {
 

@@ -18,7 +18,7 @@
 #include "auth/sealing.h"
 #include "auth/signing.h"
 #include "fuzz_sessions.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 using namespace smbkit;
 
@@ -58,7 +58,7 @@ void check(const session::Response& r, const std::map<uint64_t, Sent>& sent) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  session::Machine m;
+  session::ClientMachine m;
   session::OutFrame f;
   session::Request neg;
   neg.hdr.Command = proto::SMB2_NEGOTIATE;

@@ -9,7 +9,7 @@
 #include "auth/keys.h"
 #include "auth/ntlm_initiator.h"
 #include "base/secret.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 namespace smbkit {
 namespace {
@@ -23,7 +23,7 @@ TEST(SecretTypes, SessionKeysAreWiped) {
   EXPECT_TRUE((same<decltype(S::seal_key), SecretBytes>));
   EXPECT_TRUE((same<decltype(S::unseal_key), SecretBytes>));
   EXPECT_TRUE((same<decltype(session::FrameTransform::key), SecretBytes>));
-  EXPECT_TRUE((same<decltype(session::Machine::UnsealKey::key), SecretBytes>));
+  EXPECT_TRUE((same<decltype(session::ClientMachine::UnsealKey::key), SecretBytes>));
   using K = auth::SessionKeys;
   EXPECT_TRUE((same<decltype(K::signing_key), SecretBytes>));
   EXPECT_TRUE((same<decltype(K::client_to_server_key), SecretBytes>));

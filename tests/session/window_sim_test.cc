@@ -10,7 +10,7 @@
 #include <random>
 
 #include "proto/read.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 #include "session/window.h"
 
 namespace smbkit::session {
@@ -47,7 +47,7 @@ class Sim {
   SimResult read_file(uint64_t size, uint32_t chunk, WindowController::Config wc) {
     SimResult res;
     WindowController win(wc);
-    Machine m;
+    ClientMachine m;
     // NEGOTIATE by hand: MessageId 0, the server grants a first batch.
     negotiate(m);
     uint64_t next = 0, delivered = 0;
@@ -135,7 +135,7 @@ class Sim {
     bool operator<(const Event& o) const { return at > o.at; }  // min-heap
   };
 
-  void negotiate(Machine& m) {
+  void negotiate(ClientMachine& m) {
     Request r;
     r.hdr.Command = SMB2_NEGOTIATE;
     r.msg.resize(kHeaderSize + 4);

@@ -1,4 +1,4 @@
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 #include <algorithm>
 
@@ -10,13 +10,13 @@ namespace smbkit::session {
 
 using namespace proto;
 
-void Machine::set_dialect(uint16_t dialect, bool large_mtu) {
+void ClientMachine::set_dialect(uint16_t dialect, bool large_mtu) {
   dialect_ = dialect;
   // MS-SMB2 3.2.5.2: multi-credit requests need dialect > 2.0.2 and LARGE_MTU.
   credits_.set_multi_credit(dialect > SMB2_DIALECT_0202 && large_mtu);
 }
 
-Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
+Result<uint64_t> ClientMachine::send(Request& req, OutFrame& out) {
   if (req.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
   uint16_t charge = credits_.charge(req.charge_bytes);
   if (!credits_.can_send(charge)) return nt_error(STATUS_INSUFFICIENT_RESOURCES, "credit window exhausted");
@@ -64,7 +64,7 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   return h.MessageId;
 }
 
-void Machine::stamp_header(Request& req, uint16_t charge, bool sign) {
+void ClientMachine::stamp_header(Request& req, uint16_t charge, bool sign) {
   Header& h = req.hdr;
   // MS-SMB2 3.2.4.1.5: CreditCharge is 0 on 2.0.2 (and before NEGOTIATE
   // picked a dialect); otherwise the number of credits consumed.
@@ -81,13 +81,13 @@ void Machine::stamp_header(Request& req, uint16_t charge, bool sign) {
   std::copy(hb.begin(), hb.end(), req.msg.begin());
 }
 
-uint16_t Machine::compound_charge(const std::vector<Request>& reqs) const {
+uint16_t ClientMachine::compound_charge(const std::vector<Request>& reqs) const {
   uint32_t total = 0;
   for (const Request& r : reqs) total += std::max<uint16_t>(credits_.charge(r.charge_bytes), 1);
   return static_cast<uint16_t>(std::min<uint32_t>(total, 0xFFFF));
 }
 
-Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs, OutFrame& out) {
+Result<std::vector<uint64_t>> ClientMachine::send_compound(std::vector<Request>& reqs, OutFrame& out) {
   if (reqs.empty()) return nt_error(STATUS_INVALID_PARAMETER, "empty compound");
   size_t chain_len = 0;
   bool any_encrypt = false, any_sign = false;
@@ -143,7 +143,7 @@ Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs,
   return mids;
 }
 
-Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
+Result<void> ClientMachine::send_cancel(uint64_t message_id, OutFrame& out) {
   auto it = pending_.find(message_id);
   if (it == pending_.end()) return nt_error(STATUS_NOT_FOUND, "no such pending request");
   Request req;
@@ -172,12 +172,12 @@ Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
   return finish_frame(req, out);
 }
 
-Result<void> Machine::receive(Bytes frame, std::vector<Response>& out) {
+Result<void> ClientMachine::receive(Bytes frame, std::vector<Response>& out) {
   size_t len = frame.size();
   return receive(std::make_shared<Bytes>(std::move(frame)), len, out);
 }
 
-Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out) {
+Result<void> ClientMachine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out) {
   if (!buf || len > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   if (len < 4) return protocol_error("frame too short");
   uint32_t proto_id = load_le32(buf->data());
@@ -198,12 +198,12 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
   return receive_messages(std::move(buf), base, end, sid, out);
 }
 
-Result<Machine::UnsealKey> Machine::unseal_key(ByteView transform) const {
+Result<ClientMachine::UnsealKey> ClientMachine::unseal_key(ByteView transform) const {
   SMBKIT_TRY(const SessionSecurity* s, sessions_.sealed_by(transform));
   return UnsealKey{s->cipher, s->unseal_key};
 }
 
-Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, uint64_t sealed_session,
+Result<void> ClientMachine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, uint64_t sealed_session,
                                        std::vector<Response>& out) {
   if (!buf || base > end || end > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   std::shared_ptr<const Bytes> cbuf = std::move(buf);
@@ -234,7 +234,7 @@ Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, 
   return {};
 }
 
-Result<void> Machine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
+Result<void> ClientMachine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
                                     std::vector<Response>& out) {
   if (!head || head_len > head->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   SMBKIT_TRY(Header h, decode_header(ByteView(head->data(), head_len)));
@@ -250,7 +250,7 @@ Result<void> Machine::receive_split(std::shared_ptr<Bytes> head, size_t head_len
   return {};
 }
 
-Result<void> Machine::finish_message(Response& r, uint64_t sealed_session) {
+Result<void> ClientMachine::finish_message(Response& r, uint64_t sealed_session) {
   const Header& h = r.hdr;
   if (!h.is_response()) return protocol_error("request received from server");
   if (h.MessageId == ~0ull) {
@@ -289,7 +289,7 @@ Result<void> Machine::finish_message(Response& r, uint64_t sealed_session) {
   return {};
 }
 
-Result<void> Machine::check_security(const Pending& p, Response& r, uint64_t sealed_session) {
+Result<void> ClientMachine::check_security(const Pending& p, Response& r, uint64_t sealed_session) {
   const Header& h = r.hdr;
   // Built only for an error: this runs for every response.
   auto what = [&h] {
