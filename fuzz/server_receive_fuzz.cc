@@ -82,7 +82,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           q.buf->size() != frame_size)
         __builtin_trap();
       if (q.hdr.Command == proto::SMB2_CANCEL) continue;  // no answer
-      auto rsp = session::ServerMachine::error_response(q, q.refused ? q.refused : proto::STATUS_NOT_SUPPORTED);
+      auto rsp = session::ServerMachine::error_response(q, q.refused ? q.refused : STATUS_NOT_SUPPORTED);
       session::OutFrame f;
       auto sent = m.send(rsp, f);
       if (!sent) __builtin_trap();  // every pending request is answerable

@@ -122,6 +122,8 @@ Result<void> ServerMachine::check(ServerRequest& r, uint64_t sealed) {
     if (pending_.count(h.MessageId)) return protocol_error("MessageId in use");
     SMBKIT_CHECK(consume(h.MessageId, charge));
   }
+  // MS-SMB2 3.3.5.4: a connection negotiates once.
+  if (h.Command == SMB2_NEGOTIATE && dialect_ != 0) return protocol_error("second NEGOTIATE on the connection");
   // MS-SMB2 3.3.5.2.1.1: a sealed message belongs to the session that
   // sealed it.
   if (sealed && r.session_id != sealed)

@@ -469,6 +469,17 @@ TEST(HandshakeRefuses, SealedMessageForAnUnknownSession) {
   EXPECT_NE(r.error().context.find("unknown session"), std::string::npos) << r.error().context;
 }
 
+TEST(HandshakeRefuses, SecondNegotiate) {
+  Pair p = ready();
+  auto req = client::negotiate_request(p.offer, "server");
+  ASSERT_TRUE(req.ok());
+  OutFrame f;
+  ASSERT_TRUE(p.client.send(*req, f).ok());
+  auto r = p.to_server(f);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().context.find("second NEGOTIATE"), std::string::npos) << r.error().context;
+}
+
 TEST(HandshakeRefuses, SealedFrameThatDoesNotDecrypt) {
   Pair p = ready();
   OutFrame f = p.echo_frame(true);
