@@ -370,6 +370,9 @@ TEST(Handshake, EncryptingSessionSealsEverything) {
   ByteWriter w(hb);
   encode_header(h, w);
   std::copy(hb.begin(), hb.end(), bad->msg.begin());
+  // Signed, so that only the encryption check can refuse it.
+  const SessionSecurity* cs = p.client.session(p.session_id);
+  ASSERT_TRUE(auth::sign_message(cs->sign_alg, cs->signing_key, bad->msg).ok());
   std::vector<ServerRequest> out;
   ASSERT_TRUE(p.server.receive(bad->msg, out).ok());
   ASSERT_EQ(out.size(), 1u);
