@@ -34,7 +34,9 @@ void* vp(ByteView v) {
 // substitute that rather than fail.
 const std::byte kZeroKey[1] = {std::byte{0}};
 
-ByteView as_str(const char* s, size_t n_with_nul) { return {reinterpret_cast<const std::byte*>(s), n_with_nul}; }
+ByteView as_str(const char* s, size_t n_with_nul) {
+  return {reinterpret_cast<const std::byte*>(s), n_with_nul};
+}
 
 // A label or context literal including its trailing NUL.
 template <size_t N>
@@ -53,15 +55,16 @@ Bytes kdf_sp800_108(ByteView key, ByteView label, ByteView context, size_t out_b
   char mode[] = "counter";
   char mac[] = "HMAC";
   char digest[] = "SHA2-256";
-  OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MODE, mode, 0),
-                         OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MAC, mac, 0),
-                         OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
-                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, vp(key), key.size()),
-                         // SP800-108 "Label" is OpenSSL's salt, "Context" its info. OpenSSL adds
-                         // the 0x00 separator and [L]_2 (32-bit, L = out_bytes * 8) by default.
-                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, vp(label), label.size()),
-                         OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, vp(context), context.size()),
-                         OSSL_PARAM_construct_end()};
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MODE, mode, 0),
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_MAC, mac, 0),
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, vp(key), key.size()),
+      // SP800-108 "Label" is OpenSSL's salt, "Context" its info. OpenSSL adds
+      // the 0x00 separator and [L]_2 (32-bit, L = out_bytes * 8) by default.
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, vp(label), label.size()),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, vp(context), context.size()),
+      OSSL_PARAM_construct_end()};
   if (EVP_KDF_derive(ctx, reinterpret_cast<unsigned char*>(out.data()), out.size(), params) != 1)
     crypto_fatal("EVP_KDF_derive(KBKDF)");
   EVP_KDF_CTX_free(ctx);
@@ -72,7 +75,8 @@ size_t cipher_key_size(uint16_t cipher) {
   return (cipher == proto::AES_256_CCM || cipher == proto::AES_256_GCM) ? 32 : 16;
 }
 
-SessionKeys derive_session_keys(uint16_t dialect, uint16_t cipher, ByteView session_key, ByteView preauth_hash) {
+SessionKeys derive_session_keys(uint16_t dialect, uint16_t cipher, ByteView session_key,
+                                ByteView preauth_hash) {
   // MS-SMB2 3.2.1.3 / 3.2.5.3.1: Session.SessionKey is the first 16 bytes of
   // the GSS key, right-padded with zeros.
   Bytes sk(16);

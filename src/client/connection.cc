@@ -34,8 +34,8 @@ NegotiateOffer negotiate_offer(const ConnectionOptions& opts, const std::array<s
   o.capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
   o.client_guid = client_guid;
   if (offered311(o.dialects)) {
-    o.ciphers =
-        opts.ciphers.empty() ? std::vector<uint16_t>{AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM} : opts.ciphers;
+    o.ciphers = opts.ciphers.empty() ? std::vector<uint16_t>{AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM}
+                                     : opts.ciphers;
     o.signing_algorithms = opts.signing_algorithms.empty() ? std::vector<uint16_t>{AES_GMAC, AES_CMAC, HMAC_SHA256}
                                                            : opts.signing_algorithms;
   }
@@ -111,7 +111,7 @@ void Connection::close() {
   }
   tcp_.shutdown();
   if (reader_.joinable() && reader_.get_id() != std::this_thread::get_id()) reader_.join();
-  crypto_.reset();     // finishes frames already read, joins the workers
+  crypto_.reset();  // finishes frames already read, joins the workers
   send_pool_.reset();  // deferred sends see closing_ and complete their waiters
   fail_all(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
   // Runs what the completion thread still has (a completion it runs may
@@ -165,8 +165,8 @@ namespace {
 constexpr size_t kDeferTransformBytes = 256 * 1024;
 }  // namespace
 
-void Connection::submit(session::Request req, Completion done, MutableByteView read_into, uint64_t* message_id,
-                        const transport::Pipe* splice_into) {
+void Connection::submit(session::Request req, Completion done, MutableByteView read_into,
+                        uint64_t* message_id, const transport::Pipe* splice_into) {
   auto frame = std::make_shared<session::OutFrame>();
   uint64_t mid;
   bool sending_caller_buffer = false;
@@ -179,10 +179,8 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
       MutexLock lk(mu_);
       auto deadline = Clock::now() + opts_.timeout;
       Result<uint64_t> r = Error{};
-      if (auto e = wait_credits(machine_.charge_for(req.charge_bytes), deadline))
-        r = std::move(*e);
-      else
-        r = machine_.send(req, *frame);
+      if (auto e = wait_credits(machine_.charge_for(req.charge_bytes), deadline)) r = std::move(*e);
+      else r = machine_.send(req, *frame);
       if (!r) {
         complete_later_locked(std::move(done), r.take_error());
         return;
@@ -198,19 +196,13 @@ void Connection::submit(session::Request req, Completion done, MutableByteView r
       stats_.frames_out++;
       stats_.bytes_out += req.msg.size() + req.payload.size() + 4;
       auto now = Clock::now();
-      waiters_[mid] = Waiter{std::move(done),
-                             now + opts_.timeout,
-                             read_into,
-                             splice_into,
-                             false,
-                             deferred || sending_caller_buffer,
-                             {},
-                             {},
-                             pending_limit_for(req.hdr.Command, now)};
+      waiters_[mid] = Waiter{std::move(done), now + opts_.timeout, read_into, splice_into, false,
+                             deferred || sending_caller_buffer, {}, {}, pending_limit_for(req.hdr.Command, now)};
       if (!read_into.empty()) direct_waiters_++;
-      SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}", command_name(req.hdr.Command), mid,
-                 req.hdr.CreditCharge, machine_.credits().available(), req.hdr.TreeId,
-                 req.msg.size() + req.payload.size(), deferred ? " (transform on a worker)" : "");
+      SMBKIT_LOG(trace, "-> {} mid={} charge={} credits_left={} tree={} len={}{}",
+                 command_name(req.hdr.Command), mid, req.hdr.CreditCharge,
+                 machine_.credits().available(), req.hdr.TreeId, req.msg.size() + req.payload.size(),
+                 deferred ? " (transform on a worker)" : "");
       if (deferred) {
         if (!send_pool_) send_pool_ = std::make_unique<WorkerPool>(2, 4);
         frame_to_worker = true;
@@ -249,12 +241,9 @@ void Connection::submit_compound(std::vector<session::Request> reqs, std::vector
   UniqueLock lk(mu_);
   auto deadline = Clock::now() + opts_.timeout;
   Result<std::vector<uint64_t>> r = Error{};
-  if (reqs.size() != dones.size())
-    r = nt_error(STATUS_INVALID_PARAMETER, "one completion per request");
-  else if (auto e = wait_credits(machine_.compound_charge(reqs), deadline))
-    r = std::move(*e);
-  else
-    r = machine_.send_compound(reqs, *frame);
+  if (reqs.size() != dones.size()) r = nt_error(STATUS_INVALID_PARAMETER, "one completion per request");
+  else if (auto e = wait_credits(machine_.compound_charge(reqs), deadline)) r = std::move(*e);
+  else r = machine_.send_compound(reqs, *frame);
   if (!r) {
     for (auto& d : dones) complete_later_locked(std::move(d), r.error());
     return;
@@ -262,14 +251,7 @@ void Connection::submit_compound(std::vector<session::Request> reqs, std::vector
   stats_.frames_out++;
   stats_.bytes_out += frame->size();
   for (size_t i = 0; i < reqs.size(); i++) {
-    waiters_[(*r)[i]] = Waiter{std::move(dones[i]),
-                               deadline,
-                               {},
-                               nullptr,
-                               false,
-                               false,
-                               {},
-                               {},
+    waiters_[(*r)[i]] = Waiter{std::move(dones[i]), deadline, {}, nullptr, false, false, {}, {},
                                pending_limit_for(reqs[i].hdr.Command, Clock::now())};
     SMBKIT_LOG(trace, "-> {} mid={} (compound {}/{}) credits_left={} tree={}", command_name(reqs[i].hdr.Command),
                (*r)[i], i + 1, reqs.size(), machine_.credits().available(), reqs[i].hdr.TreeId);
@@ -299,8 +281,7 @@ void Connection::submit_gathered(session::Request req, Completion done) {
       // A chain never asks for more credits than are free now (a chain
       // larger than the server's window would fail whole): with few
       // credits the requests go one by one, each waiting for its credit.
-      size_t n =
-          std::min({gather_q_.size(), kMaxChain, static_cast<size_t>(std::max<uint32_t>(1, credits_available()))});
+      size_t n = std::min({gather_q_.size(), kMaxChain, static_cast<size_t>(std::max<uint32_t>(1, credits_available()))});
       batch.assign(std::make_move_iterator(gather_q_.begin()), std::make_move_iterator(gather_q_.begin() + n));
       gather_q_.erase(gather_q_.begin(), gather_q_.begin() + n);
     }
@@ -400,16 +381,11 @@ void Connection::finish_sending(uint64_t mid, Result<void> sent, RunOn where) {
     if (it == waiters_.end()) return;
     Waiter& w = it->second;
     w.sending = false;
-    if (w.answered)
-      result = std::move(*w.answered);
-    else if (w.failed)
-      result.emplace(*w.failed);
-    else if (!sent)
-      result.emplace(sent.take_error());
-    else if (dead_)
-      result.emplace(*dead_);
-    else if (closing_)
-      result.emplace(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
+    if (w.answered) result = std::move(*w.answered);
+    else if (w.failed) result.emplace(*w.failed);
+    else if (!sent) result.emplace(sent.take_error());
+    else if (dead_) result.emplace(*dead_);
+    else if (closing_) result.emplace(nt_error(STATUS_CONNECTION_DISCONNECTED, "connection closed"));
     if (!result) return;  // sent: the response completes it
     done = std::move(w.done);
     if (!w.read_into.empty()) direct_waiters_--;
@@ -437,7 +413,8 @@ void Connection::fail_all_later(const Error& e) {
 }
 
 Result<session::Response> Connection::call(session::Request req) {
-  return await_completion<Result<session::Response>>([&](Completion done) { submit(std::move(req), std::move(done)); });
+  return await_completion<Result<session::Response>>(
+      [&](Completion done) { submit(std::move(req), std::move(done)); });
 }
 
 void Connection::fail_all(const Error& e) {
@@ -484,8 +461,8 @@ size_t Connection::frame_limit_for(const ServerInfo& s) {
   // listing; 32 gathered 64 KiB READs). Headers, padding and a transform
   // header fit in the 64 KiB on top. kMaxFrame (16 MiB) is the protocol's
   // own bound.
-  size_t largest = std::max<size_t>(
-      {std::min<size_t>(s.max_read, 8u << 20), std::min<size_t>(s.max_transact, 1u << 20), size_t{2} << 20});
+  size_t largest = std::max<size_t>({std::min<size_t>(s.max_read, 8u << 20),
+                                     std::min<size_t>(s.max_transact, 1u << 20), size_t{2} << 20});
   return std::min<size_t>(largest + (64u << 10), session::kMaxFrame);
 }
 
@@ -504,7 +481,8 @@ void Connection::expire(Clock::time_point now) {
       }
     }
   }
-  for (auto& w : late) w.done(nt_error(STATUS_IO_TIMEOUT, "no response from " + opts_.host + " within the timeout"));
+  for (auto& w : late)
+    w.done(nt_error(STATUS_IO_TIMEOUT, "no response from " + opts_.host + " within the timeout"));
 }
 
 void Connection::reader_loop() {
@@ -552,16 +530,15 @@ void Connection::dispatch(std::vector<session::Response>& rs) {
     for (auto& resp : rs) {
       if (resp.orphan) continue;
       if (resp.hdr.MessageId == ~0ull) {
-        if (on_break)
-          breaks.push_back(std::move(resp));
-        else
-          SMBKIT_LOG(debug, "<- break notification ignored (no leases held)");
+        if (on_break) breaks.push_back(std::move(resp));
+        else SMBKIT_LOG(debug, "<- break notification ignored (no leases held)");
         continue;
       }
       auto it = waiters_.find(resp.hdr.MessageId);
       if (it == waiters_.end()) continue;
-      SMBKIT_LOG(trace, "<- {} mid={} status={} granted={}{}", command_name(resp.hdr.Command), resp.hdr.MessageId,
-                 ntstatus_name(resp.hdr.Status), resp.hdr.CreditRequestResponse, resp.interim ? " (interim)" : "");
+      SMBKIT_LOG(trace, "<- {} mid={} status={} granted={}{}", command_name(resp.hdr.Command),
+                 resp.hdr.MessageId, ntstatus_name(resp.hdr.Status),
+                 resp.hdr.CreditRequestResponse, resp.interim ? " (interim)" : "");
       if (resp.interim) {
         // The server is working on it (MS-SMB2 3.2.5.1.5): wait longer,
         // up to the request's pending limit, so interim responses every
@@ -605,6 +582,7 @@ Result<void> Connection::cancel(uint64_t message_id) {
   MutexLock w(write_mu_);  // send workers write under write_mu_ only
   return tcp_.write_all(iov, 1, Clock::now() + opts_.timeout);
 }
+
 
 Result<void> Connection::rx_read(std::byte* dst, size_t n, Clock::time_point deadline) {
   for (;;) {
@@ -658,8 +636,8 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   std::byte lenb[4];
   SMBKIT_CHECK(rx_read(lenb, 4, deadline));
   if (lenb[0] != std::byte{0}) return protocol_error("bad Direct TCP header");
-  size_t len =
-      (static_cast<size_t>(lenb[1]) << 16) | (static_cast<size_t>(lenb[2]) << 8) | static_cast<size_t>(lenb[3]);
+  size_t len = (static_cast<size_t>(lenb[1]) << 16) | (static_cast<size_t>(lenb[2]) << 8) |
+               static_cast<size_t>(lenb[3]);
   rx_last_large_ = len >= kRxDirect;
   bool try_direct;
   {
@@ -667,8 +645,9 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
     // Refused from the length alone, before a buffer is taken for it: a
     // frame longer than any response to what we asked.
     if (len > frame_limit_)
-      return protocol_error("a " + std::to_string(len) + "-byte frame from " + opts_.host + ", longer than the " +
-                            std::to_string(frame_limit_) + " any response to our requests can take");
+      return protocol_error("a " + std::to_string(len) + "-byte frame from " + opts_.host +
+                            ", longer than the " + std::to_string(frame_limit_) +
+                            " any response to our requests can take");
     try_direct = direct_waiters_ > 0;
     stats_.frames_in++;
     stats_.bytes_in += len + 4;
@@ -698,10 +677,12 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   const bool signed_frame = hdr && (hdr->Flags & SMB2_FLAGS_SIGNED);
   if (hdr && hdr->Command == SMB2_READ && hdr->Status == STATUS_SUCCESS && hdr->NextCommand == 0) {
     auto info = decode_read_response_fixed(fv);
-    if (info && info->DataOffset >= kFixed && info->DataOffset + size_t{info->DataLength} == len) {
+    if (info && info->DataOffset >= kFixed &&
+        info->DataOffset + size_t{info->DataLength} == len) {
       MutexLock g(mu_);
       auto it = waiters_.find(mid);
-      if (it != waiters_.end() && it->second.read_into.size() >= info->DataLength && machine_.is_pending(mid)) {
+      if (it != waiters_.end() && it->second.read_into.size() >= info->DataLength &&
+          machine_.is_pending(mid)) {
         it->second.receiving = true;
         dest = it->second.read_into;
         if (!signed_frame) pipe = it->second.splice_into;
@@ -724,10 +705,8 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   bool spliced = false;
   if (rd && pipe) {
     auto sp = rx_splice(*pipe, dest.first(data_len), deadline);
-    if (sp)
-      spliced = *sp;
-    else
-      rd = sp.take_error();
+    if (sp) spliced = *sp;
+    else rd = sp.take_error();
   } else if (rd) {
     rd = rx_read(dest.data(), data_len, deadline);
   }
@@ -736,10 +715,8 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   if (it != waiters_.end()) it->second.receiving = false;
   if (!rd) return rd;
   stats_.direct_read_bytes += data_len;
-  if (spliced)
-    stats_.spliced_read_bytes += data_len;
-  else if (pipe)
-    stats_.splice_pipe_full++;
+  if (spliced) stats_.spliced_read_bytes += data_len;
+  else if (pipe) stats_.splice_pipe_full++;
   return machine_.receive_split(std::move(head), data_off, ByteView(dest.data(), data_len), rs);
 }
 

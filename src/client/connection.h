@@ -57,10 +57,10 @@ NegotiateOffer negotiate_offer(const ConnectionOptions& opts, const std::array<s
 struct ConnectionStats {
   uint64_t frames_in = 0, bytes_in = 0;
   uint64_t frames_out = 0, bytes_out = 0;
-  uint64_t direct_read_bytes = 0;   // READ data placed straight in callers' buffers (or pipes)
+  uint64_t direct_read_bytes = 0;  // READ data placed straight in callers' buffers (or pipes)
   uint64_t spliced_read_bytes = 0;  // of which spliced into callers' pipes
   uint64_t splice_pipe_full = 0;    // payloads a pipe had no room for (read into memory instead)
-  uint64_t gathered = 0;            // requests sent in compounds by submit_gathered
+  uint64_t gathered = 0;           // requests sent in compounds by submit_gathered
 };
 
 class Connection {
@@ -98,8 +98,8 @@ class Connection {
   // split: Response::direct still gives its length, and
   // the pipe's content tells where it is. The pipe must be empty and stay
   // alive until done runs.
-  void submit(session::Request req, Completion done, MutableByteView read_into = {}, uint64_t* message_id = nullptr,
-              const transport::Pipe* splice_into = nullptr);
+  void submit(session::Request req, Completion done, MutableByteView read_into = {},
+              uint64_t* message_id = nullptr, const transport::Pipe* splice_into = nullptr);
   // Synchronous form of submit.
   Result<session::Response> call(session::Request req);
   // Several requests in one frame (session::ClientMachine::send_compound): one
@@ -215,7 +215,8 @@ class Connection {
   // Decrypts a sealed frame on a worker, then dispatches it.
   Result<void> unseal_async(std::shared_ptr<Bytes> buf, size_t len);
   // Signs/encrypts and writes one deferred request (on a send worker).
-  void transmit_deferred(uint64_t mid, std::shared_ptr<session::Request> req, std::shared_ptr<session::OutFrame> frame);
+  void transmit_deferred(uint64_t mid, std::shared_ptr<session::Request> req,
+                         std::shared_ptr<session::OutFrame> frame);
   // Writes a finished frame; a failure kills the connection.
   // The first failure also fails every waiter (fail_all) and is returned.
   // On failure the connection is dead and every waiter fails (on the
@@ -280,7 +281,8 @@ class Connection {
 // Builds a request: a 64-byte header slot followed by the body that
 // `encode` appends.
 template <class F>
-Result<session::Request> make_request(uint16_t command, uint64_t session_id, uint32_t tree_id, F&& encode) {
+Result<session::Request> make_request(uint16_t command, uint64_t session_id, uint32_t tree_id,
+                                      F&& encode) {
   session::Request r;
   r.hdr.Command = command;
   r.hdr.SessionId = session_id;
