@@ -1,7 +1,7 @@
 // Sessions with fixed keys for the receive-path fuzz targets.
 #pragma once
 
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 namespace smbkit::fuzz {
 
@@ -14,8 +14,8 @@ inline session::SessionSecurity keyed_session(uint64_t id, bool signing_required
   s.sign_alg = auth::SignAlg::aes_gmac;
   s.signing_key = Bytes(16, std::byte{seed});
   s.cipher = proto::AES_128_GCM;
-  s.encryption_key = Bytes(16, std::byte(seed + 1));
-  s.decryption_key = Bytes(16, std::byte(seed + 2));
+  s.seal_key = Bytes(16, std::byte(seed + 1));
+  s.unseal_key = Bytes(16, std::byte(seed + 2));
   return s;
 }
 

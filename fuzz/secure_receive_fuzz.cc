@@ -18,7 +18,7 @@
 #include "auth/sealing.h"
 #include "auth/signing.h"
 #include "fuzz_sessions.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 using namespace smbkit;
 
@@ -58,7 +58,7 @@ void check(const session::Response& r, const std::map<uint64_t, Sent>& sent) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  session::Machine m;
+  session::ClientMachine m;
   session::OutFrame f;
   session::Request neg;
   neg.hdr.Command = proto::SMB2_NEGOTIATE;
@@ -114,7 +114,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::byte n[12] = {};
         store_le64(n, nonce++);
         ByteView pieces[1] = {msg};
-        auto sealed = auth::encrypt_message(s->cipher, s->decryption_key, s->session_id, ByteView(n, 12), pieces);
+        auto sealed = auth::encrypt_message(s->cipher, s->unseal_key, s->session_id, ByteView(n, 12), pieces);
         if (!sealed) continue;
         frame = std::move(*sealed);
         break;

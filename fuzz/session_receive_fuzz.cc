@@ -4,12 +4,12 @@
 #include <cstdint>
 
 #include "fuzz_sessions.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 using namespace smbkit;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  session::Machine m;
+  session::ClientMachine m;
   session::OutFrame f;
   // A few requests in flight so that responses can match.
   for (uint16_t cmd : {proto::SMB2_NEGOTIATE}) {

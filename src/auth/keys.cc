@@ -95,8 +95,8 @@ SessionKeys derive_session_keys(uint16_t dialect, uint16_t cipher, ByteView sess
     case proto::SMB2_DIALECT_0300:
     case proto::SMB2_DIALECT_0302:
       k.signing_key = kdf_sp800_108(sk, lit("SMB2AESCMAC"), lit("SmbSign"), 16);
-      k.encryption_key = kdf_sp800_108(sk, lit("SMB2AESCCM"), lit("ServerIn "), 16);
-      k.decryption_key = kdf_sp800_108(sk, lit("SMB2AESCCM"), lit("ServerOut"), 16);
+      k.client_to_server_key = kdf_sp800_108(sk, lit("SMB2AESCCM"), lit("ServerIn "), 16);
+      k.server_to_client_key = kdf_sp800_108(sk, lit("SMB2AESCCM"), lit("ServerOut"), 16);
       k.application_key = kdf_sp800_108(sk, lit("SMB2APP"), lit("SmbRpc"), 16);
       break;
     case proto::SMB2_DIALECT_0311: {
@@ -106,8 +106,8 @@ SessionKeys derive_session_keys(uint16_t dialect, uint16_t cipher, ByteView sess
       ByteView cipher_ki = n == 32 ? session_key : ByteView(sk);
       if (cipher_ki.empty()) cipher_ki = sk;
       k.signing_key = kdf_sp800_108(sk, lit("SMBSigningKey"), preauth_hash, 16);
-      k.encryption_key = kdf_sp800_108(cipher_ki, lit("SMBC2SCipherKey"), preauth_hash, n);
-      k.decryption_key = kdf_sp800_108(cipher_ki, lit("SMBS2CCipherKey"), preauth_hash, n);
+      k.client_to_server_key = kdf_sp800_108(cipher_ki, lit("SMBC2SCipherKey"), preauth_hash, n);
+      k.server_to_client_key = kdf_sp800_108(cipher_ki, lit("SMBS2CCipherKey"), preauth_hash, n);
       k.application_key = kdf_sp800_108(sk, lit("SMBAppKey"), preauth_hash, 16);
       break;
     }

@@ -20,13 +20,17 @@ Bytes kdf_sp800_108(ByteView key, ByteView label, ByteView context, size_t out_b
 
 // Wiped when freed (SecretBytes), as every copy of a session key should be.
 struct SessionKeys {
-  SecretBytes signing_key;      // Session.SigningKey (16 bytes)
-  SecretBytes encryption_key;   // Session.EncryptionKey: client -> server (16 or 32 bytes; 3.x only)
-  SecretBytes decryption_key;   // Session.DecryptionKey: server -> client (16 or 32 bytes; 3.x only)
-  SecretBytes application_key;  // Session.ApplicationKey (16 bytes; 3.x only)
+  SecretBytes signing_key;  // Session.SigningKey (16 bytes)
+  // The cipher keys of both directions (16 or 32 bytes; 3.x only). The
+  // client's Session.EncryptionKey is the server's Session.DecryptionKey
+  // and the other way round (session::SessionSecurity picks by role).
+  SecretBytes client_to_server_key;  // "ServerIn " / SMBC2SCipherKey
+  SecretBytes server_to_client_key;  // "ServerOut" / SMBS2CCipherKey
+  SecretBytes application_key;       // Session.ApplicationKey (16 bytes; 3.x only)
 };
 
-// MS-SMB2 3.2.5.3.1: derives the client's session keys.
+// MS-SMB2 3.1.4.2, 3.2.5.3.1 (client), 3.3.5.5.3 (server): derives a
+// session's keys, the same for both ends.
 //   session_key: the *full* cryptographic key from GSS (NTLM: the 16-byte
 //     ExportedSessionKey; Kerberos AES256: 32 bytes). Session.SessionKey is
 //     its first 16 bytes, right-padded with zeros; AES-256 ciphers in 3.1.1
@@ -40,8 +44,7 @@ struct SessionKeys {
 // 3.1.1: "SMBSigningKey", "SMBC2SCipherKey", "SMBS2CCipherKey",
 //   "SMBAppKey", all with the preauth hash as context.
 // An unknown dialect yields empty keys.
-SessionKeys derive_session_keys(uint16_t dialect, uint16_t cipher, ByteView session_key,
-                                ByteView preauth_hash);
+SessionKeys derive_session_keys(uint16_t dialect, uint16_t cipher, ByteView session_key, ByteView preauth_hash);
 
 // Key length in bytes for a proto::Cipher (32 for AES-256-*, else 16).
 size_t cipher_key_size(uint16_t cipher);

@@ -130,14 +130,8 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
   session::Response final_msg;
   for (int round = 0;; round++) {
     if (round >= 4) return protocol_error("session setup did not finish in 4 rounds");
-    SessionSetupRequest req;
-    req.SecurityMode = static_cast<uint8_t>(opts_.conn.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED
-                                                                     : SMB2_NEGOTIATE_SIGNING_ENABLED);
-    req.SecurityBuffer = token;
-    req.PreviousSessionId = round == 0 ? previous_session_id : 0;
-    SMBKIT_TRY(auto r, make_request(SMB2_SESSION_SETUP, session_id, 0, [&](ByteWriter& w) {
-                 return encode_session_setup_request(req, w);
-               }));
+    SMBKIT_TRY(auto r, session_setup_request(session_id, opts_.conn.require_signing, token,
+                                             round == 0 ? previous_session_id : 0));
     r.sign = reauth;  // with the session's key (MS-SMB2 3.2.4.1.1)
     SMBKIT_TRY(auto resp, conn.call(std::move(r)));
     if (reauth && resp.hdr.SessionId != reauth_session_id)
@@ -179,12 +173,8 @@ Result<SessionInfo> Client::authenticate(Connection& conn, uint64_t previous_ses
   sec.session_id = session_id;
   if (kind->has_key) {
     Bytes preauth = conn.session_preauth_value();
-    auto keys = auth::derive_session_keys(srv.dialect, srv.cipher, spnego.session_key(), preauth);
-    sec.sign_alg = auth::sign_alg_for(srv.dialect, srv.signing_algorithm);
-    sec.signing_key = keys.signing_key;
-    sec.cipher = srv.dialect >= SMB2_DIALECT_0300 ? srv.cipher : 0;
-    sec.encryption_key = keys.encryption_key;
-    sec.decryption_key = keys.decryption_key;
+    sec = session::SessionSecurity::derive(session::Role::client, session_id, srv.dialect, srv.cipher,
+                                           srv.signing_algorithm, spnego.session_key(), preauth);
     sec.signing_required = kind->signing_required;
     // MS-SMB2 3.2.5.3.1: a signed final response is verified with the new
     // key (3.1.1 servers always sign it).
@@ -273,7 +263,7 @@ Result<Client::TreeLink> Client::connect_tree(Connection& conn, const SessionInf
              }));
   r.encrypt = session.encrypting;
   // Signed whenever the session has a key, so that its answer must be
-  // signed too (Machine::check_security): the answer's ShareFlags say
+  // signed too (ClientMachine::check_security): the answer's ShareFlags say
   // whether the share must be encrypted, and a relay that cleared
   // SMB2_SHAREFLAG_ENCRYPT_DATA would get our data in clear. On 3.1.1 this
   // is required (MS-SMB2 3.2.4.1.1: it stands in for VALIDATE_NEGOTIATE).

@@ -5,14 +5,15 @@
 #include <cstring>
 
 #include "auth/crypto.h"
+#include "auth/sealing.h"
 #include "base/await.h"
 #include "base/log.h"
+#include "client/worker_pool.h"
 #include "proto/error_response.h"
 #include "proto/header.h"
 #include "proto/read.h"
+#include "proto/session_setup.h"
 #include "proto/transform_header.h"
-#include "auth/sealing.h"
-#include "client/worker_pool.h"
 
 namespace smbkit::client {
 
@@ -39,6 +40,43 @@ NegotiateOffer negotiate_offer(const ConnectionOptions& opts, const std::array<s
                                                            : opts.signing_algorithms;
   }
   return o;
+}
+
+Result<session::Request> negotiate_request(const NegotiateOffer& offer, const std::string& host) {
+  NegotiateRequest req;
+  req.Dialects = offer.dialects;
+  req.SecurityMode = offer.security_mode;
+  req.Capabilities = offer.capabilities;
+  req.ClientGuid = offer.client_guid;
+  if (offered311(req.Dialects)) {
+    PreauthIntegrityCapabilities pi;
+    pi.HashAlgorithms = {SHA_512};
+    pi.Salt.resize(32);
+    auth::random_bytes(pi.Salt);
+    EncryptionCapabilities ec;
+    ec.Ciphers = offer.ciphers;
+    SigningCapabilities sc;
+    sc.SigningAlgorithms = offer.signing_algorithms;
+    NetnameNegotiateContextId nn;
+    nn.NetName = host;
+    SMBKIT_TRY(auto c1, make_negotiate_context(pi));
+    SMBKIT_TRY(auto c2, make_negotiate_context(ec));
+    SMBKIT_TRY(auto c3, make_negotiate_context(sc));
+    SMBKIT_TRY(auto c4, make_negotiate_context(nn));
+    req.NegotiateContexts = {c1, c2, c3, c4};
+  }
+  return make_request(SMB2_NEGOTIATE, 0, 0, [&](ByteWriter& w) { return encode_negotiate_request(req, w); });
+}
+
+Result<session::Request> session_setup_request(uint64_t session_id, bool require_signing, ByteView token,
+                                               uint64_t previous_session_id) {
+  SessionSetupRequest req;
+  req.SecurityMode =
+      static_cast<uint8_t>(require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED);
+  req.SecurityBuffer = Bytes(token.begin(), token.end());
+  req.PreviousSessionId = previous_session_id;
+  return make_request(SMB2_SESSION_SETUP, session_id, 0,
+                      [&](ByteWriter& w) { return encode_session_setup_request(req, w); });
 }
 
 Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions& opts) {
@@ -684,7 +722,7 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
 
 namespace {
 // One keyed context per worker thread and key (contexts are not shareable).
-auth::Unsealer& thread_unsealer(const session::Machine::UnsealKey& k) {
+auth::Unsealer& thread_unsealer(const session::ClientMachine::UnsealKey& k) {
   thread_local std::map<std::pair<uint16_t, Bytes>, std::unique_ptr<auth::Unsealer>> cache;
   auto& u = cache[{k.cipher, k.key}];
   if (!u) u = std::make_unique<auth::Unsealer>(k.cipher, k.key);
@@ -693,7 +731,7 @@ auth::Unsealer& thread_unsealer(const session::Machine::UnsealKey& k) {
 }  // namespace
 
 Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
-  session::Machine::UnsealKey key;
+  session::ClientMachine::UnsealKey key;
   {
     MutexLock g(mu_);
     SMBKIT_TRY(key, machine_.unseal_key(ByteView(buf->data(), len)));
@@ -727,30 +765,7 @@ Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
 
 Result<void> Connection::negotiate() {
   offer_ = negotiate_offer(opts_, client_guid_);
-  NegotiateRequest req;
-  req.Dialects = offer_.dialects;
-  req.SecurityMode = offer_.security_mode;
-  req.Capabilities = offer_.capabilities;
-  req.ClientGuid = offer_.client_guid;
-  if (offered311(req.Dialects)) {
-    PreauthIntegrityCapabilities pi;
-    pi.HashAlgorithms = {SHA_512};
-    pi.Salt.resize(32);
-    auth::random_bytes(pi.Salt);
-    EncryptionCapabilities ec;
-    ec.Ciphers = offer_.ciphers;
-    SigningCapabilities sc;
-    sc.SigningAlgorithms = offer_.signing_algorithms;
-    NetnameNegotiateContextId nn;
-    nn.NetName = opts_.host;
-    SMBKIT_TRY(auto c1, make_negotiate_context(pi));
-    SMBKIT_TRY(auto c2, make_negotiate_context(ec));
-    SMBKIT_TRY(auto c3, make_negotiate_context(sc));
-    SMBKIT_TRY(auto c4, make_negotiate_context(nn));
-    req.NegotiateContexts = {c1, c2, c3, c4};
-  }
-  SMBKIT_TRY(auto r, make_request(SMB2_NEGOTIATE, 0, 0,
-                                  [&](ByteWriter& w) { return encode_negotiate_request(req, w); }));
+  SMBKIT_TRY(auto r, negotiate_request(offer_, opts_.host));
   SMBKIT_TRY(auto resp, call(std::move(r)));
   if (resp.hdr.Status != STATUS_SUCCESS) {
     auto e = nt_error(resp.hdr.Status, "negotiate");

@@ -1,7 +1,7 @@
 // One TCP connection to an SMB2 server: a receiver thread that matches
 // responses to requests by MessageId (out of order), senders that wait for
 // credits, and per-request deadlines. The protocol state lives in the
-// sans-I/O session::Machine; this class only adds the socket, the locks and
+// sans-I/O session::ClientMachine; this class only adds the socket, the locks and
 // the clock.
 #pragma once
 
@@ -22,7 +22,7 @@
 #include "client/negotiate_policy.h"
 #include "client/worker_pool.h"
 #include "proto/negotiate.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 #include "transport/pipe.h"
 #include "transport/tcp.h"
 
@@ -102,7 +102,7 @@ class Connection {
               uint64_t* message_id = nullptr, const transport::Pipe* splice_into = nullptr);
   // Synchronous form of submit.
   Result<session::Response> call(session::Request req);
-  // Several requests in one frame (session::Machine::send_compound): one
+  // Several requests in one frame (session::ClientMachine::send_compound): one
   // completion per request, each run as its response arrives. The
   // synchronous form gives every response (their Status unchecked), or the
   // first transport error.
@@ -260,7 +260,7 @@ class Connection {
   // The protocol state and the requests in flight.
   mutable Mutex mu_;
   CondVar credits_cv_;  // credits came back, or the connection died (with mu_)
-  session::Machine machine_ GUARDED_BY(mu_);
+  session::ClientMachine machine_ GUARDED_BY(mu_);
   std::map<uint64_t, Waiter> waiters_ GUARDED_BY(mu_);
   size_t direct_waiters_ GUARDED_BY(mu_) = 0;  // waiters with read_into
   std::optional<Error> dead_ GUARDED_BY(mu_);
@@ -293,5 +293,16 @@ Result<session::Request> make_request(uint16_t command, uint64_t session_id, uin
   if (!e) return e.take_error();
   return r;
 }
+
+// MS-SMB2 2.2.3: the NEGOTIATE request that makes `offer`; with 3.1.1
+// offered, its contexts (2.2.3.1): SHA-512 preauth integrity with a fresh
+// salt, the offer's ciphers and signing algorithms, and `host` as NetName.
+Result<session::Request> negotiate_request(const NegotiateOffer& offer, const std::string& host);
+
+// MS-SMB2 2.2.5: one SESSION_SETUP request of an authentication carrying
+// the GSS `token`; PreviousSessionId names a session to reclaim (first
+// round only).
+Result<session::Request> session_setup_request(uint64_t session_id, bool require_signing, ByteView token,
+                                               uint64_t previous_session_id);
 
 }  // namespace smbkit::client

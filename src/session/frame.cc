@@ -1,10 +1,13 @@
-// finish_frame: the signing/encryption half of Machine::send, callable on
-// any thread so that large WRITEs are transformed in parallel and outside
-// the connection's lock.
+// finish_frame: the signing/encryption half of sending a message, callable
+// on any thread so that large WRITEs (and READ answers) are transformed in
+// parallel and outside the connection's lock.
+#include <cstddef>
 #include <map>
 #include <utility>
 
-#include "session/machine.h"
+#include "proto/constants.h"
+#include "proto/transform_header.h"
+#include "session/security.h"
 
 namespace smbkit::session {
 
@@ -30,14 +33,14 @@ auth::Sealer& thread_sealer(uint16_t cipher, const Bytes& key) {
 
 }  // namespace
 
-Result<void> finish_frame(Request& req, OutFrame& out) {
+Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out) {
   const FrameTransform& t = out.transform;
-  if (req.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
+  if (msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
   if (t.kind == FrameTransform::Kind::seal) {
     // MS-SMB2 3.1.4.3: the whole message (header, body, WRITE data) becomes
     // the transform's ciphertext.
-    ByteView pieces[2] = {req.msg, req.payload};
-    size_t total = kTransformHeaderSize + req.msg.size() + req.payload.size();
+    ByteView pieces[2] = {msg, payload};
+    size_t total = kTransformHeaderSize + msg.size() + payload.size();
     if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
     out.head.clear();
     out.head.reserve(kDirectTcpHeader + total);
@@ -45,25 +48,23 @@ Result<void> finish_frame(Request& req, OutFrame& out) {
     put_direct_tcp_header(out.head, total);
     SMBKIT_CHECK(thread_sealer(t.algorithm, t.key)
                      .encrypt_append(t.session_id, ByteView(t.nonce.data(), t.nonce_len),
-                                     std::span<const ByteView>(pieces, req.payload.empty() ? 1 : 2),
-                                     out.head));
+                                     std::span<const ByteView>(pieces, payload.empty() ? 1 : 2), out.head));
     out.payload = {};
   } else {
     if (t.kind == FrameTransform::Kind::sign) {
       auto alg = static_cast<auth::SignAlg>(t.algorithm);
-      ByteView pieces[1] = {req.payload};
-      auto r = req.payload.empty()
-                   ? auth::sign_message(alg, t.key, req.msg)
-                   : auth::sign_message(alg, t.key, req.msg, std::span<const ByteView>(pieces, 1));
+      ByteView pieces[1] = {payload};
+      auto r = payload.empty() ? auth::sign_message(alg, t.key, msg)
+                               : auth::sign_message(alg, t.key, msg, std::span<const ByteView>(pieces, 1));
       if (!r) return r.take_error();
     }
-    size_t len = req.msg.size() + req.payload.size();
+    size_t len = msg.size() + payload.size();
     if (len > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
     out.head.clear();
     out.head.resize(kDirectTcpHeader);
     put_direct_tcp_header(out.head, len);
-    out.head.insert(out.head.end(), req.msg.begin(), req.msg.end());
-    out.payload = req.payload;
+    out.head.insert(out.head.end(), msg.begin(), msg.end());
+    out.payload = payload;
   }
   out.transform = {};
   return {};

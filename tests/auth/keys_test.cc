@@ -32,8 +32,8 @@ TEST(Kdf, Smb300Anatomy) {
   auto k = derive_session_keys(SMB2_DIALECT_0300, CIPHER_NONE,
                                from_hex("7CD451825D0450D235424E44BA6E78CC"), {});
   EXPECT_HEX(k.signing_key, "0B7E9C5CAC36C0F6EA9AB275298CEDCE");
-  EXPECT_HEX(k.encryption_key, "FAD27796665B313EBB578F388632B4F7");
-  EXPECT_HEX(k.decryption_key, "B0F0427F7CEB416D1D9DCC0CD4F99447");
+  EXPECT_HEX(k.client_to_server_key, "FAD27796665B313EBB578F388632B4F7");
+  EXPECT_HEX(k.server_to_client_key, "B0F0427F7CEB416D1D9DCC0CD4F99447");
   EXPECT_HEX(k.application_key, "BB23A4575AA26C721AF525AF15A87B4F");
   // Second channel (session binding): its own signing key.
   auto k2 = derive_session_keys(SMB2_DIALECT_0302, AES_128_CCM,
@@ -56,8 +56,8 @@ TEST(Kdf, Smb311Anatomy) {
       derive_session_keys(SMB2_DIALECT_0311, AES_128_GCM,
                           from_hex("270E1BA896585EEB7AF3472D3B4C75A7"), from_hex(kAnatomyPreauth));
   EXPECT_HEX(k.signing_key, "73FE7A9A77BEF0BDE49C650D8CCB5F76");
-  EXPECT_HEX(k.encryption_key, "629BCBC54422A0F572B97F45989B6073");
-  EXPECT_HEX(k.decryption_key, "E2AF0DCEFAC68DA71A0DFBD0D1350D74");
+  EXPECT_HEX(k.client_to_server_key, "629BCBC54422A0F572B97F45989B6073");
+  EXPECT_HEX(k.server_to_client_key, "E2AF0DCEFAC68DA71A0DFBD0D1350D74");
   EXPECT_HEX(k.application_key, "6D7AD7954E9EC61E907B4D473DC178FF");
   // Second channel: channel signing key from its own session key and preauth.
   auto k2 = derive_session_keys(
@@ -74,8 +74,8 @@ TEST(Kdf, Smb311EncryptionBlogGcm) {
       from_hex("B23F3CBFD69487D9832B79B1594A367CDD950909B774C3A4C412B4FCEA9EDDDB"
                "A7DB256BA2EA30E977F11F9B113247578E0E915C6D2A513B8F2FCA5707DC8770"));
   EXPECT_HEX(k.signing_key, "8765949DFEAEE105CE9118B45BE988F0");
-  EXPECT_HEX(k.encryption_key, "A2F5E80E5D59103034F32E52F698E5EC");
-  EXPECT_HEX(k.decryption_key, "748C50868C90F302962A5C35F5F9A8BF");
+  EXPECT_HEX(k.client_to_server_key, "A2F5E80E5D59103034F32E52F698E5EC");
+  EXPECT_HEX(k.server_to_client_key, "748C50868C90F302962A5C35F5F9A8BF");
   EXPECT_HEX(k.application_key, "099D610789FBE82055B313601C3E8CC4");
 }
 
@@ -86,8 +86,8 @@ TEST(Kdf, Smb311EncryptionBlogCcm) {
       from_hex("DECF98A420718718F22090D3580FCC5E484BD310FA1268210C6E86335A8891E7"
                "67F5BCD99FA5A7859D665AD07A73EA94E1BCDB7CFA69A6962A28A244138340B1"));
   EXPECT_HEX(k.signing_key, "3DCC82C5795AE27F383242761078C59B");
-  EXPECT_HEX(k.encryption_key, "DFAAA31AAE40A2485D47AC4DF09FDA1D");
-  EXPECT_HEX(k.decryption_key, "95C544AEF6072680DA1CE49A68A97FA6");
+  EXPECT_HEX(k.client_to_server_key, "DFAAA31AAE40A2485D47AC4DF09FDA1D");
+  EXPECT_HEX(k.server_to_client_key, "95C544AEF6072680DA1CE49A68A97FA6");
   EXPECT_HEX(k.application_key, "7A2F0F73EC2D530879B2913BBFCE242F");
 }
 
@@ -97,7 +97,7 @@ TEST(Kdf, Smb2xUsesSessionKey) {
   auto k = derive_session_keys(SMB2_DIALECT_0210, CIPHER_NONE,
                                from_hex("00112233445566778899aabbccddeeff0102"), {});
   EXPECT_HEX(k.signing_key, "00112233445566778899aabbccddeeff");
-  EXPECT_TRUE(k.encryption_key.empty());
+  EXPECT_TRUE(k.client_to_server_key.empty());
   auto s = derive_session_keys(SMB2_DIALECT_0202, CIPHER_NONE, from_hex("0102"), {});
   EXPECT_HEX(s.signing_key, "01020000000000000000000000000000");
   EXPECT_TRUE(derive_session_keys(0x0999, CIPHER_NONE, from_hex("01"), {}).signing_key.empty());
@@ -112,22 +112,22 @@ TEST(Kdf, Smb311Aes256Structure) {
   Bytes full = from_hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
   Bytes preauth = from_hex(kAnatomyPreauth);
   auto k = derive_session_keys(SMB2_DIALECT_0311, AES_256_GCM, full, preauth);
-  ASSERT_EQ(k.encryption_key.size(), 32u);
-  ASSERT_EQ(k.decryption_key.size(), 32u);
+  ASSERT_EQ(k.client_to_server_key.size(), 32u);
+  ASSERT_EQ(k.server_to_client_key.size(), 32u);
   ASSERT_EQ(k.signing_key.size(), 16u);
   Bytes c2s = to_bytes(std::string_view("SMBC2SCipherKey\0", 16));
-  EXPECT_EQ(k.encryption_key, kdf_sp800_108(full, c2s, preauth, 32));
+  EXPECT_EQ(k.client_to_server_key, kdf_sp800_108(full, c2s, preauth, 32));
   // L is part of the PRF input, so the 32-byte key is not an extension of
   // the 16-byte one.
-  EXPECT_NE(Bytes(k.encryption_key.begin(), k.encryption_key.begin() + 16),
+  EXPECT_NE(Bytes(k.client_to_server_key.begin(), k.client_to_server_key.begin() + 16),
             kdf_sp800_108(full, c2s, preauth, 16));
   Bytes sign = to_bytes(std::string_view("SMBSigningKey\0", 14));
   EXPECT_EQ(k.signing_key, kdf_sp800_108(ByteView(full).first(16), sign, preauth, 16));
   auto k128 = derive_session_keys(SMB2_DIALECT_0311, AES_128_GCM, full, preauth);
   EXPECT_EQ(k.signing_key, k128.signing_key);
   EXPECT_EQ(k.application_key, k128.application_key);
-  EXPECT_EQ(derive_session_keys(SMB2_DIALECT_0311, AES_256_CCM, full, preauth).encryption_key,
-            k.encryption_key);
+  EXPECT_EQ(derive_session_keys(SMB2_DIALECT_0311, AES_256_CCM, full, preauth).client_to_server_key,
+            k.client_to_server_key);
 }
 
 TEST(Kdf, EmptyKeyDoesNotAbort) {

@@ -11,7 +11,7 @@
 
 #include "client/window.h"
 #include "proto/read.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 namespace smbkit::client {
 namespace {
@@ -48,7 +48,7 @@ class Sim {
   SimResult read_file(uint64_t size, uint32_t chunk, WindowController::Config wc) {
     SimResult res;
     WindowController win(wc);
-    Machine m;
+    ClientMachine m;
     // NEGOTIATE by hand: MessageId 0, the server grants a first batch.
     negotiate(m);
     uint64_t next = 0, delivered = 0;
@@ -136,7 +136,7 @@ class Sim {
     bool operator<(const Event& o) const { return at > o.at; }  // min-heap
   };
 
-  void negotiate(Machine& m) {
+  void negotiate(ClientMachine& m) {
     Request r;
     r.hdr.Command = SMB2_NEGOTIATE;
     r.msg.resize(kHeaderSize + 4);

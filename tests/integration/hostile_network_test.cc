@@ -10,7 +10,7 @@
 #include "proto/ioctl.h"
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 #include "relay_util.h"
 
 namespace smbkit_it {

@@ -7,8 +7,8 @@
 
 #include "auth/sealing.h"
 #include "auth/signing.h"
-#include "session/machine.h"
-#include "session/machine_test_util.h"
+#include "session/client_machine.h"
+#include "session/client_machine_test_util.h"
 
 namespace smbkit::session {
 namespace {
@@ -24,7 +24,7 @@ Bytes sign(Bytes msg, const SessionSecurity& s) {
 Bytes seal(const Bytes& msg, const SessionSecurity& s) {
   std::byte nonce[12] = {std::byte{7}};
   ByteView pieces[1] = {msg};
-  auto sealed = auth::encrypt_message(s.cipher, s.decryption_key, s.session_id, ByteView(nonce, 12), pieces);
+  auto sealed = auth::encrypt_message(s.cipher, s.unseal_key, s.session_id, ByteView(nonce, 12), pieces);
   EXPECT_TRUE(sealed.ok());
   return *sealed;
 }
@@ -39,7 +39,7 @@ SessionSecurity keyed_session(uint64_t id) {
   return s;
 }
 
-void expect_violation(Machine& m, const Bytes& frame, uint32_t status) {
+void expect_violation(ClientMachine& m, const Bytes& frame, uint32_t status) {
   std::vector<Response> out;
   auto r = m.receive(frame, out);
   ASSERT_FALSE(r.ok()) << "accepted";
@@ -49,7 +49,7 @@ void expect_violation(Machine& m, const Bytes& frame, uint32_t status) {
 }
 
 TEST(ResponseChecks, AnUnsignedAnswerClaimingSessionZeroIsRefusedOnASigningSession) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   m.add_session(signing_session(9));
   OutFrame f;
   auto req = make(SMB2_READ, 9);
@@ -60,7 +60,7 @@ TEST(ResponseChecks, AnUnsignedAnswerClaimingSessionZeroIsRefusedOnASigningSessi
 }
 
 TEST(ResponseChecks, AnAnswerForAnotherSessionIsRefusedEvenIfThatSessionSignedIt) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   m.add_session(signing_session(9));
   SessionSecurity other = signing_session(10);
   other.signing_key = from_hex("0f0e0d0c0b0a09080706050403020100");
@@ -72,7 +72,7 @@ TEST(ResponseChecks, AnAnswerForAnotherSessionIsRefusedEvenIfThatSessionSignedIt
 }
 
 TEST(ResponseChecks, AnUnsignedAnswerToASignedRequestIsRefused) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   SessionSecurity s = keyed_session(9);
   m.add_session(s);
   OutFrame f;
@@ -99,7 +99,7 @@ TEST(ResponseChecks, AnUnsignedAnswerToASignedRequestIsRefused) {
 }
 
 TEST(ResponseChecks, APlainAnswerToASealedRequestIsRefused) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   SessionSecurity s = keyed_session(9);
   m.add_session(s);
   OutFrame f;
@@ -125,7 +125,7 @@ TEST(ResponseChecks, APlainAnswerToASealedRequestIsRefused) {
 }
 
 TEST(ResponseChecks, APlainInterimAnswerToASealedRequestIsRefused) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   m.add_session(sealing_session(5));
   OutFrame f;
   auto req = make(SMB2_READ, 5);
@@ -137,7 +137,7 @@ TEST(ResponseChecks, APlainInterimAnswerToASealedRequestIsRefused) {
 }
 
 TEST(ResponseChecks, AnAnswerSealedByAnotherSessionIsRefused) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   m.add_session(sealing_session(5));
   SessionSecurity other = sealing_session(6);
   m.add_session(other);
@@ -150,7 +150,7 @@ TEST(ResponseChecks, AnAnswerSealedByAnotherSessionIsRefused) {
 }
 
 TEST(ResponseChecks, AnUnsignedSessionDeletedIsALostSessionNotAVerdict) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   m.add_session(signing_session(9));
   OutFrame f;
   auto req = make(SMB2_READ, 9);
@@ -163,7 +163,7 @@ TEST(ResponseChecks, AnUnsignedSessionDeletedIsALostSessionNotAVerdict) {
 }
 
 TEST(ResponseChecks, ASessionSetupNamesTheSessionItCreates) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   OutFrame f;
   auto req = make(SMB2_SESSION_SETUP, 0);
   uint64_t mid = *m.send(req, f);
@@ -174,7 +174,7 @@ TEST(ResponseChecks, ASessionSetupNamesTheSessionItCreates) {
 }
 
 TEST(ResponseChecks, ADecryptionFailureIsAViolation) {
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   SessionSecurity s = sealing_session(5);
   m.add_session(s);
   OutFrame f;

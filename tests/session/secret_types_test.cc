@@ -9,7 +9,7 @@
 #include "auth/keys.h"
 #include "auth/ntlm_initiator.h"
 #include "base/secret.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 namespace smbkit {
 namespace {
@@ -20,14 +20,14 @@ constexpr bool same = std::is_same_v<A, B>;
 TEST(SecretTypes, SessionKeysAreWiped) {
   using S = session::SessionSecurity;
   EXPECT_TRUE((same<decltype(S::signing_key), SecretBytes>));
-  EXPECT_TRUE((same<decltype(S::encryption_key), SecretBytes>));
-  EXPECT_TRUE((same<decltype(S::decryption_key), SecretBytes>));
+  EXPECT_TRUE((same<decltype(S::seal_key), SecretBytes>));
+  EXPECT_TRUE((same<decltype(S::unseal_key), SecretBytes>));
   EXPECT_TRUE((same<decltype(session::FrameTransform::key), SecretBytes>));
-  EXPECT_TRUE((same<decltype(session::Machine::UnsealKey::key), SecretBytes>));
+  EXPECT_TRUE((same<decltype(session::ClientMachine::UnsealKey::key), SecretBytes>));
   using K = auth::SessionKeys;
   EXPECT_TRUE((same<decltype(K::signing_key), SecretBytes>));
-  EXPECT_TRUE((same<decltype(K::encryption_key), SecretBytes>));
-  EXPECT_TRUE((same<decltype(K::decryption_key), SecretBytes>));
+  EXPECT_TRUE((same<decltype(K::client_to_server_key), SecretBytes>));
+  EXPECT_TRUE((same<decltype(K::server_to_client_key), SecretBytes>));
   EXPECT_TRUE((same<decltype(K::application_key), SecretBytes>));
 }
 

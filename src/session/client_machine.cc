@@ -1,4 +1,4 @@
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 #include <algorithm>
 
@@ -10,22 +10,16 @@ namespace smbkit::session {
 
 using namespace proto;
 
-void Machine::set_dialect(uint16_t dialect, bool large_mtu) {
+void ClientMachine::set_dialect(uint16_t dialect, bool large_mtu) {
   dialect_ = dialect;
   // MS-SMB2 3.2.5.2: multi-credit requests need dialect > 2.0.2 and LARGE_MTU.
   credits_.set_multi_credit(dialect > SMB2_DIALECT_0202 && large_mtu);
 }
 
-const SessionSecurity* Machine::session(uint64_t id) const {
-  auto it = sessions_.find(id);
-  return it == sessions_.end() ? nullptr : &it->second;
-}
-
-Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
+Result<uint64_t> ClientMachine::send(Request& req, OutFrame& out) {
   if (req.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
   uint16_t charge = credits_.charge(req.charge_bytes);
-  if (!credits_.can_send(charge))
-    return nt_error(STATUS_INSUFFICIENT_RESOURCES, "credit window exhausted");
+  if (!credits_.can_send(charge)) return nt_error(STATUS_INSUFFICIENT_RESOURCES, "credit window exhausted");
   const SessionSecurity* s = session(req.hdr.SessionId);
   bool encrypt = req.encrypt || (s && s->encrypt_data);
   if (encrypt && (!s || !s->can_encrypt()))
@@ -49,22 +43,15 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
     if (!r) return r.take_error();
     sign = false;  // done
   }
-  if (h.Command == SMB2_NEGOTIATE) {
-    conn_preauth_.init();
-    conn_preauth_.update(req.msg);
-  } else if (h.Command == SMB2_SESSION_SETUP) {
-    sess_preauth_.update(req.msg);
-  }
+  feed_preauth(h, req.msg, conn_preauth_, sess_preauth_);
 
   out.head.clear();
   out.payload = {};
   out.transform = {};
   if (encrypt) {
-    out.transform = seal_transform(*s);
+    out.transform = nonces_.seal_transform(*s);
   } else if (sign) {
-    out.transform.kind = FrameTransform::Kind::sign;
-    out.transform.algorithm = static_cast<uint16_t>(s->sign_alg);
-    out.transform.key = s->signing_key;
+    out.transform = sign_transform(*s);
   }
   pending_[h.MessageId] = Pending{h.Command, h.SessionId, 0, encrypt, signed_req};
   if (!req.defer_transform || out.transform.kind == FrameTransform::Kind::none) {
@@ -77,7 +64,7 @@ Result<uint64_t> Machine::send(Request& req, OutFrame& out) {
   return h.MessageId;
 }
 
-void Machine::stamp_header(Request& req, uint16_t charge, bool sign) {
+void ClientMachine::stamp_header(Request& req, uint16_t charge, bool sign) {
   Header& h = req.hdr;
   // MS-SMB2 3.2.4.1.5: CreditCharge is 0 on 2.0.2 (and before NEGOTIATE
   // picked a dialect); otherwise the number of credits consumed.
@@ -94,13 +81,13 @@ void Machine::stamp_header(Request& req, uint16_t charge, bool sign) {
   std::copy(hb.begin(), hb.end(), req.msg.begin());
 }
 
-uint16_t Machine::compound_charge(const std::vector<Request>& reqs) const {
+uint16_t ClientMachine::compound_charge(const std::vector<Request>& reqs) const {
   uint32_t total = 0;
   for (const Request& r : reqs) total += std::max<uint16_t>(credits_.charge(r.charge_bytes), 1);
   return static_cast<uint16_t>(std::min<uint32_t>(total, 0xFFFF));
 }
 
-Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs, OutFrame& out) {
+Result<std::vector<uint64_t>> ClientMachine::send_compound(std::vector<Request>& reqs, OutFrame& out) {
   if (reqs.empty()) return nt_error(STATUS_INVALID_PARAMETER, "empty compound");
   size_t chain_len = 0;
   bool any_encrypt = false, any_sign = false;
@@ -123,7 +110,8 @@ Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs,
   bool encrypt = any_encrypt || (s && s->encrypt_data);
   if (encrypt && (!s || !s->can_encrypt()))
     return nt_error(STATUS_ACCESS_DENIED, "encryption required but no session keys");
-  if (chain_len + (encrypt ? kTransformHeaderSize : 0) > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "compound too large");
+  if (chain_len + (encrypt ? kTransformHeaderSize : 0) > kMaxFrame)
+    return nt_error(STATUS_INVALID_PARAMETER, "compound too large");
   bool sign = !encrypt && s && !s->signing_key.empty() && (s->signing_required || any_sign);
 
   Request chain;
@@ -144,7 +132,7 @@ Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs,
   out.head.clear();
   out.payload = {};
   out.transform = {};
-  if (encrypt) out.transform = seal_transform(*s);  // the whole chain is one transform
+  if (encrypt) out.transform = nonces_.seal_transform(*s);  // the whole chain is one transform
   for (size_t i = 0; i < reqs.size(); i++)
     pending_[mids[i]] = Pending{reqs[i].hdr.Command, reqs[i].hdr.SessionId, 0, encrypt, sign};
   auto f = finish_frame(chain, out);
@@ -155,21 +143,7 @@ Result<std::vector<uint64_t>> Machine::send_compound(std::vector<Request>& reqs,
   return mids;
 }
 
-FrameTransform Machine::seal_transform(const SessionSecurity& s) {
-  // MS-SMB2 3.1.4.3: nonces must never repeat under one key; a counter
-  // with a random per-connection prefix (11 bytes used for CCM, 12 for GCM).
-  FrameTransform t;
-  t.kind = FrameTransform::Kind::seal;
-  t.algorithm = s.cipher;
-  t.key = s.encryption_key;
-  t.session_id = s.session_id;
-  store_le64(t.nonce.data(), nonce_counter_++);
-  store_le32(t.nonce.data() + 8, nonce_prefix_);
-  t.nonce_len = (s.cipher == AES_128_CCM || s.cipher == AES_256_CCM) ? 11 : 12;
-  return t;
-}
-
-Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
+Result<void> ClientMachine::send_cancel(uint64_t message_id, OutFrame& out) {
   auto it = pending_.find(message_id);
   if (it == pending_.end()) return nt_error(STATUS_NOT_FOUND, "no such pending request");
   Request req;
@@ -186,12 +160,10 @@ Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
   out.payload = {};
   out.transform = {};
   if (it->second.encrypted && s) {
-    out.transform = seal_transform(*s);
+    out.transform = nonces_.seal_transform(*s);
   } else if (s && s->signing_required && !s->signing_key.empty()) {
     h.Flags |= SMB2_FLAGS_SIGNED;
-    out.transform.kind = FrameTransform::Kind::sign;
-    out.transform.algorithm = static_cast<uint16_t>(s->sign_alg);
-    out.transform.key = s->signing_key;
+    out.transform = sign_transform(*s);
   }
   ByteWriter w(req.msg);
   encode_header(h, w);
@@ -200,18 +172,12 @@ Result<void> Machine::send_cancel(uint64_t message_id, OutFrame& out) {
   return finish_frame(req, out);
 }
 
-auth::Unsealer& Machine::unsealer_for(const SessionSecurity& s) {
-  auto& p = unsealers_[s.session_id];
-  if (!p) p = std::make_unique<auth::Unsealer>(s.cipher, s.decryption_key);
-  return *p;
-}
-
-Result<void> Machine::receive(Bytes frame, std::vector<Response>& out) {
+Result<void> ClientMachine::receive(Bytes frame, std::vector<Response>& out) {
   size_t len = frame.size();
   return receive(std::make_shared<Bytes>(std::move(frame)), len, out);
 }
 
-Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out) {
+Result<void> ClientMachine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vector<Response>& out) {
   if (!buf || len > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   if (len < 4) return protocol_error("frame too short");
   uint32_t proto_id = load_le32(buf->data());
@@ -220,14 +186,10 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
   if (proto_id == kTransformProtocolId) {
     // MS-SMB2 3.2.5.1.1: decrypt (in place) with the session the transform
     // header names.
-    SMBKIT_TRY(sid, transform_session_id(ByteView(buf->data(), len)));
-    const SessionSecurity* s = session(sid);
-    if (!s || s->decryption_key.empty())
-      return protocol_error("encrypted message for an unknown session");
-    auto n = unsealer_for(*s).decrypt_in_place(MutableByteView(buf->data(), len));
-    if (!n) return security_violation(n.error().status, n.error().context);
+    SMBKIT_TRY(auto u, sessions_.unseal_in_place(MutableByteView(buf->data(), len)));
+    sid = u.session_id;
     base = kTransformHeaderSize;
-    end = kTransformHeaderSize + *n;
+    end = kTransformHeaderSize + u.length;
   } else if (proto_id == kCompressionProtocolId) {
     return protocol_error("compressed message but compression was not negotiated");
   } else if (proto_id != kSmb2ProtocolId) {
@@ -236,15 +198,13 @@ Result<void> Machine::receive(std::shared_ptr<Bytes> buf, size_t len, std::vecto
   return receive_messages(std::move(buf), base, end, sid, out);
 }
 
-Result<Machine::UnsealKey> Machine::unseal_key(ByteView transform) const {
-  SMBKIT_TRY(uint64_t sid, transform_session_id(transform));
-  const SessionSecurity* s = session(sid);
-  if (!s || s->decryption_key.empty()) return protocol_error("encrypted message for an unknown session");
-  return UnsealKey{s->cipher, s->decryption_key};
+Result<ClientMachine::UnsealKey> ClientMachine::unseal_key(ByteView transform) const {
+  SMBKIT_TRY(const SessionSecurity* s, sessions_.sealed_by(transform));
+  return UnsealKey{s->cipher, s->unseal_key};
 }
 
-Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end,
-                                       uint64_t sealed_session, std::vector<Response>& out) {
+Result<void> ClientMachine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, uint64_t sealed_session,
+                                       std::vector<Response>& out) {
   if (!buf || base > end || end > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   std::shared_ptr<const Bytes> cbuf = std::move(buf);
   size_t off = base;
@@ -274,7 +234,7 @@ Result<void> Machine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, 
   return {};
 }
 
-Result<void> Machine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
+Result<void> ClientMachine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
                                     std::vector<Response>& out) {
   if (!head || head_len > head->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   SMBKIT_TRY(Header h, decode_header(ByteView(head->data(), head_len)));
@@ -290,7 +250,7 @@ Result<void> Machine::receive_split(std::shared_ptr<Bytes> head, size_t head_len
   return {};
 }
 
-Result<void> Machine::finish_message(Response& r, uint64_t sealed_session) {
+Result<void> ClientMachine::finish_message(Response& r, uint64_t sealed_session) {
   const Header& h = r.hdr;
   if (!h.is_response()) return protocol_error("request received from server");
   if (h.MessageId == ~0ull) {
@@ -312,26 +272,24 @@ Result<void> Machine::finish_message(Response& r, uint64_t sealed_session) {
   if (it->second.command != h.Command)
     return protocol_error("response command mismatch: MessageId " + std::to_string(h.MessageId) + " sent as command " +
                           std::to_string(it->second.command) + ", answered as " + std::to_string(h.Command) +
-                          " (status 0x" + [&] {
+                          " (status 0x" +
+                          [&] {
                             char b[12];
                             std::snprintf(b, sizeof b, "%08x", h.Status);
                             return std::string(b);
-                          }() + ")");
+                          }() +
+                          ")");
   SMBKIT_CHECK(check_security(it->second, r, sealed_session));
   if (interim) {
     it->second.async_id = h.AsyncId;
     return {};
   }
-  if (h.Command == SMB2_NEGOTIATE) {
-    conn_preauth_.update(r.msg());
-  } else if (h.Command == SMB2_SESSION_SETUP && h.Status == STATUS_MORE_PROCESSING_REQUIRED) {
-    sess_preauth_.update(r.msg());
-  }
+  feed_preauth(h, r.msg(), conn_preauth_, sess_preauth_);
   pending_.erase(it);
   return {};
 }
 
-Result<void> Machine::check_security(const Pending& p, Response& r, uint64_t sealed_session) {
+Result<void> ClientMachine::check_security(const Pending& p, Response& r, uint64_t sealed_session) {
   const Header& h = r.hdr;
   // Built only for an error: this runs for every response.
   auto what = [&h] {
@@ -342,8 +300,7 @@ Result<void> Machine::check_security(const Pending& p, Response& r, uint64_t sea
   const bool new_session = h.Command == SMB2_SESSION_SETUP && p.session_id == 0;
   if (h.SessionId != p.session_id && !new_session)
     return security_violation(STATUS_ACCESS_DENIED, what() + " names session " + std::to_string(h.SessionId) +
-                                                        ", the request was sent on " +
-                                                        std::to_string(p.session_id));
+                                                        ", the request was sent on " + std::to_string(p.session_id));
   const SessionSecurity* s = session(h.SessionId);
   // MS-SMB2 3.2.5.1.1.1: a sealed message is decrypted with its own
   // session's key; one session cannot answer for another.
@@ -381,17 +338,9 @@ Result<void> Machine::check_security(const Pending& p, Response& r, uint64_t sea
     return security_violation(STATUS_INVALID_SIGNATURE, what() + " not signed on a signed session");
   }
   ByteView pieces[2] = {r.msg(), r.direct};
-  auto v = auth::verify_message(s->sign_alg, s->signing_key, std::span<const ByteView>(pieces, r.direct.empty() ? 1 : 2));
+  auto v = verify_received(*s, std::span<const ByteView>(pieces, r.direct.empty() ? 1 : 2));
   if (!v) return security_violation(STATUS_INVALID_SIGNATURE, what() + ": bad signature");
   return {};
-}
-
-Error security_violation(uint32_t status, std::string what) { return nt_error(status, "security: " + what); }
-
-bool is_security_violation(const Error& e) {
-  return (e.status == STATUS_INVALID_SIGNATURE || e.status == STATUS_ACCESS_DENIED ||
-          e.status == STATUS_DECRYPTION_FAILED) &&
-         e.context.starts_with("security: ");
 }
 
 }  // namespace smbkit::session

@@ -1,40 +1,25 @@
 // The sans-I/O SMB2 client connection machine: MessageIds and the credit
 // window, the pending-request table, signing, sealing and verification,
-// compound splitting and interim (STATUS_PENDING) responses. It takes frames
-// in and hands frames out; it opens no socket, starts no thread and reads
-// no clock, so it can be driven byte for byte by tests and simulators.
+// compound splitting and interim (STATUS_PENDING) responses (MS-SMB2 3.2).
+// Keys, signing, sealing and framing come from the role-free core
+// (session/security.h) it shares with session::ServerMachine. It takes
+// frames in and hands frames out; it opens no socket, starts no thread and
+// reads no clock, so it can be driven byte for byte by tests and simulators.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "auth/keys.h"
-#include "auth/sealing.h"
-#include "auth/signing.h"
 #include "base/bytes.h"
 #include "base/result.h"
 #include "proto/header.h"
 #include "session/credits.h"
+#include "session/security.h"
 
 namespace smbkit::session {
-
-// Security state of one SMB2 session (MS-SMB2 3.2.1.3).
-struct SessionSecurity {
-  uint64_t session_id = 0;
-  bool signing_required = false;  // sign requests, reject unsigned responses
-  auth::SignAlg sign_alg = auth::SignAlg::hmac_sha256;
-  // The keys are wiped when the session (or any copy of it) is freed.
-  SecretBytes signing_key;
-  bool encrypt_data = false;  // Session.EncryptData: encrypt every request
-  uint16_t cipher = 0;        // proto::Cipher
-  SecretBytes encryption_key;  // client -> server
-  bool can_encrypt() const { return cipher != 0 && !encryption_key.empty(); }
-  SecretBytes decryption_key;  // server -> client
-};
 
 // One request to send. `msg` holds the 64-byte header slot followed by the
 // body; the machine writes the header from `hdr` after assigning MessageId,
@@ -52,35 +37,12 @@ struct Request {
   bool defer_transform = false;
 };
 
-// A signature or encryption still to apply to a sent message (when the
-// request asked for defer_transform). Holds copies of what it needs, so it
-// can run on any thread after the machine moved on.
-struct FrameTransform {
-  enum class Kind : uint8_t { none, sign, seal };
-  Kind kind = Kind::none;
-  uint16_t algorithm = 0;  // auth::SignAlg value for sign, proto::Cipher for seal
-  SecretBytes key;
-  uint64_t session_id = 0;
-  std::array<std::byte, 16> nonce{};
-  size_t nonce_len = 0;
-};
-
-// What to write to the socket: `head` (Direct TCP length + message or
-// transform) then `payload`.
-struct OutFrame {
-  Bytes head;
-  ByteView payload;
-  // Non-none only for a deferred request: head is empty until
-  // finish_frame ran.
-  FrameTransform transform;
-  size_t size() const { return head.size() + payload.size(); }
-};
-
 // Applies out.transform to req (signs req.msg in place, or encrypts req.msg
-// and req.payload) and builds out's Direct TCP frame. Thread-safe: cipher
-// contexts are kept per thread. MS-SMB2 3.2.4.1.1 (signing), 3.1.4.3
-// (encryption).
-Result<void> finish_frame(Request& req, OutFrame& out);
+// and req.payload) and builds out's Direct TCP frame (session/security.h).
+// MS-SMB2 3.2.4.1.1 (signing), 3.1.4.3 (encryption).
+inline Result<void> finish_frame(Request& req, OutFrame& out) {
+  return finish_frame(MutableByteView(req.msg), req.payload, out);
+}
 
 struct Response {
   proto::Header hdr;
@@ -99,13 +61,13 @@ struct Response {
   ByteView msg() const { return ByteView(*buf).subspan(offset, length); }
 };
 
-struct MachineConfig {
+struct ClientMachineConfig {
   uint32_t credit_target = 512;  // window we grow towards
 };
 
-class Machine {
+class ClientMachine {
  public:
-  explicit Machine(MachineConfig cfg = {}) : cfg_(cfg) {}
+  explicit ClientMachine(ClientMachineConfig cfg = {}) : cfg_(cfg) {}
 
   // After NEGOTIATE: the dialect and whether multi-credit is in use.
   void set_dialect(uint16_t dialect, bool large_mtu);
@@ -117,15 +79,9 @@ class Machine {
   uint16_t charge_for(uint64_t bytes) const { return credits_.charge(bytes); }
   bool can_send(uint64_t charge_bytes) const { return credits_.can_send(charge_for(charge_bytes)); }
 
-  void add_session(SessionSecurity s) {
-    unsealers_.erase(s.session_id);
-    sessions_[s.session_id] = std::move(s);
-  }
-  void remove_session(uint64_t id) {
-    sessions_.erase(id);
-    unsealers_.erase(id);
-  }
-  const SessionSecurity* session(uint64_t id) const;
+  void add_session(SessionSecurity s) { sessions_.add(std::move(s)); }
+  void remove_session(uint64_t id) { sessions_.remove(id); }
+  const SessionSecurity* session(uint64_t id) const { return sessions_.find(id); }
 
   // 3.1.1 preauth integrity: the connection hash (NEGOTIATE) and the hash of
   // the session setup in progress (start it with begin_session_preauth()).
@@ -178,8 +134,7 @@ class Machine {
   // One plain (not encrypted, not compound) message split in two: head
   // holds its first head_len bytes, `direct` the rest (READ data already
   // in the caller's buffer). Signatures are checked over both pieces.
-  Result<void> receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
-                             std::vector<Response>& out);
+  Result<void> receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct, std::vector<Response>& out);
 
   size_t pending() const { return pending_.size(); }
   bool is_pending(uint64_t mid) const { return pending_.count(mid) != 0; }
@@ -187,7 +142,7 @@ class Machine {
   void abandon(uint64_t mid) { pending_.erase(mid); }
 
   // Nonces: 64-bit counter in the low bytes, random prefix set once.
-  void set_nonce_prefix(uint32_t p) { nonce_prefix_ = p; }
+  void set_nonce_prefix(uint32_t p) { nonces_.set_prefix(p); }
 
  private:
   // What the response to a request in flight is checked against.
@@ -195,41 +150,23 @@ class Machine {
     uint16_t command;
     uint64_t session_id;
     uint64_t async_id = 0;
-    bool encrypted;       // the request went out sealed
+    bool encrypted;        // the request went out sealed
     bool signed_ = false;  // the request went out signed
   };
   Result<void> finish_message(Response& r, uint64_t sealed_session);
   // MS-SMB2 3.2.5.1.3: a response's security against its request.
   Result<void> check_security(const Pending& p, Response& r, uint64_t sealed_session);
-  // The seal transform for one message: the key and a fresh nonce.
-  FrameTransform seal_transform(const SessionSecurity& s);
   // MessageId, credits, the SIGNED flag, and the header bytes written into
   // req.msg, for a request about to go out.
   void stamp_header(Request& req, uint16_t charge, bool sign);
 
-  auth::Unsealer& unsealer_for(const SessionSecurity& s);
-
-  MachineConfig cfg_;
-  // Keyed decryption contexts per session (built on first use).
-  std::map<uint64_t, std::unique_ptr<auth::Unsealer>> unsealers_;
+  ClientMachineConfig cfg_;
   CreditWindow credits_;
   uint16_t dialect_ = 0;
-  std::map<uint64_t, SessionSecurity> sessions_;
+  SessionTable sessions_;
   std::map<uint64_t, Pending> pending_;
   auth::PreauthHash conn_preauth_, sess_preauth_;
-  uint64_t nonce_counter_ = 1;
-  uint32_t nonce_prefix_ = 0;
+  NonceSource nonces_;
 };
-
-// The error of a response that failed verification against its request
-// (bad or missing signature, missing encryption, another session's
-// message, a frame that does not decrypt): the connection is torn down
-// and the requests on it are not re-sent after a reconnect.
-Error security_violation(uint32_t status, std::string what);
-bool is_security_violation(const Error& e);
-
-// MS-SMB2 2.1: Direct TCP transport header (0x00 + 24-bit big-endian length).
-inline constexpr size_t kDirectTcpHeader = 4;
-inline constexpr uint32_t kMaxFrame = 0x00FFFFFF;
 
 }  // namespace smbkit::session

@@ -1,5 +1,5 @@
 // The sans-I/O machine driven byte for byte: no sockets, no threads, no clock.
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "auth/sealing.h"
 #include "auth/signing.h"
-#include "session/machine_test_util.h"
+#include "session/client_machine_test_util.h"
 
 namespace smbkit::session {
 namespace {
@@ -15,8 +15,8 @@ namespace {
 using namespace proto;
 using namespace test_util;
 
-TEST(Machine, FramesWithDirectTcpHeader) {
-  Machine m;
+TEST(ClientMachine, FramesWithDirectTcpHeader) {
+  ClientMachine m;
   OutFrame f;
   auto r = make(SMB2_NEGOTIATE);
   ASSERT_TRUE(m.send(r, f).ok());
@@ -30,8 +30,8 @@ TEST(Machine, FramesWithDirectTcpHeader) {
   EXPECT_GE(h->CreditRequestResponse, 1u);
 }
 
-TEST(Machine, NeverOverdrawsTheCreditWindow) {
-  Machine m;  // one credit
+TEST(ClientMachine, NeverOverdrawsTheCreditWindow) {
+  ClientMachine m;  // one credit
   OutFrame f;
   auto a = make(SMB2_NEGOTIATE);
   ASSERT_TRUE(m.send(a, f).ok());
@@ -42,8 +42,8 @@ TEST(Machine, NeverOverdrawsTheCreditWindow) {
   EXPECT_EQ(r.error().status, STATUS_INSUFFICIENT_RESOURCES);
 }
 
-TEST(Machine, MultiCreditChargeAndMessageIds) {
-  Machine m = negotiated(SMB2_DIALECT_0311, 64);
+TEST(ClientMachine, MultiCreditChargeAndMessageIds) {
+  ClientMachine m = negotiated(SMB2_DIALECT_0311, 64);
   EXPECT_EQ(m.credits().available(), 64u);
   OutFrame f;
   auto rd = make(SMB2_READ, 0, 1u << 20);  // 1 MiB = 16 credits
@@ -60,8 +60,8 @@ TEST(Machine, MultiCreditChargeAndMessageIds) {
   EXPECT_FALSE(m.can_send(8u << 20));
 }
 
-TEST(Machine, CompletesOutOfOrderAndGrantsCredits) {
-  Machine m = negotiated();
+TEST(ClientMachine, CompletesOutOfOrderAndGrantsCredits) {
+  ClientMachine m = negotiated();
   OutFrame f;
   std::vector<uint64_t> mids;
   for (int i = 0; i < 3; i++) {
@@ -81,8 +81,8 @@ TEST(Machine, CompletesOutOfOrderAndGrantsCredits) {
   EXPECT_FALSE(m.is_pending(mids[0]));
 }
 
-TEST(Machine, InterimResponseKeepsRequestPending) {
-  Machine m = negotiated();
+TEST(ClientMachine, InterimResponseKeepsRequestPending) {
+  ClientMachine m = negotiated();
   OutFrame f;
   auto r = make(SMB2_ECHO);
   uint64_t mid = *m.send(r, f);
@@ -106,8 +106,8 @@ TEST(Machine, InterimResponseKeepsRequestPending) {
   EXPECT_FALSE(m.is_pending(mid));
 }
 
-TEST(Machine, SplitsCompoundResponses) {
-  Machine m = negotiated();
+TEST(ClientMachine, SplitsCompoundResponses) {
+  ClientMachine m = negotiated();
   OutFrame f;
   auto a = make(SMB2_ECHO);
   auto b = make(SMB2_ECHO);
@@ -124,8 +124,8 @@ TEST(Machine, SplitsCompoundResponses) {
   EXPECT_EQ(out[1].hdr.MessageId, mb);
 }
 
-TEST(Machine, RejectsMalformedFrames) {
-  Machine m = negotiated();
+TEST(ClientMachine, RejectsMalformedFrames) {
+  ClientMachine m = negotiated();
   OutFrame f;
   auto a = make(SMB2_ECHO);
   uint64_t ma = *m.send(a, f);
@@ -145,8 +145,8 @@ TEST(Machine, RejectsMalformedFrames) {
   EXPECT_FALSE(m.receive(req, out).ok());
 }
 
-TEST(Machine, DropsResponsesToAbandonedRequestsButKeepsCredits) {
-  Machine m = negotiated();
+TEST(ClientMachine, DropsResponsesToAbandonedRequestsButKeepsCredits) {
+  ClientMachine m = negotiated();
   OutFrame f;
   auto a = make(SMB2_ECHO);
   uint64_t ma = *m.send(a, f);
@@ -159,8 +159,8 @@ TEST(Machine, DropsResponsesToAbandonedRequestsButKeepsCredits) {
   EXPECT_EQ(m.credits().available(), c + 3);
 }
 
-TEST(Machine, SignsRequestsAndVerifiesResponses) {
-  Machine m = negotiated();
+TEST(ClientMachine, SignsRequestsAndVerifiesResponses) {
+  ClientMachine m = negotiated();
   m.add_session(signing_session(9));
   OutFrame f;
   auto a = make(SMB2_ECHO, 9);
@@ -197,8 +197,8 @@ TEST(Machine, SignsRequestsAndVerifiesResponses) {
   EXPECT_TRUE(is_security_violation(r.error()));
 }
 
-TEST(Machine, SealsAndUnseals) {
-  Machine m = negotiated();
+TEST(ClientMachine, SealsAndUnseals) {
+  ClientMachine m = negotiated();
   SessionSecurity s = sealing_session(5);
   m.add_session(s);
   OutFrame f;
@@ -207,7 +207,7 @@ TEST(Machine, SealsAndUnseals) {
   ByteView sent = ByteView(f.head).subspan(4);
   EXPECT_EQ(load_le32(sent.data()), kTransformProtocolId);
   // The server side: decrypt with the client's encryption key.
-  auto plain = auth::decrypt_message(AES_128_GCM, s.encryption_key, sent);
+  auto plain = auth::decrypt_message(AES_128_GCM, s.seal_key, sent);
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(decode_header(*plain)->MessageId, ma);
 
@@ -221,7 +221,7 @@ TEST(Machine, SealsAndUnseals) {
   Bytes rsp = response(SMB2_ECHO, ma, 1, 0, 5);
   std::byte nonce[12] = {std::byte{1}};
   ByteView pieces[1] = {rsp};
-  auto sealed = auth::encrypt_message(AES_128_GCM, s.decryption_key, 5, ByteView(nonce, 12), pieces);
+  auto sealed = auth::encrypt_message(AES_128_GCM, s.unseal_key, 5, ByteView(nonce, 12), pieces);
   ASSERT_TRUE(sealed.ok());
   std::vector<Response> out;
   ASSERT_TRUE(m.receive(*sealed, out).ok());
@@ -244,8 +244,8 @@ TEST(Machine, SealsAndUnseals) {
 // first start on 8-byte boundaries that NextCommand names, MessageIds are
 // consecutive, the caller's RELATED flag is kept, and each message carries
 // its own signature over its padding.
-TEST(Machine, SendsSignedCompoundChains) {
-  Machine m = negotiated();
+TEST(ClientMachine, SendsSignedCompoundChains) {
+  ClientMachine m = negotiated();
   m.add_session(signing_session(9));
   std::vector<Request> reqs;
   reqs.push_back(make(SMB2_CREATE, 9));
@@ -294,8 +294,8 @@ TEST(Machine, SendsSignedCompoundChains) {
   EXPECT_EQ(m.pending(), 0u);
 }
 
-TEST(Machine, SealedCompoundIsOneTransform) {
-  Machine m = negotiated();
+TEST(ClientMachine, SealedCompoundIsOneTransform) {
+  ClientMachine m = negotiated();
   SessionSecurity s = sealing_session(5);
   m.add_session(s);
   std::vector<Request> reqs;
@@ -306,7 +306,7 @@ TEST(Machine, SealedCompoundIsOneTransform) {
   ASSERT_TRUE(mids.ok()) << mids.error().message();
   ByteView sent = ByteView(f.head).subspan(4);
   EXPECT_EQ(load_le32(sent.data()), kTransformProtocolId);
-  auto plain = auth::decrypt_message(AES_128_GCM, s.encryption_key, sent);
+  auto plain = auth::decrypt_message(AES_128_GCM, s.seal_key, sent);
   ASSERT_TRUE(plain.ok());
   ASSERT_EQ(plain->size(), 72u + 68u);
   auto h0 = decode_header(*plain);
@@ -316,8 +316,8 @@ TEST(Machine, SealedCompoundIsOneTransform) {
   EXPECT_FALSE(h0->Flags & SMB2_FLAGS_SIGNED);  // sealed, not signed
 }
 
-TEST(Machine, CompoundRefusesWhatItCannotCarry) {
-  Machine m = negotiated(SMB2_DIALECT_0311, 2);
+TEST(ClientMachine, CompoundRefusesWhatItCannotCarry) {
+  ClientMachine m = negotiated(SMB2_DIALECT_0311, 2);
   OutFrame f;
   std::vector<Request> with_payload;
   with_payload.push_back(make(SMB2_CREATE));
@@ -340,17 +340,17 @@ TEST(Machine, CompoundRefusesWhatItCannotCarry) {
 // A deferred transform (finish_frame on another thread) produces exactly
 // the frame the machine would have built inline: same signature, same
 // ciphertext under the same nonce, payload included.
-TEST(Machine, DeferredTransformMatchesInline) {
+TEST(ClientMachine, DeferredTransformMatchesInline) {
   Bytes data(300000);
   for (size_t i = 0; i < data.size(); i++) data[i] = std::byte(i * 7 + 3);
   SessionSecurity sealed;
   sealed.session_id = 5;
   sealed.encrypt_data = true;
   sealed.cipher = AES_256_GCM;
-  sealed.encryption_key = from_hex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
-  sealed.decryption_key = from_hex("ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100");
+  sealed.seal_key = from_hex("00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff");
+  sealed.unseal_key = from_hex("ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100");
   for (const SessionSecurity& s : {signing_session(5), sealed}) {
-    Machine inline_m = negotiated(), deferred_m = negotiated();
+    ClientMachine inline_m = negotiated(), deferred_m = negotiated();
     inline_m.add_session(s);
     deferred_m.add_session(s);
     auto a = make(SMB2_WRITE, 5, data.size());
@@ -375,7 +375,7 @@ TEST(Machine, DeferredTransformMatchesInline) {
     EXPECT_EQ(fb.transform.kind, FrameTransform::Kind::none);
   }
   // Without a session transform, a deferred request is framed at once.
-  Machine m = negotiated();
+  ClientMachine m = negotiated();
   auto c = make(SMB2_ECHO);
   c.defer_transform = true;
   OutFrame fc;
@@ -384,8 +384,8 @@ TEST(Machine, DeferredTransformMatchesInline) {
   EXPECT_EQ(fc.head.size(), 4 + c.msg.size());
 }
 
-TEST(Machine, PreauthHashCoversNegotiateAndSessionSetup) {
-  Machine m;
+TEST(ClientMachine, PreauthHashCoversNegotiateAndSessionSetup) {
+  ClientMachine m;
   OutFrame f;
   auto neg = make(SMB2_NEGOTIATE);
   ASSERT_TRUE(m.send(neg, f).ok());

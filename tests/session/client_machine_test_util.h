@@ -1,10 +1,10 @@
-// Requests, responses and sessions for driving session::Machine by hand.
+// Requests, responses and sessions for driving session::ClientMachine by hand.
 #pragma once
 
 #include "base/bytes.h"
 #include "proto/constants.h"
 #include "proto/header.h"
-#include "session/machine.h"
+#include "session/client_machine.h"
 
 namespace smbkit::session::test_util {
 
@@ -42,8 +42,8 @@ inline Bytes response(uint16_t cmd, uint64_t mid, uint16_t credits, uint32_t sta
   return b;
 }
 
-inline Machine negotiated(uint16_t dialect = SMB2_DIALECT_0311, uint16_t grant = 64) {
-  Machine m;
+inline ClientMachine negotiated(uint16_t dialect = SMB2_DIALECT_0311, uint16_t grant = 64) {
+  ClientMachine m;
   OutFrame f;
   auto neg = make(SMB2_NEGOTIATE);
   EXPECT_TRUE(m.send(neg, f).ok());
@@ -68,8 +68,8 @@ inline SessionSecurity sealing_session(uint64_t id) {
   s.session_id = id;
   s.encrypt_data = true;
   s.cipher = AES_128_GCM;
-  s.encryption_key = from_hex("00112233445566778899aabbccddeeff");
-  s.decryption_key = from_hex("ffeeddccbbaa99887766554433221100");
+  s.seal_key = from_hex("00112233445566778899aabbccddeeff");
+  s.unseal_key = from_hex("ffeeddccbbaa99887766554433221100");
   return s;
 }
 
