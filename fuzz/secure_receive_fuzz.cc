@@ -90,16 +90,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     sent[*mid] = Sent{p.session, p.encrypt, p.sign};
   }
 
-  // Frames: [mode][len lo][len hi][len bytes]...
-  size_t off = 0;
   uint64_t nonce = 1;
-  while (off + 3 <= size) {
-    uint8_t mode = data[off];
-    size_t len = data[off + 1] | (size_t{data[off + 2]} << 8);
-    off += 3;
-    len = std::min(len, size - off);
-    Bytes msg(reinterpret_cast<const std::byte*>(data + off), reinterpret_cast<const std::byte*>(data + off + len));
-    off += len;
+  for (auto& [mode, msg] : fuzz::split_frames(data, size)) {
     const session::SessionSecurity* s = find(1 + (mode >> 2) % 3);
     Bytes frame;
     switch (mode & 3) {

@@ -207,31 +207,17 @@ Result<void> ClientMachine::receive_messages(std::shared_ptr<Bytes> buf, size_t 
                                        std::vector<Response>& out) {
   if (!buf || base > end || end > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   std::shared_ptr<const Bytes> cbuf = std::move(buf);
-  size_t off = base;
-  for (int n = 0;; n++) {
-    if (n > 64) return protocol_error("compound chain too long");
-    ByteView rest = ByteView(*cbuf).subspan(off, end - off);
-    SMBKIT_TRY(Header h, decode_header(rest));
-    size_t len = rest.size();
-    if (h.NextCommand) {
-      // MS-SMB2 3.2.5.1.9: each message of a chain starts 8-byte aligned.
-      if (h.NextCommand % 8 || h.NextCommand < kHeaderSize || h.NextCommand >= rest.size())
-        return protocol_error("bad NextCommand in compound response");
-      len = h.NextCommand;
-    }
+  return for_each_chain_message(*cbuf, base, end, [&](const ChainMessage& m, size_t) -> Result<void> {
     Response r;
-    r.hdr = h;
+    r.hdr = m.hdr;
     r.buf = cbuf;
-    r.offset = off;
-    r.length = len;
+    r.offset = m.offset;
+    r.length = m.length;
     r.encrypted = sealed_session != 0;
-    auto keep = finish_message(r, sealed_session);
-    if (!keep) return keep.take_error();
+    SMBKIT_CHECK(finish_message(r, sealed_session));
     out.push_back(std::move(r));
-    if (!h.NextCommand) break;
-    off += len;
-  }
-  return {};
+    return {};
+  });
 }
 
 Result<void> ClientMachine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,

@@ -170,6 +170,39 @@ void feed_preauth(const proto::Header& h, ByteView msg, auth::PreauthHash& conne
 // signature, missing encryption, another session's message, a frame that
 // does not decrypt): the connection is torn down, and a client does not
 // send its requests again.
+// Most messages one compound frame may carry.
+inline constexpr size_t kMaxCompoundMessages = 64;
+
+// One message of a compound chain: its header and where it lies in the frame.
+struct ChainMessage {
+  proto::Header hdr;
+  size_t offset = 0, length = 0;
+};
+
+// Walks the messages of frame[base, end) (MS-SMB2 3.2.5.1.9 for responses,
+// 3.3.5.2.7 for requests): each but the last ends where its NextCommand
+// says, 8-byte aligned and inside the frame; at most kMaxCompoundMessages.
+// Calls each(message, index) in order; an error from it ends the walk.
+template <class F>
+Result<void> for_each_chain_message(ByteView frame, size_t base, size_t end, F&& each) {
+  if (base > end || end > frame.size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
+  size_t off = base;
+  for (size_t n = 0;; n++) {
+    if (n >= kMaxCompoundMessages) return protocol_error("compound chain too long");
+    ByteView rest = frame.subspan(off, end - off);
+    SMBKIT_TRY(proto::Header h, proto::decode_header(rest));
+    size_t len = rest.size();
+    if (h.NextCommand) {
+      if (h.NextCommand % 8 || h.NextCommand < proto::kHeaderSize || h.NextCommand >= rest.size())
+        return protocol_error("bad NextCommand in a compound chain");
+      len = h.NextCommand;
+    }
+    SMBKIT_CHECK(each(ChainMessage{h, off, len}, n));
+    if (!h.NextCommand) return {};
+    off += len;
+  }
+}
+
 Error security_violation(uint32_t status, std::string what);
 bool is_security_violation(const Error& e);
 

@@ -78,24 +78,14 @@ Result<void> ServerMachine::receive(Bytes frame, std::vector<ServerRequest>& out
   std::shared_ptr<const Bytes> cbuf = std::move(buf);
   uint64_t prev_session = 0;
   uint32_t prev_tree = 0;
-  for (size_t n = 0;; n++) {
-    if (n >= kMaxCompoundMessages) return protocol_error("compound chain too long");
-    ByteView rest = ByteView(*cbuf).subspan(off, end - off);
-    SMBKIT_TRY(Header h, decode_header(rest));
+  return for_each_chain_message(*cbuf, off, end, [&](const ChainMessage& m, size_t n) -> Result<void> {
+    const Header& h = m.hdr;
     if (h.is_response()) return protocol_error("response received from client");
-    size_t len = rest.size();
-    if (h.NextCommand) {
-      // MS-SMB2 3.3.5.2.7: each message of a chain starts 8-byte aligned
-      // inside the frame.
-      if (h.NextCommand % 8 || h.NextCommand < kHeaderSize || h.NextCommand >= rest.size())
-        return protocol_error("bad NextCommand in compound request");
-      len = h.NextCommand;
-    }
     ServerRequest r;
     r.hdr = h;
     r.buf = cbuf;
-    r.offset = off;
-    r.length = len;
+    r.offset = m.offset;
+    r.length = m.length;
     r.encrypted = sealed != 0;
     r.related = h.Flags & SMB2_FLAGS_RELATED_OPERATIONS;
     // MS-SMB2 3.3.5.2.7.2: a related operation runs in the session and
@@ -107,10 +97,8 @@ Result<void> ServerMachine::receive(Bytes frame, std::vector<ServerRequest>& out
     prev_session = r.session_id;
     prev_tree = r.tree_id;
     out.push_back(std::move(r));
-    if (!h.NextCommand) break;
-    off += len;
-  }
-  return {};
+    return {};
+  });
 }
 
 Result<void> ServerMachine::check(ServerRequest& r, uint64_t sealed) {
@@ -312,7 +300,7 @@ Result<void> ServerMachine::send_interim(uint64_t message_id, uint64_t async_id,
   return finish_frame(MutableByteView(r.msg), {}, out);
 }
 
-ServerResponse ServerMachine::error_response(const ServerRequest& req, uint32_t status) {
+ServerResponse ServerMachine::response_to(const ServerRequest& req, uint32_t status) {
   ServerResponse r;
   r.hdr.MessageId = req.hdr.MessageId;
   r.hdr.Command = req.hdr.Command;
@@ -320,6 +308,11 @@ ServerResponse ServerMachine::error_response(const ServerRequest& req, uint32_t 
   r.hdr.TreeId = req.tree_id;
   r.hdr.Status = status;
   r.msg.resize(kHeaderSize);
+  return r;
+}
+
+ServerResponse ServerMachine::error_response(const ServerRequest& req, uint32_t status) {
+  ServerResponse r = response_to(req, status);
   ByteWriter w(r.msg);
   (void)encode_error_response(ErrorResponse{}, w);  // an empty ErrorData cannot fail
   return r;

@@ -35,9 +35,6 @@ struct ServerConfig {
   uint32_t max_frame = kMaxFrame;
 };
 
-// Most messages one compound frame may carry.
-inline constexpr size_t kMaxCompoundMessages = 64;
-
 // One request taken off the wire, checked. When `refused` is not zero the
 // machine refused it (bad signature, unsigned on a signing session, not
 // sealed on an encrypting session, bad CreditCharge, a related operation
@@ -113,6 +110,9 @@ class ServerMachine {
   // An interim response (MS-SMB2 3.3.4.2): STATUS_PENDING with the
   // AsyncId the final response will carry; it grants the request's credits.
   Result<void> send_interim(uint64_t message_id, uint64_t async_id, OutFrame& out);
+  // A response to req with this status: the header fields it echoes and
+  // a header slot; the caller appends the body, then send().
+  static ServerResponse response_to(const ServerRequest& req, uint32_t status);
   // The body of an SMB2 ERROR response (MS-SMB2 2.2.2) for a request,
   // e.g. one the machine refused, ready for send().
   static ServerResponse error_response(const ServerRequest& req, uint32_t status);

@@ -112,13 +112,7 @@ auth::NtHashLookup alice() {
 // A response message to `req`: a header slot and `body`.
 template <class F>
 ServerResponse response_to(const ServerRequest& req, uint32_t status, F&& body) {
-  ServerResponse r;
-  r.hdr.MessageId = req.hdr.MessageId;
-  r.hdr.Command = req.hdr.Command;
-  r.hdr.SessionId = req.session_id;
-  r.hdr.TreeId = req.tree_id;
-  r.hdr.Status = status;
-  r.msg.resize(kHeaderSize);
+  ServerResponse r = ServerMachine::response_to(req, status);
   ByteWriter w(r.msg);
   EXPECT_TRUE(body(w).ok());
   return r;
