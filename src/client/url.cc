@@ -67,12 +67,8 @@ Result<SmbUrl> parse_smb_url(const std::string& s) {
     if (close == std::string::npos) return bad_url(s, "unterminated [IPv6] host");
     u.host = authority.substr(1, close - 1);
     authority = authority.substr(close + 1);
+    // Left: "" or ":port", as the other branch leaves it.
     if (!authority.empty() && authority[0] != ':') return bad_url(s, "junk after ]");
-    if (!authority.empty()) authority = "h" + authority;  // reuse the port parse below
-    else authority = "h";
-    size_t colon = authority.find(':');
-    if (colon != std::string::npos) authority = authority.substr(colon);
-    else authority.clear();
   } else {
     size_t colon = authority.find(':');
     u.host = authority.substr(0, colon);

@@ -30,6 +30,12 @@ TEST(Url, Minimal) {
   ASSERT_TRUE(six.ok());
   EXPECT_EQ(six->host, "::1");
   EXPECT_EQ(six->port, 1445);
+  auto six_default = parse_smb_url("smb://[fe80::1]/s");
+  ASSERT_TRUE(six_default.ok());
+  EXPECT_EQ(six_default->host, "fe80::1");
+  EXPECT_EQ(six_default->port, 445);
+  EXPECT_FALSE(parse_smb_url("smb://[::1]x/s").ok());
+  EXPECT_FALSE(parse_smb_url("smb://[::1/s").ok());
 }
 
 TEST(Url, Rejects) {
