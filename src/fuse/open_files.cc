@@ -18,7 +18,7 @@ std::string DataStats::str() const {
 }
 
 void OpenFiles::add(FileData* f) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   by_ino_[f->ino].insert(f);
 }
 
@@ -41,7 +41,7 @@ void OpenFiles::add_stats_locked(const FileData& f) {
 }
 
 void OpenFiles::remove(FileData* f) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   auto it = by_ino_.find(f->ino);
   if (it != by_ino_.end()) {
     it->second.erase(f);
@@ -71,20 +71,20 @@ void OpenFiles::close(FileData& f) {
 void OpenFiles::close_all() {
   std::vector<FileData*> left;
   {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     for (auto& [ino, set] : by_ino_) left.insert(left.end(), set.begin(), set.end());
   }
   for (FileData* f : left) close(*f);
 }
 
 void OpenFiles::write_begins(fuse_ino_t ino) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   writing_[ino]++;
   writes_peak_ = std::max(writes_peak_, ++writes_now_);
 }
 
 void OpenFiles::write_ends(fuse_ino_t ino) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   writes_now_--;
   auto it = writing_.find(ino);
   if (it != writing_.end() && --it->second == 0) {
@@ -97,8 +97,8 @@ Result<void> OpenFiles::flush(fuse_ino_t ino) {
   // The registry lock is held while waiting for the handles' writes so no
   // handle goes away under us; completions never take it. The wait for
   // WRITEs being served releases it (they take it to end).
-  std::unique_lock g(mu_);
-  writes_done_.wait(g, [&] { return !writing_.contains(ino); });
+  MutexLock g(mu_);
+  while (writing_.contains(ino)) writes_done_.wait(mu_);
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return {};
   Result<void> first;
@@ -111,7 +111,7 @@ Result<void> OpenFiles::flush(fuse_ino_t ino) {
 }
 
 bool OpenFiles::dirty(fuse_ino_t ino) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   if (writing_.contains(ino)) return true;
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return false;
@@ -121,7 +121,7 @@ bool OpenFiles::dirty(fuse_ino_t ino) {
 }
 
 void OpenFiles::drop_reads(fuse_ino_t ino) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   changes_[ino % changes_.size()]++;
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return;
@@ -130,7 +130,7 @@ void OpenFiles::drop_reads(fuse_ino_t ino) {
 }
 
 bool OpenFiles::seed(FileData& f, uint64_t changes, std::shared_ptr<Bytes> buf, size_t got, uint32_t asked) {
-  std::lock_guard g(mu_);  // drop_reads() and resized() hold it too
+  MutexLock g(mu_);  // drop_reads() and resized() hold it too
   if (!f.ra || changes_[f.ino % changes_.size()] + reads_epoch_.load(std::memory_order_acquire) != changes) return false;
   f.ra->seed(std::move(buf), got, asked);
   totals_.ra_seeded++;
@@ -138,12 +138,12 @@ bool OpenFiles::seed(FileData& f, uint64_t changes, std::shared_ptr<Bytes> buf, 
 }
 
 uint64_t OpenFiles::changes(fuse_ino_t ino) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   return changes_[ino % changes_.size()] + reads_epoch_.load(std::memory_order_acquire);
 }
 
 void OpenFiles::resized(fuse_ino_t ino, uint64_t size) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   changes_[ino % changes_.size()]++;
   auto it = by_ino_.find(ino);
   if (it == by_ino_.end()) return;
@@ -155,7 +155,7 @@ void OpenFiles::resized(fuse_ino_t ino, uint64_t size) {
 }
 
 DataStats OpenFiles::totals() {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   DataStats closed = totals_;
   for (auto& [ino, fs] : by_ino_)
     for (FileData* f : fs) add_stats_locked(*f);

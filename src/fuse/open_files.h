@@ -9,17 +9,18 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
-#include <cstdint>
 #include <array>
 #include <atomic>
-#include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 
+#include "base/mutex.h"
 #include "base/result.h"
+#include "base/thread_annotations.h"
 #include "fuse/memory_budget.h"
 #include "fuse/readahead.h"
 #include "fuse/write_behind.h"
@@ -36,11 +37,11 @@ struct FileData {
 struct DataStats {
   uint64_t fuse_writes = 0, write_requests = 0, bytes_written = 0;
   uint64_t fuse_reads = 0, ra_hits = 0, ra_misses = 0, ra_reads = 0, ra_resets = 0;
-  uint64_t ra_seeded = 0;  // opens whose first bytes came with the CREATE
+  uint64_t ra_seeded = 0;                       // opens whose first bytes came with the CREATE
   uint64_t ra_spliced = 0, ra_pipe_copied = 0;  // Readahead::Stats::spliced, pipe_copied
-  uint64_t ra_peak = 0;  // most bytes held by all readahead windows at once
-  uint64_t wb_peak = 0;  // most bytes of all files' WRITEs in flight at once
-  uint64_t writes_peak = 0;  // most FUSE WRITE requests being served at once
+  uint64_t ra_peak = 0;                         // most bytes held by all readahead windows at once
+  uint64_t wb_peak = 0;                         // most bytes of all files' WRITEs in flight at once
+  uint64_t writes_peak = 0;                     // most FUSE WRITE requests being served at once
   std::string str() const;
 };
 
@@ -48,8 +49,7 @@ class OpenFiles {
  public:
   // ra_budget: bytes all readahead windows may hold together; wb_budget:
   // bytes all files may have in flight as write-behind WRITEs (0: no limit).
-  explicit OpenFiles(uint64_t ra_budget = 0, uint64_t wb_budget = 0)
-      : ra_budget_(ra_budget), wb_budget_(wb_budget) {}
+  explicit OpenFiles(uint64_t ra_budget = 0, uint64_t wb_budget = 0) : ra_budget_(ra_budget), wb_budget_(wb_budget) {}
   MemoryBudget& ra_budget() { return ra_budget_; }
   MemoryBudget& wb_budget() { return wb_budget_; }
 
@@ -94,13 +94,13 @@ class OpenFiles {
   DataStats totals();
   // A FUSE write sent straight to the server (not through write-behind).
   void count_direct(const WriteBehind::Stats& s) {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     totals_.fuse_writes += s.writes;
     totals_.write_requests += s.requests;
     totals_.bytes_written += s.bytes;
   }
   void count_read() {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     totals_.fuse_reads++;
   }
   // Around the sending of each FUSE WRITE of ino (after any flush it
@@ -110,16 +110,19 @@ class OpenFiles {
   void write_ends(fuse_ino_t ino);
 
  private:
-  void add_stats_locked(const FileData& f);
+  void add_stats_locked(const FileData& f) REQUIRES(mu_);
   MemoryBudget ra_budget_, wb_budget_;
-  std::mutex mu_;
-  std::condition_variable writes_done_;  // with mu_: an inode's last WRITE in progress ended
-  std::map<fuse_ino_t, std::set<FileData*>> by_ino_;
-  std::map<fuse_ino_t, uint32_t> writing_;  // FUSE WRITEs being served, per inode
-  std::array<uint64_t, 256> changes_{};
+  // Held while a flush waits for the handles' WRITEs (no handle goes away
+  // meanwhile); taken before a handle's readahead and write-behind locks,
+  // and never by their completions.
+  Mutex mu_;
+  CondVar writes_done_;  // an inode's last WRITE in progress ended
+  std::map<fuse_ino_t, std::set<FileData*>> by_ino_ GUARDED_BY(mu_);
+  std::map<fuse_ino_t, uint32_t> writing_ GUARDED_BY(mu_);  // FUSE WRITEs being served, per inode
+  std::array<uint64_t, 256> changes_ GUARDED_BY(mu_){};
   std::atomic<uint64_t> reads_epoch_{0};
-  uint64_t writes_now_ = 0, writes_peak_ = 0;
-  DataStats totals_;
+  uint64_t writes_now_ GUARDED_BY(mu_) = 0, writes_peak_ GUARDED_BY(mu_) = 0;
+  DataStats totals_ GUARDED_BY(mu_);
 };
 
 }  // namespace smbkit::fuse
