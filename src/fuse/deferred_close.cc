@@ -13,7 +13,7 @@ DeferredCloses::DeferredCloses(std::chrono::milliseconds timeout, Closer close)
 
 DeferredCloses::~DeferredCloses() {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -24,7 +24,7 @@ DeferredCloses::~DeferredCloses() {
 bool DeferredCloses::put(fuse_ino_t ino, const proto::FileId& id, uint32_t access,
                          const std::function<bool()>& still_ok) {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     for (auto& pred : blocks_) {
       if (pred(ino)) {
         stats_.refused++;
@@ -42,7 +42,7 @@ bool DeferredCloses::put(fuse_ino_t ino, const proto::FileId& id, uint32_t acces
 DeferredCloses::Block DeferredCloses::block(std::function<bool(fuse_ino_t)> pred) {
   std::list<Block::Pred>::iterator it;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     it = blocks_.insert(blocks_.end(), std::move(pred));
   }
   close_where([&](const Entry& e) { return (*it)(e.ino); });
@@ -51,12 +51,12 @@ DeferredCloses::Block DeferredCloses::block(std::function<bool(fuse_ino_t)> pred
 
 DeferredCloses::Block::~Block() {
   if (!owner_) return;
-  std::lock_guard<std::mutex> g(owner_->mu_);
+  MutexLock g(owner_->mu_);
   owner_->blocks_.erase(it_);
 }
 
 std::optional<proto::FileId> DeferredCloses::take(fuse_ino_t ino, uint32_t access) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = std::find_if(entries_.begin(), entries_.end(),
                          [&](const Entry& e) { return e.ino == ino && e.access == access; });
   if (it == entries_.end()) return std::nullopt;
@@ -69,7 +69,7 @@ std::optional<proto::FileId> DeferredCloses::take(fuse_ino_t ino, uint32_t acces
 void DeferredCloses::close_where(const std::function<bool(const Entry&)>& pred) {
   std::vector<Entry> gone;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto mid = std::stable_partition(entries_.begin(), entries_.end(), [&](const Entry& e) { return !pred(e); });
     gone.assign(mid, entries_.end());
     entries_.erase(mid, entries_.end());
@@ -91,22 +91,22 @@ void DeferredCloses::close_all() {
 }
 
 DeferredCloses::Stats DeferredCloses::stats() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return stats_;
 }
 
 void DeferredCloses::run() {
-  std::unique_lock<std::mutex> lk(mu_);
+  UniqueLock lk(mu_);
   while (!stop_) {
     if (entries_.empty()) {
-      cv_.wait(lk);
+      cv_.wait(mu_);
       continue;
     }
     auto first = std::min_element(entries_.begin(), entries_.end(),
                                   [](const Entry& a, const Entry& b) { return a.deadline < b.deadline; });
     auto when = first->deadline;
     if (Clock::now() < when) {
-      cv_.wait_until(lk, when);
+      cv_.wait_until(mu_, when);
       continue;
     }
     Entry e = *first;

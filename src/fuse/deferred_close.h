@@ -31,15 +31,15 @@
 #include <fuse_lowlevel.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "proto/types.h"
 
 namespace smbkit::fuse {
@@ -109,12 +109,13 @@ class DeferredCloses {
 
   const std::chrono::milliseconds timeout_;
   const Closer close_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Entry> entries_;
-  std::list<Block::Pred> blocks_;  // live Blocks
-  Stats stats_;
-  bool stop_ = false;
+  // A leaf: the closer runs without it.
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::vector<Entry> entries_ GUARDED_BY(mu_);
+  std::list<Block::Pred> blocks_ GUARDED_BY(mu_);  // live Blocks
+  Stats stats_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 
