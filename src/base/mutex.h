@@ -88,6 +88,15 @@ class CondVar {
   std::cv_status wait_for(Mutex& m, const std::chrono::duration<Rep, Period>& d) REQUIRES(m) {
     return wait_until(m, std::chrono::steady_clock::now() + d);
   }
+  // Waits at most d for pred() (called with m held; a lambda that reads
+  // guarded data says so with m.assert_held()); its value at the end.
+  template <class Rep, class Period, class Pred>
+  bool wait_for(Mutex& m, const std::chrono::duration<Rep, Period>& d, Pred pred) REQUIRES(m) {
+    auto deadline = std::chrono::steady_clock::now() + d;
+    while (!pred())
+      if (wait_until(m, deadline) == std::cv_status::timeout) return pred();
+    return true;
+  }
 
  private:
   std::condition_variable cv_;

@@ -21,10 +21,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <optional>
 #include <set>
@@ -32,6 +30,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "proto/types.h"
 
 namespace smbkit::fuse {
@@ -39,12 +39,12 @@ namespace smbkit::fuse {
 class OpenHandles {
  public:
   void add(uint64_t ino, const proto::FileId& id) {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     m_.emplace(ino, id);
   }
   // After the handle's CLOSE (or when it is deferred, see deferred_close.h).
   void remove(uint64_t ino, const proto::FileId& id) {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     auto [b, e] = m_.equal_range(ino);
     for (auto it = b; it != e; ++it)
       if (it->second == id) {
@@ -63,27 +63,31 @@ class OpenHandles {
   // ino's name `path` was unlinked: while ino has open handles the name is
   // delete-pending on the server.
   void unlinked(uint64_t ino, const std::string& path) {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     if (m_.count(ino)) pending_[path] = ino;
   }
   // Waits (at most `limit`) until no unlinked open file holds `path`.
   void wait_name_free(const std::string& path, std::chrono::milliseconds limit) {
-    std::unique_lock lk(mu_);
-    cv_.wait_for(lk, limit, [&] { return pending_.count(path) == 0; });
+    MutexLock lk(mu_);
+    cv_.wait_for(mu_, limit, [&] {
+      mu_.assert_held();
+      return pending_.count(path) == 0;
+    });
   }
   // Waits (at most `limit`) until no unlinked open file holds a name in
   // directory `dir` (so that rmdir does not find it "not empty").
   void wait_dir_free(const std::string& dir, std::chrono::milliseconds limit) {
     std::string prefix = dir.empty() ? dir : dir + "/";
-    std::unique_lock lk(mu_);
-    cv_.wait_for(lk, limit, [&] {
+    MutexLock lk(mu_);
+    cv_.wait_for(mu_, limit, [&] {
+      mu_.assert_held();
       auto it = pending_.lower_bound(prefix);
       return it == pending_.end() || it->first.compare(0, prefix.size(), prefix) != 0;
     });
   }
   // The inodes that have open handles now.
   std::vector<uint64_t> inodes() const {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     std::vector<uint64_t> v;
     for (auto it = m_.begin(); it != m_.end(); it = m_.equal_range(it->first).second) v.push_back(it->first);
     return v;
@@ -91,9 +95,13 @@ class OpenHandles {
   // Waits (at most `limit`) until none of `inos` has an open handle; true
   // if none has.
   bool wait_closed(const std::vector<uint64_t>& inos, std::chrono::milliseconds limit) {
-    std::unique_lock lk(mu_);
-    return cv_.wait_for(lk, limit, [&] {
-      return std::none_of(inos.begin(), inos.end(), [&](uint64_t i) { return m_.count(i) > 0; });
+    MutexLock lk(mu_);
+    return cv_.wait_for(mu_, limit, [&] {
+      mu_.assert_held();
+      return std::none_of(inos.begin(), inos.end(), [&](uint64_t i) {
+        mu_.assert_held();
+        return m_.count(i) > 0;
+      });
     });
   }
   // A writable handle of ino was flushed (a close(2) of one of its
@@ -102,13 +110,13 @@ class OpenHandles {
   // mtime only at its CLOSE: a stat right after close(2) would see the old
   // one (make compares them). wait_closing() lets such a stat wait.
   void closing(uint64_t ino, const proto::FileId& id) {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     if (closing_.insert({ino, id}).second) closing_count_++;
   }
   // ino was written again: no handle of it is closing after all.
   void written(uint64_t ino) {
     if (closing_count_.load(std::memory_order_relaxed) == 0) return;
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     closing_count_ -= std::erase_if(closing_, [&](const auto& c) { return c.first == ino; });
   }
   // Waits (at most `limit`) until no handle of ino is closing. One that
@@ -116,12 +124,13 @@ class OpenHandles {
   // taken for closing, so it costs one wait at most.
   void wait_closing(uint64_t ino, std::chrono::milliseconds limit) {
     if (closing_count_.load(std::memory_order_relaxed) == 0) return;
-    std::unique_lock lk(mu_);
+    MutexLock lk(mu_);
     auto none = [&] {
+      mu_.assert_held();
       auto it = closing_.lower_bound({ino, proto::FileId{}});
       return it == closing_.end() || it->first != ino;
     };
-    if (!cv_.wait_for(lk, limit, none)) {
+    if (!cv_.wait_for(mu_, limit, none)) {
       closing_count_ -= std::erase_if(closing_, [&](const auto& c) { return c.first == ino; });
       closing_timeouts_++;
     }
@@ -131,18 +140,19 @@ class OpenHandles {
   uint64_t closing_timeouts() const { return closing_timeouts_.load(); }
   // Any open handle of ino.
   std::optional<proto::FileId> any(uint64_t ino) const {
-    std::lock_guard lk(mu_);
+    MutexLock lk(mu_);
     auto it = m_.find(ino);
     if (it == m_.end()) return std::nullopt;
     return it->second;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::unordered_multimap<uint64_t, proto::FileId> m_;
-  std::map<std::string, uint64_t> pending_;  // delete-pending name -> inode
-  std::set<std::pair<uint64_t, proto::FileId>> closing_;  // see closing()
+  // A leaf: nothing is locked or called under it.
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::unordered_multimap<uint64_t, proto::FileId> m_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> pending_ GUARDED_BY(mu_);                // delete-pending name -> inode
+  std::set<std::pair<uint64_t, proto::FileId>> closing_ GUARDED_BY(mu_);  // see closing()
   std::atomic<size_t> closing_count_{0};
   std::atomic<uint64_t> closing_timeouts_{0};
 };
