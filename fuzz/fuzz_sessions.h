@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "auth/sealing.h"
+#include "auth/signing.h"
 #include "session/client_machine.h"
 
 namespace smbkit::fuzz {
@@ -40,6 +43,28 @@ inline std::vector<std::pair<uint8_t, Bytes>> split_frames(const uint8_t* data, 
     off += len;
   }
   return out;
+}
+
+// msg as a peer would send it, by how & 3: as is (0), signed with s's
+// signing key (1), or sealed with seal_key for s's session (2, 3; nonce
+// counts up). nullopt: it could not be sealed.
+inline std::optional<Bytes> shape_frame(uint8_t how, Bytes msg, const session::SessionSecurity& s, ByteView seal_key,
+                                        uint64_t& nonce) {
+  switch (how & 3) {
+    case 0:
+      return msg;
+    case 1:
+      if (msg.size() >= proto::kHeaderSize) (void)auth::sign_message(s.sign_alg, s.signing_key, msg);
+      return msg;
+    default: {
+      std::byte n[12] = {};
+      store_le64(n, nonce++);
+      ByteView pieces[1] = {msg};
+      auto sealed = auth::encrypt_message(s.cipher, seal_key, s.session_id, ByteView(n, 12), pieces);
+      if (!sealed) return std::nullopt;
+      return std::move(*sealed);
+    }
+  }
 }
 
 }  // namespace smbkit::fuzz

@@ -93,25 +93,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t nonce = 1;
   for (auto& [mode, msg] : fuzz::split_frames(data, size)) {
     const session::SessionSecurity* s = find(1 + (mode >> 2) % 3);
-    Bytes frame;
-    switch (mode & 3) {
-      case 0:
-        frame = std::move(msg);
-        break;
-      case 1:  // signed with a real key (as one session would)
-        if (msg.size() >= proto::kHeaderSize) (void)auth::sign_message(s->sign_alg, s->signing_key, msg);
-        frame = std::move(msg);
-        break;
-      default: {  // sealed by a real session
-        std::byte n[12] = {};
-        store_le64(n, nonce++);
-        ByteView pieces[1] = {msg};
-        auto sealed = auth::encrypt_message(s->cipher, s->unseal_key, s->session_id, ByteView(n, 12), pieces);
-        if (!sealed) continue;
-        frame = std::move(*sealed);
-        break;
-      }
-    }
+    auto shaped = fuzz::shape_frame(mode, std::move(msg), *s, s->unseal_key, nonce);
+    if (!shaped) continue;
+    Bytes frame = std::move(*shaped);
     std::vector<session::Response> out;
     auto r = m.receive(std::move(frame), out);
     // A frame that fails is fatal for the connection: nothing of it counts.

@@ -45,25 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   uint64_t nonce = 1;
   for (auto& [mode, msg] : fuzz::split_frames(data, size)) {
     const session::SessionSecurity& s = (mode >> 2) & 1 ? client2 : client1;
-    Bytes frame;
-    switch (mode & 3) {
-      case 0:
-        frame = std::move(msg);
-        break;
-      case 1:  // signed with a real key, as a client would
-        if (msg.size() >= proto::kHeaderSize) (void)auth::sign_message(s.sign_alg, s.signing_key, msg);
-        frame = std::move(msg);
-        break;
-      default: {  // sealed by a real session
-        std::byte n[12] = {};
-        store_le64(n, nonce++);
-        ByteView pieces[1] = {msg};
-        auto sealed = auth::encrypt_message(s.cipher, s.seal_key, s.session_id, ByteView(n, 12), pieces);
-        if (!sealed) continue;
-        frame = std::move(*sealed);
-        break;
-      }
-    }
+    auto shaped = fuzz::shape_frame(mode, std::move(msg), s, s.seal_key, nonce);
+    if (!shaped) continue;
+    Bytes frame = std::move(*shaped);
     const size_t frame_size = frame.size();
     std::vector<session::ServerRequest> out;
     auto r = m.receive(std::move(frame), out);
