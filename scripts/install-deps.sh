@@ -2,9 +2,10 @@
 # Installs what smbkit needs to build and test (Debian 12).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build clang libclang-rt-14-dev pkg-config
-      libssl-dev libfmt-dev libcli11-dev libgtest-dev googletest
+      libssl-dev libfmt-dev libcli11-dev libgtest-dev googletest liburing-dev
       samba smbclient libfuse3-dev fuse3
-      python3 fio dbench stress-ng)  # python3: scripts/matrix_report.py; the rest: tests/fuse/workloads_test.cc
+      python3 fio dbench stress-ng   # python3: scripts/matrix_report.py; the rest: tests/fuse/workloads_test.cc
+      python3-impacket samba-testsuite)  # independent peers for smbkitd: impacket's client, smbtorture
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

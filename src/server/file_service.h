@@ -1,0 +1,119 @@
+// The file commands of an SMB2 server, on a POSIX directory tree: CREATE,
+// CLOSE, READ, WRITE, FLUSH, QUERY_DIRECTORY, QUERY_INFO, SET_INFO, LOCK
+// and IOCTL (MS-SMB2 3.3.5.9-3.3.5.16, 3.3.5.20-21), and named pipes on
+// IPC$ through rpc/pipe.h.
+//
+// Threading: the event loops never call this; a worker thread runs one
+// request (or one compound chain, in order) at a time per call. Calls for
+// the same connection may run at once on different workers: ConnOpens is
+// thread-safe, and FileService's tables are shared by all connections.
+//
+// Containment: every name a client sends is resolved beneath the share's
+// root_fd with openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS); ".." and
+// absolute names are refused (STATUS_OBJECT_PATH_SYNTAX_BAD or
+// STATUS_OBJECT_NAME_INVALID), and no symlink on disk leads out of the
+// share. Every length and offset in a request is checked before use.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/bytes.h"
+#include "base/result.h"
+#include "proto/types.h"
+#include "rpc/pipe.h"
+#include "server/share.h"
+
+namespace smbkit::server {
+
+// A tree connect, as the file layer sees it.
+struct TreeCtx {
+  uint32_t tree_id = 0;
+  std::shared_ptr<const Share> share;
+  bool read_only = false;          // share read-only (writes refused: STATUS_ACCESS_DENIED)
+  uint32_t maximal_access = 0;     // the access mask granted on this tree
+};
+
+// One request's context.
+struct CallCtx {
+  uint64_t session_id = 0;
+  const TreeCtx* tree = nullptr;  // never null for a file command
+  uint16_t dialect = 0;
+  uint64_t message_id = 0;
+  // The compound chain's FileId (MS-SMB2 3.3.5.2.7.2): a related request
+  // naming kRelatedFileId uses it; a CREATE that succeeds sets it. The
+  // caller keeps it across one chain.
+  proto::FileId* chain_file_id = nullptr;
+  // srvsvc's view of the server, for pipes opened on IPC$.
+  const rpc::SrvsvcOptions* srvsvc = nullptr;
+};
+
+// A command's answer. An error status with an empty body becomes an SMB2
+// ERROR response; a status with a body (success, STATUS_BUFFER_OVERFLOW
+// with partial data) is sent with it. `body` starts at the command's
+// StructureSize (the 64-byte header is the caller's); `data` is sent right
+// after it (READ payload) without another copy.
+struct FileReply {
+  uint32_t status = 0;
+  Bytes body;
+  Bytes data;
+};
+
+struct FileServiceOptions {
+  uint32_t max_open_files = 16384;  // per connection; more: STATUS_TOO_MANY_OPENED_FILES
+  uint32_t max_read = 8 << 20;      // MaxReadSize/MaxWriteSize/MaxTransactSize we negotiate
+  uint32_t max_write = 8 << 20;
+  uint32_t max_transact = 8 << 20;
+};
+
+class FileService;
+
+// One connection's open files (Connection/Session.OpenTable, MS-SMB2
+// 3.3.1.10): FileIds handed out here are valid only here.
+class ConnOpens {
+ public:
+  explicit ConnOpens(FileService& svc);
+  ~ConnOpens();  // closes what is left (as close_all)
+  ConnOpens(const ConnOpens&) = delete;
+  ConnOpens& operator=(const ConnOpens&) = delete;
+
+  // TREE_DISCONNECT, LOGOFF, connection loss: close every open of the tree
+  // or session (delete-on-close applies, share modes are released).
+  void close_tree(uint64_t session_id, uint32_t tree_id);
+  void close_session(uint64_t session_id);
+  void close_all();
+  size_t size() const;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class FileService {
+ public:
+  explicit FileService(FileServiceOptions opts = {});
+  ~FileService();
+  FileService(const FileService&) = delete;
+  FileService& operator=(const FileService&) = delete;
+
+  // Runs one file command. `msg` is the whole message, header included
+  // (the body starts at offset 64); the header has been checked by the
+  // session machine. `command` is one of CREATE, CLOSE, FLUSH, READ,
+  // WRITE, LOCK, IOCTL (other than FSCTL_VALIDATE_NEGOTIATE_INFO, which
+  // the connection answers), QUERY_DIRECTORY, QUERY_INFO, SET_INFO.
+  FileReply execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg);
+
+  const FileServiceOptions& options() const { return opts_; }
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+ private:
+  FileServiceOptions opts_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace smbkit::server

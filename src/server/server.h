@@ -1,0 +1,48 @@
+// smbkitd's server: listening sockets, event loops on io_uring (one per
+// core), connections spread over the loops, and a worker pool for file
+// I/O so that no loop blocks on the disk. See docs/design/server.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "base/result.h"
+#include "server/config.h"
+#include "server/users.h"
+
+namespace smbkit::server {
+
+struct ServerOptions {
+  // Event loops; 0: one per online CPU.
+  unsigned loops = 0;
+  // File I/O workers; 0: 4 per loop.
+  unsigned workers = 0;
+};
+
+class Server {
+ public:
+  // Binds every configured port (a port of 0 binds an ephemeral one: see
+  // ports()) and starts serving.
+  static Result<std::unique_ptr<Server>> start(Config cfg, UserDb users, ServerOptions opts = {});
+  ~Server();  // stop() and wait()
+
+  // SIGHUP: new shares and users for new trees and sessions; trees and
+  // sessions already made keep theirs.
+  void reload(Config cfg, UserDb users);
+  // SIGTERM: stop accepting, finish the requests in progress, close every
+  // connection. Returns at once; wait() joins.
+  void stop();
+  void wait();
+
+  // The ports bound, in the order of cfg.global.smb_ports.
+  std::vector<uint16_t> ports() const;
+
+  struct Impl;
+
+ private:
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace smbkit::server
