@@ -18,9 +18,12 @@
 namespace smbkit::server {
 
 // "server signing" / "smb encrypt": Samba's values, normalised.
-// server signing: auto|default|mandatory|required|disabled|off|...
-// smb encrypt:    auto|default|desired|required|mandatory|off|disabled|...
-enum class Setting : uint8_t { off, desired, required };
+//   off       disabled|off|no|false: never used (signing: only when the
+//             client asks, as SMB2 cannot turn it off)
+//   enabled   auto|default|if_required: offered, used when the client asks
+//   desired   desired: used whenever the client can
+//   required  mandatory|required|yes|true|forced: refused without it
+enum class Setting : uint8_t { off, enabled, desired, required };
 
 struct ShareConfig {
   std::string name;      // as written in the section header (case kept)
@@ -52,8 +55,8 @@ struct GlobalConfig {
   // SMB3_02, SMB3_11, and SMB2 / SMB3 (Samba's aliases for the highest).
   uint16_t min_protocol = 0x0202;
   uint16_t max_protocol = 0x0311;
-  Setting server_signing = Setting::desired;  // Samba's "default"
-  Setting smb_encrypt = Setting::desired;     // per Samba 4.17: "default" offers it
+  Setting server_signing = Setting::enabled;  // Samba's "default"
+  Setting smb_encrypt = Setting::enabled;     // Samba's "default": offered, not enforced
   MapToGuest map_to_guest = MapToGuest::never;
   std::string netbios_name = "SMBKITD";  // "netbios name"
   std::string workgroup = "WORKGROUP";   // "workgroup"
