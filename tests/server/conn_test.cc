@@ -212,7 +212,9 @@ TEST_P(EveryDialect, AuthenticatesConnectsAndAnswersSignedAndSealed) {
   if (GetParam().cipher) opts.ciphers = {GetParam().cipher};
   ASSERT_TRUE(w.negotiate(opts).ok());
   EXPECT_EQ(w.srv.dialect, GetParam().dialect);
-  if (GetParam().dialect == SMB2_DIALECT_0311) EXPECT_EQ(w.srv.cipher, GetParam().cipher);
+  if (GetParam().dialect == SMB2_DIALECT_0311) {
+    EXPECT_EQ(w.srv.cipher, GetParam().cipher);
+  }
   auto flags = w.login(kUser, kPassword);
   ASSERT_TRUE(flags.ok()) << flags.error().message();
   EXPECT_EQ(*flags, 0);
