@@ -28,6 +28,8 @@ constexpr size_t kMaxSessionsInSetup = 16;
 constexpr size_t kMaxSessions = 64;
 constexpr size_t kMaxTreesPerSession = 1024;
 constexpr size_t kPreauthSaltSize = 32;
+// MS-SMB2 2.2.32.6: Capabilities, Guid, SecurityMode, Dialect.
+constexpr uint32_t kValidateNegotiateResponseSize = 24;
 
 // The access a tree grants (MS-SMB2 2.2.10 MaximalAccess): read and
 // execute on a read-only share, everything otherwise.
@@ -467,17 +469,13 @@ ServerResponse Conn::validate_negotiate(const ServerRequest& r) {
     closed_ = true;
     return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
   }
-  NegotiateRequest again;
-  again.Dialects = v->Dialects;
-  again.Capabilities = v->Capabilities;
-  auto snap = st_.snapshot();
-  NegotiatePolicy p;
-  p.min_dialect = snap->cfg.global.min_protocol;
-  p.max_dialect = std::min<uint16_t>(snap->cfg.global.max_protocol, SMB2_DIALECT_0302);
-  auto redo = respond_to_negotiate(again, p);
-  if (neg_->dialect == SMB2_DIALECT_0311 || !redo || redo->dialect != neg_->dialect ||
-      v->Capabilities != neg_->client_capabilities || v->SecurityMode != neg_->client_security_mode ||
-      v->Guid != neg_->client_guid) {
+  // Everything NEGOTIATE received must come back unchanged: the dialect
+  // list exactly (so the dialect it selects is the one chosen), the
+  // capabilities, GUID and security mode. 3.1.1 has the preauth hash
+  // instead and does not use this request.
+  if (neg_->dialect == SMB2_DIALECT_0311 || q->MaxOutputResponse < kValidateNegotiateResponseSize ||
+      v->Dialects != neg_->client_dialects || v->Capabilities != neg_->client_capabilities ||
+      v->SecurityMode != neg_->client_security_mode || v->Guid != neg_->client_guid) {
     SMBKIT_LOG(warn, "{}: VALIDATE_NEGOTIATE does not match the NEGOTIATE: closing", peer_);
     closed_ = true;
     return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);

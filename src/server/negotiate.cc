@@ -25,6 +25,7 @@ bool offered(const std::vector<uint16_t>& list, uint16_t v) {
 
 Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const NegotiatePolicy& p) {
   NegotiateOutcome o;
+  if (req.Dialects.empty()) return nt_error(STATUS_INVALID_PARAMETER, "no dialect offered");
   // MS-SMB2 3.3.5.4: the highest common dialect the policy allows.
   for (uint16_t d : kDialects) {
     if (d >= p.min_dialect && d <= p.max_dialect && offered(req.Dialects, d)) {
@@ -36,6 +37,7 @@ Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const
   o.client_capabilities = req.Capabilities;
   o.client_security_mode = req.SecurityMode;
   o.client_guid = req.ClientGuid;
+  o.client_dialects = req.Dialects;
 
   NegotiateResponse& r = o.rsp;
   r.DialectRevision = o.dialect;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "base/bytes.h"
 #include "base/result.h"
@@ -36,6 +37,7 @@ struct NegotiateOutcome {
   uint32_t client_capabilities = 0;
   uint16_t client_security_mode = 0;
   std::array<std::byte, 16> client_guid{};
+  std::vector<uint16_t> client_dialects;
 };
 
 // MS-SMB2 3.3.5.4. STATUS_NOT_SUPPORTED when no dialect of the client's
