@@ -77,6 +77,7 @@ void Conn::shutdown() {
 
 Result<void> Conn::on_frame(Bytes frame) {
   if (closed_) return protocol_error("connection closed");
+  if (!neg_ && ServerMachine::is_smb1_negotiate(frame)) return smb1_negotiate(std::move(frame));
   std::vector<ServerRequest> reqs;
   SMBKIT_CHECK(machine_.receive(std::move(frame), reqs));
   if (reqs.empty()) return {};
@@ -258,9 +259,23 @@ std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
   }
 }
 
-ServerResponse Conn::negotiate(const ServerRequest& r) {
-  auto req = decode_negotiate_request(r.msg());
-  if (!req) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+Result<void> Conn::smb1_negotiate(Bytes frame) {
+  SMBKIT_TRY(ServerRequest r, machine_.receive_smb1_negotiate(std::move(frame)));
+  auto o = respond_to_smb1_negotiate(r.msg(), negotiate_policy());
+  // A client that speaks only SMB1 (or sends garbage) is not answered.
+  if (!o) return o.take_error();
+  if (o->dialect) {
+    neg_ = std::move(*o);
+    machine_.set_dialect(neg_->dialect, neg_->large_mtu);
+  }
+  ServerResponse rsp = answer(r, STATUS_SUCCESS, neg_ ? neg_->rsp : o->rsp, encode_negotiate_response);
+  session::OutFrame f;
+  SMBKIT_CHECK(machine_.send(rsp, f));
+  io_.send(std::move(f), nullptr);
+  return {};
+}
+
+NegotiatePolicy Conn::negotiate_policy() {
   auto snap = st_.snapshot();
   const GlobalConfig& g = snap->cfg.global;
   NegotiatePolicy p;
@@ -276,7 +291,13 @@ ServerResponse Conn::negotiate(const ServerRequest& r) {
   p.preauth_salt.resize(kPreauthSaltSize);
   auth::random_bytes(p.preauth_salt);
   p.security_buffer = auth::SpnegoNtlmAcceptor::negotiate_token();
-  auto o = respond_to_negotiate(*req, p);
+  return p;
+}
+
+ServerResponse Conn::negotiate(const ServerRequest& r) {
+  auto req = decode_negotiate_request(r.msg());
+  if (!req) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  auto o = respond_to_negotiate(*req, negotiate_policy());
   if (!o) {
     // No dialect in common: answered; the client may try again.
     return ServerMachine::error_response(r, o.error().status ? o.error().status : STATUS_NOT_SUPPORTED);

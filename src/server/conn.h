@@ -86,6 +86,8 @@ class Conn : public std::enable_shared_from_this<Conn> {
   // The inline commands: each returns the answer to queue (none for CANCEL).
   std::optional<session::ServerResponse> run_inline(const session::ServerRequest& r);
   session::ServerResponse negotiate(const session::ServerRequest& r);
+  Result<void> smb1_negotiate(Bytes frame);
+  NegotiatePolicy negotiate_policy();
   session::ServerResponse session_setup(const session::ServerRequest& r);
   session::ServerResponse logoff(const session::ServerRequest& r);
   session::ServerResponse tree_connect(const session::ServerRequest& r);

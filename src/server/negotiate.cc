@@ -14,6 +14,8 @@ constexpr uint16_t kDialects[] = {SMB2_DIALECT_0311, SMB2_DIALECT_0302, SMB2_DIA
 // GCM before CCM, 128-bit before 256-bit.
 constexpr uint16_t kCipherPreference[] = {AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM};
 constexpr uint16_t kSigningPreference[] = {AES_GMAC, AES_CMAC, HMAC_SHA256};
+// MS-CIFS 2.2.4.52.1: each dialect string's BufferFormat.
+constexpr uint8_t kSmb1DialectBufferFormat = 0x02;
 // MaxReadSize and friends on 2.0.2, which has no multi-credit requests.
 constexpr uint32_t kSmb202MaxIo = 65536;
 
@@ -116,6 +118,48 @@ Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const
     r.NegotiateContexts.push_back(std::move(c3));
   }
   return o;
+}
+
+Result<NegotiateOutcome> respond_to_smb1_negotiate(ByteView msg, const NegotiatePolicy& p) {
+  // MS-SMB 2.2.4.52.1 (MS-CIFS 2.2.4.52.1): WordCount 0, ByteCount, then
+  // dialect strings, each 0x02 and a NUL-terminated ASCII name.
+  if (msg.size() < kSmb1HeaderSize + 3 || std::to_integer<uint8_t>(msg[kSmb1HeaderSize]) != 0)
+    return nt_error(STATUS_INVALID_PARAMETER, "malformed SMB1 NEGOTIATE");
+  const size_t count = load_le16(msg.data() + kSmb1HeaderSize + 1);
+  const size_t start = kSmb1HeaderSize + 3;
+  if (count > msg.size() - start) return nt_error(STATUS_INVALID_PARAMETER, "SMB1 NEGOTIATE ByteCount past the end");
+  bool wildcard = false, smb2002 = false;
+  for (size_t i = start; i < start + count;) {
+    if (std::to_integer<uint8_t>(msg[i]) != kSmb1DialectBufferFormat)
+      return nt_error(STATUS_INVALID_PARAMETER, "SMB1 NEGOTIATE dialect without its 0x02");
+    size_t end = i + 1;
+    while (end < start + count && msg[end] != std::byte{0}) end++;
+    if (end == start + count) return nt_error(STATUS_INVALID_PARAMETER, "SMB1 NEGOTIATE dialect not terminated");
+    std::string_view name(reinterpret_cast<const char*>(msg.data()) + i + 1, end - i - 1);
+    wildcard |= name == "SMB 2.???";
+    smb2002 |= name == "SMB 2.002";
+    i = end + 1;
+  }
+  NegotiateRequest as_smb2;
+  if (wildcard && p.max_dialect > SMB2_DIALECT_0202) {
+    // Capabilities and sizes as a 2.1-3.0.2 answer would have them; no
+    // 3.1.1 contexts.
+    NegotiatePolicy q = p;
+    q.min_dialect = SMB2_DIALECT_0202;
+    q.max_dialect = std::min<uint16_t>(p.max_dialect, SMB2_DIALECT_0302);
+    as_smb2.Dialects = {q.max_dialect};
+    SMBKIT_TRY(auto o, respond_to_negotiate(as_smb2, q));
+    o.rsp.DialectRevision = SMB2_DIALECT_WILDCARD;
+    o.rsp.Capabilities &= ~SMB2_GLOBAL_CAP_ENCRYPTION;
+    o.dialect = 0;
+    o.cipher = 0;
+    return o;
+  }
+  if (smb2002) {
+    as_smb2.Dialects = {SMB2_DIALECT_0202};
+    return respond_to_negotiate(as_smb2, p);
+  }
+  return nt_error(STATUS_NOT_SUPPORTED, "SMB1 NEGOTIATE without an SMB2 dialect");
 }
 
 }  // namespace smbkit::server

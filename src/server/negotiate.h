@@ -40,6 +40,14 @@ struct NegotiateOutcome {
   std::vector<uint16_t> client_dialects;
 };
 
+// MS-SMB2 3.3.5.3.1: the answer to an SMB1 multi-protocol NEGOTIATE
+// (msg: the SMB1 message). "SMB 2.???" with a policy above 2.0.2 answers
+// DialectRevision 0x02FF (the client then sends an SMB2 NEGOTIATE and
+// nothing is settled: `dialect` is 0); "SMB 2.002" alone settles 2.0.2.
+// STATUS_NOT_SUPPORTED when it names no SMB2 dialect we allow (we do not
+// speak SMB1); STATUS_INVALID_PARAMETER when malformed.
+Result<NegotiateOutcome> respond_to_smb1_negotiate(ByteView msg, const NegotiatePolicy& p);
+
 // MS-SMB2 3.3.5.4. STATUS_NOT_SUPPORTED when no dialect of the client's
 // is in [min_dialect, max_dialect]; STATUS_INVALID_PARAMETER for a 3.1.1
 // offer without exactly one preauth context naming SHA-512.

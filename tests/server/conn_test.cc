@@ -256,6 +256,62 @@ TEST(ConnRules, NothingButNegotiateBeforeNegotiate) {
   EXPECT_FALSE(w.deliver(f).ok());
 }
 
+// An SMB1 NEGOTIATE naming `dialects` (MS-CIFS 2.2.4.52.1), as the first frame.
+Bytes smb1_negotiate(std::initializer_list<const char*> dialects) {
+  Bytes m(kSmb1HeaderSize, std::byte{0});
+  store_le32(m.data(), kSmb1ProtocolId);
+  m[4] = std::byte{kSmb1ComNegotiate};
+  Bytes names;
+  for (const char* d : dialects) {
+    names.push_back(std::byte{0x02});
+    for (const char* c = d; *c; c++) names.push_back(std::byte(*c));
+    names.push_back(std::byte{0});
+  }
+  m.push_back(std::byte{0});  // WordCount
+  m.push_back(std::byte(names.size() & 0xff));
+  m.push_back(std::byte(names.size() >> 8));
+  m.insert(m.end(), names.begin(), names.end());
+  return m;
+}
+
+// The one SMB2 NEGOTIATE response the server sent.
+NegotiateResponse sent_negotiate(InlineIo& io, Header* h) {
+  EXPECT_EQ(io.sent.size(), 1u);
+  Bytes b(io.sent.at(0).head.begin() + session::kDirectTcpHeader, io.sent.at(0).head.end());
+  *h = decode_header(b).value();
+  return decode_negotiate_response(b).value();
+}
+
+TEST(ConnRules, MultiProtocolNegotiateAnswersTheSmb2Wildcard) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.conn->on_frame(smb1_negotiate({"NT LM 0.12", "SMB 2.002", "SMB 2.???"})).ok());
+  Header h;
+  NegotiateResponse r = sent_negotiate(w.io, &h);
+  EXPECT_EQ(h.MessageId, 0u);
+  EXPECT_EQ(h.Command, SMB2_NEGOTIATE);
+  EXPECT_EQ(r.DialectRevision, SMB2_DIALECT_WILDCARD);
+}
+
+TEST(ConnRules, MultiProtocolNegotiateSettlesSmb2002Alone) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.conn->on_frame(smb1_negotiate({"NT LM 0.12", "SMB 2.002"})).ok());
+  Header h;
+  EXPECT_EQ(sent_negotiate(w.io, &h).DialectRevision, SMB2_DIALECT_0202);
+}
+
+TEST(ConnRules, AnSmb1OnlyClientIsNotAnswered) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  EXPECT_FALSE(w.conn->on_frame(smb1_negotiate({"NT LM 0.12"})).ok());
+  EXPECT_TRUE(w.io.sent.empty());
+  Bytes truncated = smb1_negotiate({"SMB 2.???"});
+  truncated.pop_back();  // the name's NUL
+  Wire w2(make_config(d.path()));
+  EXPECT_FALSE(w2.conn->on_frame(truncated).ok());
+}
+
 TEST(ConnRules, NoDialectInCommonIsNotSupported) {
   testing::TempDir d;
   Config cfg = make_config(d.path());
