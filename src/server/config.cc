@@ -470,6 +470,22 @@ Result<Config> parse_config(std::string_view text, std::string_view origin) {
   return cfg;
 }
 
+Result<void> set_global_parameter(Config& cfg, std::string_view name, std::string_view value, std::string_view origin) {
+  Ctx c;
+  c.where = std::string(origin);
+  c.param = std::string(trim(name));
+  c.global = &cfg.global;
+  const Param* p = find_param(fold(c.param));
+  if (!p) return config_error(c.where, "unknown parameter '" + c.param + "'");
+  if (p->scope == Scope::share)
+    return config_error(c.where, "'" + c.param + "' is a share parameter, not a [global] one");
+  SMBKIT_CHECK(p->set(c, trim(value)));
+  if (cfg.global.min_protocol > cfg.global.max_protocol)
+    return config_error(c.where, "server min protocol (" + protocol_name(cfg.global.min_protocol) +
+                                     ") is above server max protocol (" + protocol_name(cfg.global.max_protocol) + ")");
+  return {};
+}
+
 Result<Config> load_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return sys_error(errno ? errno : ENOENT, "config " + path);

@@ -101,6 +101,11 @@ Result<Config> parse_config(std::string_view text, std::string_view origin);
 // Reads and parses a file.
 Result<Config> load_config(const std::string& path);
 
+// Sets one [global] parameter by its smb.conf name, as a line in
+// [global] would (smbd's --option NAME=VALUE); `origin` names the source in
+// errors. A share parameter or an unknown one is an error.
+Result<void> set_global_parameter(Config& cfg, std::string_view name, std::string_view value, std::string_view origin);
+
 // The command-line form: --share NAME=PATH[,ro][,guest] (writable unless
 // ro; guest also sets "map to guest = Bad User", as a guest share needs
 // it). Appended to cfg.shares; an error names the argument.
