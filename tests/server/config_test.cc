@@ -157,6 +157,9 @@ TEST(ConfigParse, CommentsAndContinuationKeepLineNumbers) {
   // Line 7 follows a continued line (5-6): the error must say 7.
   std::string e = parse_err("[s]\npath = /s\n\n\ncomment = one \\\ntwo\nbogus = 1\n");
   EXPECT_NE(e.find("t.conf:7:"), std::string::npos) << e;
+  // An error in a continued line names its first line.
+  e = parse_err("[s]\npath = /s\nbogus = one \\\ntwo\n");
+  EXPECT_NE(e.find("t.conf:3:"), std::string::npos) << e;
 }
 
 TEST(ConfigParse, ParametersBeforeAnySectionAreGlobal) {
