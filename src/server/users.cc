@@ -165,6 +165,9 @@ Result<UserDb> UserDb::load(const std::string& private_dir) {
   if (st.st_size > kMaxUsersFileSize) return users_error("users file " + path, "too large");
 
   std::string text;
+  // Room for the whole file: growing the string would free buffers that
+  // still hold hashes, out of reach of the wipe below.
+  text.reserve(static_cast<size_t>(st.st_size) + 1);
   auto r = read_all(fd.get(), text, path);
   UserDb db;
   Result<void> result = r;
