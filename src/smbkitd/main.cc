@@ -104,8 +104,12 @@ void reload(const DaemonArgs& a, Server& server) {
     return;
   }
   set_log_level(a, *cfg);
-  SMBKIT_LOG(info, "reload: {} shares, {} users", cfg->shares.size(), users->names().size());
-  server.reload(std::move(*cfg), std::move(*users));
+  const size_t shares = cfg->shares.size(), nusers = users->names().size();
+  if (auto r = server.reload(std::move(*cfg), std::move(*users)); !r) {
+    SMBKIT_LOG(error, "reload: {}; keeping the configuration in use", describe(r.error()));
+    return;
+  }
+  SMBKIT_LOG(info, "reload: {} shares, {} users", shares, nusers);
 }
 
 int serve(const DaemonArgs& a) {
