@@ -3,7 +3,8 @@
 //   smbclient -L //127.0.0.1 -p PORT -U smbkit%...      (the srvsvc pipe)
 //   python3-impacket srvs.hNetrShareEnum levels 0 and 1, hNetrShareGetInfo
 //   level 2 ("share") and level 1 ("nosuch"), hNetrServerGetInfo 101,
-//   over SMB 2.1 so that the pipe traffic is not sealed.
+//   over SMB 2.1 so that the pipe traffic is not sealed;
+//   hand-made PDUs written with impacket's SMB file calls (below).
 // smbd's shares: "share" (comment "a disk share") and IPC$; its server
 // string "Samba capture".
 #pragma once
@@ -100,5 +101,33 @@ inline constexpr const char* kImpacketShareGetInfoNoSuchRequest =
 inline constexpr const char* kSambaShareGetInfoNoSuchResponse =
     "050002031000000024000000050000000c000000000000000100000000000000"
     "7b000000";
+
+// A BIND as Windows sends it (python3 struct through impacket's SMB file
+// calls on IPC$\srvsvc): context 0 srvsvc/NDR20, 1 srvsvc/NDR64, 2 srvsvc
+// with the bind time feature negotiation syntax offering features 0x0003;
+// then a REQUEST for opnum 99 on context 0 and NetrServerGetInfo on the
+// rejected context 1. Samba's answers follow each.
+inline constexpr const char* kFeatureNegotiationBind =
+    "05000b0310000000a000000001000000b810b810000000000300000000000100"
+    "c84f324b7016d30112785a47bf6ee18803000000045d888aeb1cc9119fe80800"
+    "2b1048600200000001000100c84f324b7016d30112785a47bf6ee18803000000"
+    "33057171babe37498319b5dbef9ccc360100000002000100c84f324b7016d301"
+    "12785a47bf6ee188030000002c1cb76c12984045030000000000000001000000";
+
+inline constexpr const char* kSambaFeatureNegotiationBindAck =
+    "05000c03100000007400000001000000b810b810fa3c00000d005c706970655c"
+    "73727673766300000300000000000000045d888aeb1cc9119fe808002b104860"
+    "0200000002000200000000000000000000000000000000000000000003000300"
+    "0000000000000000000000000000000000000000";
+
+inline constexpr const char* kOpnum99Request = "050000031000000018000000020000000000000000006300";
+
+inline constexpr const char* kSambaOpnum99Fault = "0500032310000000200000000200000018000000000000000200011c00000000";
+
+inline constexpr const char* kRejectedContextRequest =
+    "0500000310000000200000000300000008000000010015000000000064000000";
+
+inline constexpr const char* kSambaRejectedContextFault =
+    "0500032310000000200000000300000018000000000000000300011c00000000";
 
 }  // namespace smbkit::rpc::recorded

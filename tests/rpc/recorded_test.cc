@@ -220,5 +220,63 @@ TEST(Recorded, OurPipeAnswersImpacketLikeSamba) {
   EXPECT_EQ(none->status, srvsvc::NERR_NetNameNotFound);
 }
 
+// Samba's answer to a Windows-style three-context BIND, and ours.
+TEST(Recorded, FeatureNegotiationAndNdr64LikeSamba) {
+  auto d = pdu(kFeatureNegotiationBind);
+  auto b = decode_bind(d.h, d.pdu);
+  ASSERT_TRUE(b);
+  ASSERT_EQ(b->contexts.size(), 3u);
+  EXPECT_EQ(b->contexts[1].transfer_syntaxes[0], kNdr64Syntax);
+  uint16_t offered = 0;
+  EXPECT_TRUE(is_bind_time_feature_syntax(b->contexts[2].transfer_syntaxes[0], &offered));
+  EXPECT_EQ(offered, 3);
+  EXPECT_EQ(to_hex(encode_bind(PduType::Bind, 1, *b)), to_hex(d.pdu));
+
+  auto sd = pdu(kSambaFeatureNegotiationBindAck);
+  auto samba = decode_bind_ack(sd.h, sd.pdu);
+  ASSERT_TRUE(samba) << samba.error().message();
+  ASSERT_EQ(samba->results.size(), 3u);
+
+  auto p = open_srvsvc(samba_like());
+  auto answers = replay(*p, {kFeatureNegotiationBind, kOpnum99Request, kRejectedContextRequest});
+  auto h = decode_header(answers[0]);
+  ASSERT_TRUE(h);
+  auto ours = decode_bind_ack(*h, answers[0]);
+  ASSERT_TRUE(ours);
+  ASSERT_EQ(ours->results.size(), 3u);
+  for (size_t i = 0; i < 2; i++) {
+    EXPECT_EQ(ours->results[i].result, samba->results[i].result) << i;
+    EXPECT_EQ(ours->results[i].reason, samba->results[i].reason) << i;
+    EXPECT_EQ(ours->results[i].transfer_syntax, samba->results[i].transfer_syntax) << i;
+  }
+  EXPECT_EQ(samba->results[1].result, kResultProviderRejection);
+  EXPECT_EQ(samba->results[1].reason, kReasonTransferSyntaxesNotSupported);
+  // Samba acknowledges both features; we acknowledge what we do (a subset).
+  EXPECT_EQ(samba->results[2].result, kResultNegotiateAck);
+  EXPECT_EQ(ours->results[2].result, kResultNegotiateAck);
+  EXPECT_EQ(ours->results[2].reason & ~samba->results[2].reason, 0);
+
+  // An unknown opnum: both fault nca_s_op_rng_error.
+  auto sf = pdu(kSambaOpnum99Fault);
+  auto samba_fault = decode_fault(sf.h, sf.pdu);
+  ASSERT_TRUE(samba_fault);
+  EXPECT_EQ(samba_fault->status, nca_s_op_rng_error);
+  EXPECT_TRUE(sf.h.pfc_flags & PFC_DID_NOT_EXECUTE);
+  h = decode_header(answers[1]);
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->ptype, PduType::Fault);
+  EXPECT_EQ(decode_fault(*h, answers[1])->status, nca_s_op_rng_error);
+  EXPECT_EQ(h->pfc_flags, sf.h.pfc_flags);
+
+  // A call on the rejected context: Samba says op_rng_error, we say the
+  // more precise unk_if; both fault without executing.
+  auto rf = pdu(kSambaRejectedContextFault);
+  EXPECT_EQ(rf.h.ptype, PduType::Fault);
+  h = decode_header(answers[2]);
+  ASSERT_TRUE(h);
+  ASSERT_EQ(h->ptype, PduType::Fault);
+  EXPECT_EQ(decode_fault(*h, answers[2])->status, nca_s_unk_if);
+}
+
 }  // namespace
 }  // namespace smbkit::rpc
