@@ -77,9 +77,12 @@ ByteReader body(const PduHeader& h, ByteView pdu) {
   return r;
 }
 
+// The checks decode_header made, repeated for a header the caller built.
 Result<void> expect(const PduHeader& h, ByteView pdu, PduType a, PduType b) {
   if (h.ptype != a && h.ptype != b) return pdu_error("unexpected PDU type");
-  if (pdu.size() < h.frag_length) return pdu_error("PDU shorter than frag_length");
+  if (h.frag_length < kCommonHeaderSize || pdu.size() < h.frag_length) return pdu_error("PDU shorter than frag_length");
+  if (h.auth_length && size_t{h.auth_length} + kSecTrailerSize > h.frag_length - kCommonHeaderSize)
+    return pdu_error("auth verifier larger than the PDU");
   return ok_result();
 }
 

@@ -137,6 +137,23 @@ TEST(DcerpcHostile, FrameLengthRefusesGarbageEarly) {
   EXPECT_FALSE(frame_length(short_frag));
 }
 
+// Decoders called with a header the caller made up (not from
+// decode_header) still stay inside the PDU.
+TEST(DcerpcHostile, DecodersRecheckACallersHeader) {
+  Bytes f = encode_fault(1, {0, 0, 0, 1});
+  auto h = decode_header(f);
+  ASSERT_TRUE(h);
+  PduHeader lying = *h;
+  lying.auth_length = 0xfff0;
+  EXPECT_FALSE(decode_fault(lying, f));
+  lying = *h;
+  lying.frag_length = 0xffff;
+  EXPECT_FALSE(decode_fault(lying, f));
+  lying = *h;
+  lying.frag_length = 4;
+  EXPECT_FALSE(decode_fault(lying, f));
+}
+
 TEST(DcerpcHostile, BindCountsPastThePdu) {
   Bind b;
   b.contexts.push_back({0, srvsvc::kSrvsvcSyntax, {kNdr20Syntax}});
