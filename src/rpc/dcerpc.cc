@@ -9,15 +9,12 @@ namespace {
 constexpr size_t kFragLengthOffset = 8;
 constexpr size_t kAuthLengthOffset = 10;
 constexpr size_t kSyntaxIdSize = 20;
-// max_xmit_frag, max_recv_frag, assoc_group_id.
-constexpr size_t kBindFixedSize = 8;
 // p_cont_id, n_transfer_syn, reserved.
 constexpr size_t kContextElemFixedSize = 4;
 // result, reason.
 constexpr size_t kResultFixedSize = 4;
-// n_context_elem / n_results, reserved, reserved2.
-constexpr size_t kListHeaderSize = 4;
-constexpr size_t kUuidSize = 16;
+// The result list after BIND_ACK's secondary address starts 4-aligned.
+constexpr size_t kResultListAlign = 4;
 
 Error pdu_error(const char* what) { return protocol_error(std::string("DCE/RPC: ") + what); }
 
@@ -218,7 +215,7 @@ Bytes encode_bind_ack(PduType ptype, uint32_t call_id, const BindAck& a) {
     w.bytes(as_bytes(a.sec_addr));
     w.u8(0);
   }
-  w.pad_to(4);
+  w.pad_to(kResultListAlign);
   w.u8(static_cast<uint8_t>(a.results.size()));
   w.zeros(3);
   for (const auto& res : a.results) {
@@ -244,7 +241,7 @@ Result<BindAck> decode_bind_ack(const PduHeader& h, ByteView pdu) {
   // port_spec is NUL-terminated; keep what precedes the NUL.
   auto chars = as_chars(addr);
   a.sec_addr = std::string(chars.substr(0, chars.find('\0')));
-  r.seek((r.pos() + 3) / 4 * 4);
+  r.seek((r.pos() + kResultListAlign - 1) / kResultListAlign * kResultListAlign);
   uint8_t n = r.u8();
   r.skip(3);
   if (!r.ok()) return pdu_error("truncated bind_ack result list");
@@ -269,7 +266,6 @@ Bytes encode_bind_nak(uint32_t call_id, const BindNak& n) {
     w.u8(major);
     w.u8(minor);
   }
-  w.pad_to(4);
   finish(w);
   return out;
 }
