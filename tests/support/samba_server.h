@@ -17,8 +17,6 @@
 namespace smbkit::testing {
 
 struct SambaOptions {
-  // "smbd" or "smbkitd"; empty: $SMBKIT_TEST_SERVER, else "smbd".
-  std::string server;
   // Lines appended to [global], e.g. "server signing = mandatory",
   // "server max protocol = SMB3_00", "smb2 max credits = 16".
   std::vector<std::string> global;
@@ -28,6 +26,8 @@ struct SambaOptions {
   std::string dir;
   // Keep the directory after stop (for debugging).
   bool keep_dir = false;
+  // "smbd" or "smbkitd"; empty: $SMBKIT_TEST_SERVER, else "smbd".
+  std::string server;
 };
 
 // Shares offered by every server:
