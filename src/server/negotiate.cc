@@ -10,10 +10,6 @@ namespace {
 
 constexpr uint16_t kDialects[] = {SMB2_DIALECT_0311, SMB2_DIALECT_0302, SMB2_DIALECT_0300, SMB2_DIALECT_0210,
                                   SMB2_DIALECT_0202};
-// Our preference among the ciphers a 3.1.1 client offers, as Samba's:
-// GCM before CCM, 128-bit before 256-bit.
-constexpr uint16_t kCipherPreference[] = {AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM};
-constexpr uint16_t kSigningPreference[] = {AES_GMAC, AES_CMAC, HMAC_SHA256};
 // MS-CIFS 2.2.4.52.1: each dialect string's BufferFormat.
 constexpr uint8_t kSmb1DialectBufferFormat = 0x02;
 // MaxReadSize and friends on 2.0.2, which has no multi-credit requests.
@@ -90,7 +86,7 @@ Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const
     EncryptionCapabilities ec;
     ec.Ciphers = {0};
     if (p.encryption) {
-      for (uint16_t c : kCipherPreference) {
+      for (uint16_t c : p.ciphers) {
         if (offered(enc->Ciphers, c)) {
           ec.Ciphers = {c};
           o.cipher = c;
@@ -107,7 +103,7 @@ Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const
     // none is.
     SigningCapabilities out;
     out.SigningAlgorithms = {AES_CMAC};
-    for (uint16_t a : kSigningPreference) {
+    for (uint16_t a : p.signing_algorithms) {
       if (offered(sc->SigningAlgorithms, a)) {
         out.SigningAlgorithms = {a};
         break;

@@ -19,6 +19,11 @@ struct NegotiatePolicy {
   uint16_t max_dialect = 0x0311;
   bool signing_required = false;
   bool encryption = true;  // offer encryption (3.0+) at all
+  // 3.1.1: the ciphers and signing algorithms we take, most preferred
+  // first (proto::Cipher, proto::SigningAlgorithm).
+  // As Samba: GCM before CCM, 128-bit before 256-bit.
+  std::vector<uint16_t> ciphers{proto::AES_128_GCM, proto::AES_128_CCM, proto::AES_256_GCM, proto::AES_256_CCM};
+  std::vector<uint16_t> signing_algorithms{proto::AES_GMAC, proto::AES_CMAC, proto::HMAC_SHA256};
   uint32_t max_transact = 8 << 20, max_read = 8 << 20, max_write = 8 << 20;
   std::array<std::byte, 16> server_guid{};
   uint64_t system_time = 0;  // FILETIME now

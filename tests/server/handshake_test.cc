@@ -1,7 +1,7 @@
 // The client's connection machine against the server's, in memory: the
 // client's own NEGOTIATE and SESSION_SETUP builders and SPNEGO/NTLM
-// initiator against ServerMachine, the SPNEGO/NTLM acceptor and a small
-// NEGOTIATE responder (below), frames passed as bytes. In every dialect
+// initiator against ServerMachine, the SPNEGO/NTLM acceptor and smbkitd's
+// NEGOTIATE policy, frames passed as bytes. In every dialect
 // with signing and in every 3.x dialect with each cipher it allows, both
 // ends must derive the same keys: a signed and a sealed ECHO each way are
 // accepted. The negative cases show the server machine's checks refuse
@@ -20,6 +20,7 @@
 #include "proto/session_setup.h"
 #include "proto/transform_header.h"
 #include "session/client_machine.h"
+#include "server/negotiate.h"
 #include "session/server_machine.h"
 
 namespace smbkit::session {
@@ -34,69 +35,25 @@ constexpr char kDomain[] = "WG";
 constexpr char kPassword[] = "s3cret";
 
 // What the server settles with a client in this test: one dialect, and on
-// 3.1.1 one cipher (0: none) and AES-GMAC signing when offered.
+// 3.1.1 the cipher it prefers (0: none).
 struct ServerChoice {
   uint16_t dialect = SMB2_DIALECT_0311;
   uint16_t cipher = 0;
 };
 
-// A test-side NEGOTIATE responder built from the proto codec (MS-SMB2
-// 3.3.5.4, the part this test needs): picks `choice`, requires signing,
-// and offers SPNEGO with NTLMSSP. The server's own responder belongs to
-// smbkitd.
-struct NegotiateOutcome {
-  NegotiateResponse rsp;
-  uint16_t cipher = 0;
-  uint16_t signing_algorithm = AES_CMAC;
-  bool large_mtu = false;
-};
-Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const ServerChoice& choice) {
-  if (std::find(req.Dialects.begin(), req.Dialects.end(), choice.dialect) == req.Dialects.end())
-    return nt_error(STATUS_NOT_SUPPORTED, "dialect not offered");
-  NegotiateOutcome o;
-  NegotiateResponse& r = o.rsp;
-  r.DialectRevision = choice.dialect;
-  r.SecurityMode = SMB2_NEGOTIATE_SIGNING_ENABLED | SMB2_NEGOTIATE_SIGNING_REQUIRED;
-  r.ServerGuid.fill(std::byte{0x5a});
-  r.MaxTransactSize = r.MaxReadSize = r.MaxWriteSize = 1 << 20;
-  r.SystemTime = r.ServerStartTime = kNow;
-  r.SecurityBuffer = auth::SpnegoNtlmAcceptor::negotiate_token();
-  o.signing_algorithm = choice.dialect >= SMB2_DIALECT_0300 ? AES_CMAC : HMAC_SHA256;
-  if (choice.dialect > SMB2_DIALECT_0202 && (req.Capabilities & SMB2_GLOBAL_CAP_LARGE_MTU)) {
-    r.Capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU;
-    o.large_mtu = true;
-  }
-  if ((choice.dialect == SMB2_DIALECT_0300 || choice.dialect == SMB2_DIALECT_0302) &&
-      (req.Capabilities & SMB2_GLOBAL_CAP_ENCRYPTION)) {
-    r.Capabilities |= SMB2_GLOBAL_CAP_ENCRYPTION;
-    o.cipher = AES_128_CCM;
-  }
-  if (choice.dialect == SMB2_DIALECT_0311) {
-    PreauthIntegrityCapabilities pi;
-    pi.HashAlgorithms = {SHA_512};
-    pi.Salt = Bytes(32, std::byte{0x33});
-    SMBKIT_TRY(auto c1, make_negotiate_context(pi));
-    r.NegotiateContexts.push_back(c1);
-    SMBKIT_TRY(auto enc, find_negotiate_context<EncryptionCapabilities>(req.NegotiateContexts));
-    if (enc && choice.cipher &&
-        std::find(enc->Ciphers.begin(), enc->Ciphers.end(), choice.cipher) != enc->Ciphers.end()) {
-      EncryptionCapabilities ec;
-      ec.Ciphers = {choice.cipher};
-      SMBKIT_TRY(auto c2, make_negotiate_context(ec));
-      r.NegotiateContexts.push_back(c2);
-      o.cipher = choice.cipher;
-    }
-    SMBKIT_TRY(auto sc, find_negotiate_context<SigningCapabilities>(req.NegotiateContexts));
-    if (sc && std::find(sc->SigningAlgorithms.begin(), sc->SigningAlgorithms.end(), AES_GMAC) !=
-                  sc->SigningAlgorithms.end()) {
-      SigningCapabilities out;
-      out.SigningAlgorithms = {AES_GMAC};
-      SMBKIT_TRY(auto c3, make_negotiate_context(out));
-      r.NegotiateContexts.push_back(c3);
-      o.signing_algorithm = AES_GMAC;
-    }
-  }
-  return o;
+// smbkitd's NEGOTIATE policy (server/negotiate.h) narrowed to the choice;
+// signing required, SPNEGO with NTLMSSP offered.
+Result<server::NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const ServerChoice& choice) {
+  server::NegotiatePolicy p;
+  p.min_dialect = p.max_dialect = choice.dialect;
+  p.signing_required = true;
+  p.encryption = choice.cipher != 0 || choice.dialect < SMB2_DIALECT_0311;
+  if (choice.cipher) p.ciphers = {choice.cipher};
+  p.server_guid.fill(std::byte{0x5a});
+  p.system_time = kNow;
+  p.preauth_salt = Bytes(32, std::byte{0x33});
+  p.security_buffer = auth::SpnegoNtlmAcceptor::negotiate_token();
+  return server::respond_to_negotiate(req, p);
 }
 
 auth::NtHashLookup alice() {
@@ -125,7 +82,7 @@ class Pair {
   ServerMachine server;
   client::NegotiateOffer offer;
   client::ServerInfo srv;  // what the client settled
-  NegotiateOutcome neg;    // what the server settled
+  server::NegotiateOutcome neg;  // what the server settled
   uint64_t session_id = 0;
 
   // The frame's bytes after its Direct TCP header, its length checked as
