@@ -106,7 +106,8 @@ class LeaseManager {
   void closed(const LeaseKey& key);
   // Waits (bounded) until pred(state) holds for the state as of the last
   // break whose callback has finished; for tests and callers that want a
-  // break to have been handled.
+  // break to have been handled. pred runs under the manager's lock: it
+  // may only look at the state it is given.
   bool wait_for(const LeaseKey& key, const std::function<bool(uint32_t)>& pred, std::chrono::milliseconds limit) const;
   LeaseStats stats() const;
 
