@@ -13,7 +13,7 @@ std::shared_ptr<Bytes> BufferPool::get(size_t n) {
   if (cls == 0) cls = 0x10000;
   Bytes* b = nullptr;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = free_.lower_bound(cls);
     if (it != free_.end() && it->first <= cls * 2) {
       b = it->second;
@@ -24,19 +24,23 @@ std::shared_ptr<Bytes> BufferPool::get(size_t n) {
   if (!b) b = new Bytes(cls);
   std::weak_ptr<BufferPool> weak = weak_from_this();
   return std::shared_ptr<Bytes>(b, [weak](Bytes* p) {
-    if (auto pool = weak.lock()) pool->put(p);
-    else delete p;
+    if (auto pool = weak.lock())
+      pool->put(p);
+    else
+      delete p;
   });
 }
 
 void BufferPool::put(Bytes* b) {
-  std::lock_guard<std::mutex> g(mu_);
-  if (cached_ + b->size() > max_cached_) {
-    delete b;
-    return;
+  {
+    MutexLock g(mu_);
+    if (cached_ + b->size() <= max_cached_) {
+      cached_ += b->size();
+      free_.emplace(b->size(), b);
+      return;
+    }
   }
-  cached_ += b->size();
-  free_.emplace(b->size(), b);
+  delete b;
 }
 
 BufferPool::~BufferPool() {
@@ -44,7 +48,7 @@ BufferPool::~BufferPool() {
 }
 
 size_t BufferPool::cached_bytes() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return cached_;
 }
 

@@ -6,9 +6,10 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "base/bytes.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace smbkit {
 
@@ -29,9 +30,11 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
   void put(Bytes* b);
 
   size_t max_cached_;
-  mutable std::mutex mu_;
-  std::multimap<size_t, Bytes*> free_;  // by size
-  size_t cached_ = 0;
+  // A leaf: taken under the data path's locks (WriteBehind's, a
+  // Connection's); a buffer is created and freed without it.
+  mutable Mutex mu_;
+  std::multimap<size_t, Bytes*> free_ GUARDED_BY(mu_);  // by size
+  size_t cached_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace smbkit

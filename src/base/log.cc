@@ -2,12 +2,14 @@
 
 #include <atomic>
 #include <cstdio>
-#include <mutex>
+
+#include "base/mutex.h"
 
 namespace smbkit::log {
 namespace {
 std::atomic<int> g_level{static_cast<int>(Level::warn)};
-std::mutex g_mu;
+// A leaf: one line at a time on stderr.
+Mutex g_mu;
 }  // namespace
 
 void set_level(Level l) { g_level = static_cast<int>(l); }
@@ -16,9 +18,8 @@ bool enabled(Level l) { return static_cast<int>(l) <= g_level.load(std::memory_o
 
 void write(Level l, std::string_view msg) {
   static const char* names[] = {"error", "warn", "info", "debug", "trace"};
-  std::lock_guard<std::mutex> g(g_mu);
-  std::fprintf(stderr, "smbkit[%s] %.*s\n", names[static_cast<int>(l)], static_cast<int>(msg.size()),
-               msg.data());
+  MutexLock g(g_mu);
+  std::fprintf(stderr, "smbkit[%s] %.*s\n", names[static_cast<int>(l)], static_cast<int>(msg.size()), msg.data());
 }
 
 }  // namespace smbkit::log

@@ -308,19 +308,22 @@ Result<std::vector<session::Response>> Connection::call_compound(std::vector<ses
   using All = std::vector<Each>;
   All all = await_completion<All>([&](std::function<void(All)> done) {
     struct Gather {
-      std::mutex m;
-      std::vector<std::optional<Each>> got;
-      size_t left;
+      Mutex m;  // a leaf: `done` runs without it
+      std::vector<std::optional<Each>> got GUARDED_BY(m);
+      size_t left GUARDED_BY(m) = 0;
       std::function<void(All)> done;
     };
     auto g = std::make_shared<Gather>();
-    g->got.resize(reqs.size());
-    g->left = reqs.size();
+    {
+      MutexLock lk(g->m);  // not shared yet; says so to the analysis
+      g->got.resize(reqs.size());
+      g->left = reqs.size();
+    }
     g->done = std::move(done);
     std::vector<Completion> dones;
     for (size_t i = 0; i < reqs.size(); i++) {
       dones.push_back([g, i](Each r) {
-        std::unique_lock<std::mutex> lk(g->m);
+        UniqueLock lk(g->m);
         g->got[i].emplace(std::move(r));
         if (--g->left) return;
         All out;

@@ -30,7 +30,7 @@ LeaseManager::~LeaseManager() {
   tree_.client().remove_reconnect_observer(observer_);
   tree_.client().set_break_handler(nullptr);
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     stop_ = true;
   }
   cv_.notify_all();
@@ -43,24 +43,16 @@ bool LeaseManager::supported() const {
 }
 bool LeaseManager::v2() const { return tree_.client().conn().server().dialect >= SMB2_DIALECT_0300; }
 
-void LeaseManager::set_break_callback(BreakCallback cb) {
-  std::lock_guard<std::mutex> g(mu_);
-  callback_ = std::move(cb);
-}
+void LeaseManager::set_break_callback(BreakCallback cb) { callback_.set(std::move(cb)); }
 
-void LeaseManager::set_lost_callback(std::function<void()> cb) {
-  // lost_mu_ is held while the callback runs: once this returns, the old
-  // callback is not running and will not run (its owner may go).
-  std::lock_guard<std::mutex> g(lost_mu_);
-  lost_callback_ = std::move(cb);
-}
+void LeaseManager::set_lost_callback(std::function<void()> cb) { lost_callback_.set(std::move(cb)); }
 
 void LeaseManager::on_reconnect_begins() {
   // The session that held the leases is going: nothing is cached under
   // them from now on. The reopened handles ask for them again
   // (on_reconnected); an open() whose CREATE spans this gets no lease.
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     for (auto& [k, e] : leases_) {
       e.state = e.settled = 0;  // the handles stay (reopened)
       e.have_epoch = false;     // a new lease starts its own epochs
@@ -72,15 +64,12 @@ void LeaseManager::on_reconnect_begins() {
 }
 
 void LeaseManager::on_reconnected(const std::vector<CreateLease>& regranted) {
-  {
-    // First the owner drops what it cached before (the file may have
-    // changed while we were away), while state() is still 0 for every key.
-    std::lock_guard<std::mutex> g(lost_mu_);
-    if (lost_callback_) lost_callback_();
-  }
+  // First the owner drops what it cached before (the file may have
+  // changed while we were away), while state() is still 0 for every key.
+  lost_callback_();
   uint64_t applied = 0;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     for (const CreateLease& l : regranted) {
       auto it = leases_.find(l.LeaseKey);
       if (it == leases_.end()) continue;  // closed meanwhile
@@ -109,8 +98,8 @@ LeaseKey LeaseManager::new_key() {
   return k;
 }
 
-Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams& p, const LeaseKey& key,
-                                      uint32_t want, Prefetch* prefetch) {
+Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams& p, const LeaseKey& key, uint32_t want,
+                                      Prefetch* prefetch) {
   bool lease = supported() && want != 0;
   CreateResponse cr;
   OpenExtras x;
@@ -127,7 +116,7 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
   }
   uint64_t reconnects;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     reconnects = reconnects_;
   }
   // Through the Tree's handle table, so that a reconnect reopens it.
@@ -147,7 +136,7 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
     if (g->LeaseKey != key) return bad("CREATE granted a lease for another key");
     granted = *g;
   }
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   Entry& e = leases_[key];
   e.handles++;
   // A reconnect since the CREATE was sent: that lease went with the old
@@ -170,13 +159,13 @@ Result<LeasedOpen> LeaseManager::open(const std::string& path, const OpenParams&
 }
 
 uint32_t LeaseManager::state(const LeaseKey& key) const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = leases_.find(key);
   return it == leases_.end() ? 0 : it->second.state;
 }
 
 void LeaseManager::closed(const LeaseKey& key) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = leases_.find(key);
   if (it == leases_.end()) return;
   if (--it->second.handles <= 0) leases_.erase(it);
@@ -185,15 +174,16 @@ void LeaseManager::closed(const LeaseKey& key) {
 
 bool LeaseManager::wait_for(const LeaseKey& key, const std::function<bool(uint32_t)>& pred,
                             std::chrono::milliseconds limit) const {
-  std::unique_lock<std::mutex> lk(mu_);
-  return cv_.wait_for(lk, limit, [&] {
+  MutexLock g(mu_);
+  return cv_.wait_for(mu_, limit, [&] {
+    mu_.assert_held();
     auto it = leases_.find(key);
     return pred(it == leases_.end() ? 0 : it->second.settled);
   });
 }
 
 LeaseStats LeaseManager::stats() const {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return stats_;
 }
 
@@ -201,7 +191,7 @@ void LeaseManager::on_notification(const session::Response& r) {
   auto kind = oplock_break_kind(r.msg());
   if (!kind || *kind != OplockBreakKind::kLeaseNotification) {
     // We never ask for oplocks, so an oplock break is not ours.
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     stats_.unknown_breaks++;
     SMBKIT_LOG(debug, "<- oplock break ignored (no oplocks requested)");
     return;
@@ -212,16 +202,16 @@ void LeaseManager::on_notification(const session::Response& r) {
     return;
   }
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     queue_.push_back(*n);
   }
   cv_.notify_all();
 }
 
 void LeaseManager::run() {
-  std::unique_lock<std::mutex> lk(mu_);
+  UniqueLock lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+    while (!stop_ && queue_.empty()) cv_.wait(mu_);
     if (queue_.empty()) return;  // stop_ with nothing left
     auto n = queue_.front();
     queue_.pop_front();
@@ -236,9 +226,8 @@ void LeaseManager::handle(const LeaseBreakNotification& n) {
   ev.key = n.LeaseKey;
   ev.new_state = n.NewLeaseState;
   ev.ack_required = n.Flags & SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED;
-  BreakCallback cb;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = leases_.find(n.LeaseKey);
     if (it == leases_.end()) {
       stats_.unknown_breaks++;
@@ -259,20 +248,19 @@ void LeaseManager::handle(const LeaseBreakNotification& n) {
         it->second.have_epoch = true;
       }
     }
-    cb = callback_;
   }
   SMBKIT_LOG(debug, "<- lease break {} -> {}{}", lease_state_name(ev.old_state), lease_state_name(ev.new_state),
              ev.ack_required ? " (ack required)" : "");
-  if (cb) cb(ev);
+  callback_(ev);
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = leases_.find(n.LeaseKey);
     if (it != leases_.end()) it->second.settled = it->second.state;
   }
   cv_.notify_all();
   if (!ev.ack_required) return;
   auto a = acknowledge(n.LeaseKey, ev.new_state);
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   if (a) {
     stats_.acks_sent++;
   } else {
@@ -288,8 +276,8 @@ Result<void> LeaseManager::acknowledge(const LeaseKey& key, uint32_t state) {
   LeaseBreakAcknowledgment a;
   a.LeaseKey = key;
   a.LeaseState = state;
-  SMBKIT_TRY(auto r, tree_.request(SMB2_OPLOCK_BREAK,
-                                   [&](ByteWriter& w) { return encode_lease_break_acknowledgment(a, w); }));
+  SMBKIT_TRY(auto r,
+             tree_.request(SMB2_OPLOCK_BREAK, [&](ByteWriter& w) { return encode_lease_break_acknowledgment(a, w); }));
   SMBKIT_TRY(auto resp, tree_.call(std::move(r), "lease break acknowledgment"));
   SMBKIT_TRY(auto lr, decode_lease_break_response(resp.msg()));
   if (lr.LeaseKey != key) return protocol_error("lease break response for another key");

@@ -12,15 +12,16 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/callback_slot.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "client/client.h"
 #include "proto/create_contexts.h"
 #include "proto/oplock_break.h"
@@ -48,9 +49,9 @@ struct LeaseBreakEvent {
 };
 
 struct LeaseStats {
-  uint64_t breaks = 0;        // lease break notifications received for known keys
-  uint64_t acks_sent = 0;     // acknowledgments the server accepted
-  uint64_t ack_failures = 0;  // acknowledgments refused or not delivered
+  uint64_t breaks = 0;          // lease break notifications received for known keys
+  uint64_t acks_sent = 0;       // acknowledgments the server accepted
+  uint64_t ack_failures = 0;    // acknowledgments refused or not delivered
   uint64_t unknown_breaks = 0;  // notifications for keys we do not know (or oplock breaks)
   uint64_t regranted = 0;       // leases granted again to handles a reconnect reopened
 };
@@ -72,7 +73,9 @@ class LeaseManager {
 
   // Called on the break thread before the acknowledgment: must write back
   // what the lost WRITE caching covered and drop what the lost READ caching
-  // covered. It may send requests (it is not the receiver thread).
+  // covered. It may send requests (it is not the receiver thread). Runs
+  // with no lock of the manager held; once set_break_callback returns, the
+  // callback it replaced has finished and will not run again.
   using BreakCallback = std::function<void(const LeaseBreakEvent&)>;
   void set_break_callback(BreakCallback cb);
 
@@ -80,7 +83,8 @@ class LeaseManager {
   // still 0 for every key (it is from the reconnect's start): whatever was
   // cached under the old leases must be dropped. Right after it, the
   // leases the reopened handles were granted again take effect. Must not
-  // send requests or wait for any.
+  // send requests or wait for any. Runs with no lock of the manager held;
+  // replacing it waits as set_break_callback does.
   void set_lost_callback(std::function<void()> cb);
 
   static LeaseKey new_key();
@@ -91,8 +95,8 @@ class LeaseManager {
   // handle table (Tree::close closes it; a reconnect reopens it and asks
   // for the lease again).
   // `prefetch`: a READ of the first bytes in the CREATE's frame (client.h).
-  Result<LeasedOpen> open(const std::string& path, const OpenParams& p, const LeaseKey& key,
-                          uint32_t want = kLeaseRWH, Prefetch* prefetch = nullptr);
+  Result<LeasedOpen> open(const std::string& path, const OpenParams& p, const LeaseKey& key, uint32_t want = kLeaseRWH,
+                          Prefetch* prefetch = nullptr);
   // The state we hold for key (0 when none or unknown).
   uint32_t state(const LeaseKey& key) const;
   // A handle open()ed with this key was closed (by Tree::close). Each open
@@ -102,9 +106,9 @@ class LeaseManager {
   void closed(const LeaseKey& key);
   // Waits (bounded) until pred(state) holds for the state as of the last
   // break whose callback has finished; for tests and callers that want a
-  // break to have been handled.
-  bool wait_for(const LeaseKey& key, const std::function<bool(uint32_t)>& pred,
-                std::chrono::milliseconds limit) const;
+  // break to have been handled. pred runs under the manager's lock: it
+  // may only look at the state it is given.
+  bool wait_for(const LeaseKey& key, const std::function<bool(uint32_t)>& pred, std::chrono::milliseconds limit) const;
   LeaseStats stats() const;
 
  private:
@@ -116,25 +120,27 @@ class LeaseManager {
     bool have_epoch = false;
     uint32_t cap = kLeaseRWH;  // what the breaks since the last reconnect began left
   };
-  void on_notification(const session::Response& r);  // receiver thread
-  void on_reconnect_begins();                                       // reconnect thread
+  void on_notification(const session::Response& r);                       // receiver thread
+  void on_reconnect_begins();                                             // reconnect thread
   void on_reconnected(const std::vector<proto::CreateLease>& regranted);  // reconnect thread
-  void run();                                        // break thread
+  void run();                                                             // break thread
   void handle(const proto::LeaseBreakNotification& n);
   Result<void> acknowledge(const LeaseKey& key, uint32_t state);
 
   Tree& tree_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;  // queue_ changes, and state changes (wait_for)
-  std::map<LeaseKey, Entry> leases_;
-  std::deque<proto::LeaseBreakNotification> queue_;
-  BreakCallback callback_;
-  std::mutex lost_mu_;
-  std::function<void()> lost_callback_;  // guarded by lost_mu_
-  uint64_t reconnects_ = 0;  // reconnects seen (an open spanning one gets no lease)
+  // A leaf: requests (the acknowledgment, open's CREATE) and the callbacks
+  // run without it. fuse::LeaseCache takes it (through state()) under its
+  // own lock.
+  mutable Mutex mu_;
+  mutable CondVar cv_;  // queue_ changes, and state changes (wait_for)
+  std::map<LeaseKey, Entry> leases_ GUARDED_BY(mu_);
+  std::deque<proto::LeaseBreakNotification> queue_ GUARDED_BY(mu_);
+  uint64_t reconnects_ GUARDED_BY(mu_) = 0;  // reconnects seen (an open spanning one gets no lease)
+  LeaseStats stats_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  CallbackSlot<const LeaseBreakEvent&> callback_;
+  CallbackSlot<> lost_callback_;
   uint64_t observer_ = 0;
-  LeaseStats stats_;
-  bool stop_ = false;
   std::thread thread_;
 };
 

@@ -14,7 +14,7 @@ namespace smbkit::fuse::ops {
 
 namespace {
 
-Result<void> load_listing(SmbFs& fs, DirHandle& d) {
+Result<void> load_listing(SmbFs& fs, DirHandle& d) REQUIRES(d.mu) {
   // The server still lists names our own unlinked files hold until their
   // CLOSE (see open_handles.h).
   fs.open_handles().wait_dir_free(d.path, std::chrono::seconds(5));
@@ -31,7 +31,7 @@ Result<void> load_listing(SmbFs& fs, DirHandle& d) {
   // a hostile server sends them anyway) is left out: the kernel fails a
   // whole readdir over a '/', and a NUL would cut the name short.
   size_t rejected = 0;
-  auto listed = fs.tree().list_each(fs.smb_path(d.path), "*", [&](const FileStat& e) -> Result<void> {
+  auto listed = fs.tree().list_each(fs.smb_path(d.path), "*", [&](const FileStat& e) REQUIRES(d.mu) -> Result<void> {
     if (e.name == "." || e.name == "..") return {};
     if (client::entry_name_problem(e.name)) {
       if (rejected++ == 0)
@@ -72,7 +72,7 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
   DirHandle* d = dh_of(fi);
   // The reply must go out after d->mu is unlocked: once the kernel has it,
   // closedir can make RELEASEDIR free d on another worker at once.
-  std::unique_lock lk(d->mu);
+  UniqueLock lk(d->mu);
   if (!d->loaded || (off == 0 && d->served)) {  // the first readdir, or rewinddir: a fresh listing
     auto r = load_listing(fs, *d);
     if (!r) {
@@ -111,9 +111,11 @@ void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_fil
       }
       n = fuse_add_direntry_plus(req, buf.data() + used, size - used, e.name.c_str(), &ep, next);
     } else {
-      struct stat st{};
-      if (e.name == ".") st.st_ino = ino;
-      else if (e.name == "..") st.st_ino = FUSE_ROOT_ID;
+      struct stat st {};
+      if (e.name == ".")
+        st.st_ino = ino;
+      else if (e.name == "..")
+        st.st_ino = FUSE_ROOT_ID;
       else {
         auto known = fs.inodes().find(InodeTable::join(d->path, e.name));
         st.st_ino = known ? *known : (e.file_id | (1ull << 63));

@@ -6,25 +6,25 @@
 
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
-
 #include <sys/stat.h>
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "base/buffer_pool.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "client/client.h"
 #include "client/server_copy.h"
+#include "fuse/deferred_close.h"
 #include "fuse/inode_table.h"
+#include "fuse/lease_cache.h"
+#include "fuse/locks.h"
 #include "fuse/open_files.h"
 #include "fuse/open_handles.h"
-#include "fuse/lease_cache.h"
-#include "fuse/deferred_close.h"
-#include "fuse/locks.h"
 #include "fuse/options.h"
 
 namespace smbkit::fuse {
@@ -40,11 +40,11 @@ struct FsConfig {
   mode_t file_mode = 0755, dir_mode = 0755;
   bool ro = false;
   uint32_t rsize = 4u << 20, wsize = 4u << 20;  // bytes per SMB READ / WRITE (also capped by the server)
-  uint32_t fuse_max_io = 1u << 20;  // max_read / max_write asked of the kernel
-  uint32_t rasize = 64u << 20;      // readahead window cap (0: no readahead)
-  uint64_t rabudget = 256ull << 20;  // all readahead windows together (0: no limit)
-  uint64_t wbbudget = 256ull << 20;  // all write-behind WRITEs in flight together (0: no limit)
-  uint32_t closetimeo = 1;          // seconds a released handle may stay open (deferred close)
+  uint32_t fuse_max_io = 1u << 20;              // max_read / max_write asked of the kernel
+  uint32_t rasize = 64u << 20;                  // readahead window cap (0: no readahead)
+  uint64_t rabudget = 256ull << 20;             // all readahead windows together (0: no limit)
+  uint64_t wbbudget = 256ull << 20;             // all write-behind WRITEs in flight together (0: no limit)
+  uint32_t closetimeo = 1;                      // seconds a released handle may stay open (deferred close)
   // Readahead payloads spliced socket -> pipe -> /dev/fuse (MountOptions::splice;
   // off when the mount asks for signing or sealing: those payloads must be read).
   bool splice = false;
@@ -61,18 +61,18 @@ template <class T>
 class KernelHandles {
  public:
   uint64_t adopt(std::unique_ptr<T> h) {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     live_.insert(h.get());
     return reinterpret_cast<uint64_t>(h.release());
   }
   std::unique_ptr<T> take(uint64_t fh) {
     T* h = reinterpret_cast<T*>(fh);
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     live_.erase(h);
     return std::unique_ptr<T>(h);
   }
   std::vector<std::unique_ptr<T>> take_all() {
-    std::lock_guard g(mu_);
+    MutexLock g(mu_);
     std::vector<std::unique_ptr<T>> out;
     for (T* h : live_) out.emplace_back(h);
     live_.clear();
@@ -80,8 +80,9 @@ class KernelHandles {
   }
 
  private:
-  std::mutex mu_;
-  std::set<T*> live_;
+  // A leaf; the handles are freed without it.
+  Mutex mu_;
+  std::set<T*> live_ GUARDED_BY(mu_);
 };
 struct FileHandle;  // filesystem.cc
 struct DirHandle;
@@ -139,11 +140,11 @@ class SmbFs {
   // What FSCTL_SRV_COPYCHUNK_WRITE may ask of this server, as learned
   // (copy_range.cc).
   client::CopychunkLimits copy_limits() {
-    std::lock_guard g(copy_mu_);
+    MutexLock g(copy_mu_);
     return copy_limits_;
   }
   void set_copy_limits(const client::CopychunkLimits& l) {
-    std::lock_guard g(copy_mu_);
+    MutexLock g(copy_mu_);
     copy_limits_ = l;
   }
 
@@ -167,8 +168,8 @@ class SmbFs {
   std::shared_ptr<BufferPool> read_buffers_ = BufferPool::create(16u << 20);
   KernelHandles<FileHandle> file_handles_;
   KernelHandles<DirHandle> dir_handles_;
-  std::mutex copy_mu_;
-  client::CopychunkLimits copy_limits_;  // guarded by copy_mu_
+  Mutex copy_mu_;  // a leaf
+  client::CopychunkLimits copy_limits_ GUARDED_BY(copy_mu_);
 };
 
 }  // namespace smbkit::fuse

@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "base/log.h"
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "fuse/filesystem.h"
 
 namespace smbkit::fuse {
@@ -31,8 +33,12 @@ struct FileHandle {
   uint32_t access = 0;      // the CREATE's DesiredAccess (a deferred close keeps it by that)
   bool leased = false;      // registered with the LeaseCache (closed() on release)
   bool page_cache = false;  // opened without direct_io: reads fill the kernel's cache
-  std::mutex append_mu;  // O_APPEND: size lookup + write are one step
-  FileData data;         // readahead / write-behind (open_files.h)
+  // O_APPEND: size lookup + write are one step. It guards no data and is
+  // taken only for an O_APPEND handle (a conditional lock Clang's analysis
+  // cannot follow), so it stays a std::mutex; held across the size lookup
+  // and the write, before every lock of the client and of the mount.
+  std::mutex append_mu;
+  FileData data;  // readahead / write-behind (open_files.h)
   bool writable() const { return access & (proto::FILE_WRITE_DATA | proto::FILE_APPEND_DATA); }
 };
 
@@ -40,14 +46,16 @@ struct FileHandle {
 // offset. Entry i has offset i + 1.
 struct DirHandle {
   uint32_t magic = kDirMagic;
-  std::string path;
-  std::mutex mu;
-  std::vector<FileStat> entries;  // "." and ".." first
-  bool loaded = false;  // the listing is taken at the first readdir
-  bool served = false;  // a readdir has used the listing (refresh on rewind)
-  uint64_t listed_at = 0;  // InodeTable::clock() before the listing was taken
+  std::string path;  // set before the handle is shared
+  // Serializes the handle's readdirs, held across the LIST requests that
+  // take the listing: before every lock of the client and of the mount's
+  // tables (OpenHandles, InodeTable). The reply goes out without it.
+  Mutex mu;
+  std::vector<FileStat> entries GUARDED_BY(mu);  // "." and ".." first
+  bool loaded GUARDED_BY(mu) = false;            // the listing is taken at the first readdir
+  bool served GUARDED_BY(mu) = false;            // a readdir has used the listing (refresh on rewind)
+  uint64_t listed_at GUARDED_BY(mu) = 0;         // InodeTable::clock() before the listing was taken
 };
-
 
 namespace ops {
 

@@ -14,7 +14,7 @@ std::string InodeTable::join(const std::string& dir, const std::string& name) {
 }
 
 uint64_t InodeTable::lookup(const std::string& path, uint64_t lookups) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return lookup_locked(path, lookups);
 }
 
@@ -31,20 +31,20 @@ uint64_t InodeTable::lookup_locked(const std::string& path, uint64_t lookups) {
 }
 
 std::optional<uint64_t> InodeTable::lookup_if_unchanged(const std::string& path, uint64_t since, uint64_t lookups) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = by_path_.find(path);
   if (it != by_path_.end() && (nodes_[it->second].since > since || nodes_[it->second].moving)) return std::nullopt;
   return lookup_locked(path, lookups);
 }
 
 bool InodeTable::unchanged_since(uint64_t ino, uint64_t since) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(ino);
   return it != nodes_.end() && it->second.attached && !it->second.moving && it->second.since <= since;
 }
 
 std::vector<uint64_t> InodeTable::begin_rename(const std::string& from, const std::string& to) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   std::vector<uint64_t> marked;
   for (const std::string* p : {&from, &to}) {
     if (auto it = by_path_.find(*p); it != by_path_.end()) marked.push_back(it->second);
@@ -60,7 +60,7 @@ std::vector<uint64_t> InodeTable::begin_rename(const std::string& from, const st
 }
 
 void InodeTable::end_rename(const std::vector<uint64_t>& marked) {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   for (uint64_t ino : marked) {
     auto it = nodes_.find(ino);
     if (it == nodes_.end()) continue;
@@ -70,19 +70,19 @@ void InodeTable::end_rename(const std::vector<uint64_t>& marked) {
 }
 
 uint64_t InodeTable::clock() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return clock_;
 }
 
 std::optional<uint64_t> InodeTable::find(const std::string& path) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = by_path_.find(path);
   if (it == by_path_.end()) return std::nullopt;
   return it->second;
 }
 
 std::optional<std::string> InodeTable::path_of(uint64_t ino) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end() || !it->second.attached) return std::nullopt;
   return it->second.path;
@@ -90,7 +90,7 @@ std::optional<std::string> InodeTable::path_of(uint64_t ino) const {
 
 void InodeTable::forget(uint64_t ino, uint64_t n) {
   if (ino == kRoot) return;
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end()) return;
   Node& nd = it->second;
@@ -105,7 +105,7 @@ void InodeTable::forget(uint64_t ino, uint64_t n) {
 
 void InodeTable::detach(const std::string& path) {
   if (path.empty()) return;
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = by_path_.find(path);
   if (it == by_path_.end()) return;
   nodes_[it->second].attached = false;
@@ -121,9 +121,9 @@ void InodeTable::detach(const std::string& path) {
 
 void InodeTable::rename(const std::string& from, const std::string& to) {
   if (from == to || from.empty()) return;
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   // Whatever was at `to` (and below it) is replaced.
-  auto detach_locked = [&](const std::string& p) {
+  auto detach_locked = [&](const std::string& p) REQUIRES(mu_) {
     auto it = by_path_.find(p);
     if (it != by_path_.end()) {
       nodes_[it->second].attached = false;
@@ -153,12 +153,12 @@ void InodeTable::rename(const std::string& from, const std::string& to) {
 }
 
 size_t InodeTable::size() const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   return nodes_.size();
 }
 
 uint64_t InodeTable::lookups(uint64_t ino) const {
-  std::lock_guard lk(mu_);
+  MutexLock lk(mu_);
   auto it = nodes_.find(ino);
   return it == nodes_.end() ? 0 : it->second.nlookup;
 }

@@ -8,11 +8,13 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace smbkit::fuse {
 
@@ -60,19 +62,20 @@ class InodeTable {
   static std::string join(const std::string& dir, const std::string& name);
 
  private:
-  uint64_t lookup_locked(const std::string& path, uint64_t lookups);
+  uint64_t lookup_locked(const std::string& path, uint64_t lookups) REQUIRES(mu_);
   struct Node {
     std::string path;
     bool attached = true;
     uint64_t nlookup = 0;
-    uint64_t since = 0;  // clock_ when the node got its current path
+    uint64_t since = 0;   // clock_ when the node got its current path
     uint32_t moving = 0;  // renames in flight that involve this node
   };
-  mutable std::mutex mu_;
-  std::unordered_map<uint64_t, Node> nodes_;
-  std::map<std::string, uint64_t> by_path_;  // attached nodes only; ordered for subtree moves
-  uint64_t next_ = 2;
-  uint64_t clock_ = 0;
+  // A leaf: no server call and no other lock while it is held.
+  mutable Mutex mu_;
+  std::unordered_map<uint64_t, Node> nodes_ GUARDED_BY(mu_);
+  std::map<std::string, uint64_t> by_path_ GUARDED_BY(mu_);  // attached nodes only; ordered for subtree moves
+  uint64_t next_ GUARDED_BY(mu_) = 2;
+  uint64_t clock_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace smbkit::fuse

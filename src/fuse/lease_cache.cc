@@ -21,7 +21,7 @@ LeaseCache::~LeaseCache() {
   mgr_.set_break_callback(nullptr);
   mgr_.set_lost_callback(nullptr);
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     stop_ = true;
     se_ = nullptr;
   }
@@ -30,36 +30,36 @@ LeaseCache::~LeaseCache() {
 }
 
 void LeaseCache::set_session(fuse_session* se) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   se_ = se;
 }
 
 void LeaseCache::set_flush_hook(std::function<void(fuse_ino_t)> hook) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   flush_hook_ = std::move(hook);
 }
 
 void LeaseCache::set_drop_hook(std::function<void(fuse_ino_t)> hook) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   drop_hook_ = std::move(hook);
 }
 
 void LeaseCache::set_drop_all_hook(std::function<void()> hook) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   drop_all_hook_ = std::move(hook);
 }
 
 void LeaseCache::set_handle_lost_hook(std::function<void(fuse_ino_t)> hook) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   handle_lost_hook_ = std::move(hook);
 }
 
-Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& smb_path,
-                                           const client::OpenParams& p, client::Prefetch* prefetch) {
+Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& smb_path, const client::OpenParams& p,
+                                            client::Prefetch* prefetch) {
   client::LeaseKey key{};
   bool known = false;
   if (ino) {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = nodes_.find(ino);
     if (it != nodes_.end()) {
       key = it->second.key;
@@ -77,7 +77,7 @@ Result<LeaseCache::Opened> LeaseCache::open(fuse_ino_t ino, const std::string& s
 
 void LeaseCache::attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi, bool writable) {
   bool read_caching = o.lease_state & SMB2_LEASE_READ_CACHING;
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   Node& n = nodes_[ino];
   if (n.opens == 0 || writable) untrust_locked(n);  // a new node, or a writer (see cached_attrs)
   if (writable) n.writers++;
@@ -96,7 +96,7 @@ void LeaseCache::attach(fuse_ino_t ino, const Opened& o, fuse_file_info* fi, boo
 }
 
 void LeaseCache::reattach(fuse_ino_t ino, fuse_file_info* fi) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = nodes_.find(ino);
   bool read_caching = it != nodes_.end() && (mgr_.state(it->second.key) & SMB2_LEASE_READ_CACHING);
   fi->keep_cache = read_caching && it->second.cache_valid ? 1 : 0;
@@ -107,7 +107,7 @@ void LeaseCache::reattach(fuse_ino_t ino, fuse_file_info* fi) {
 void LeaseCache::closed(fuse_ino_t ino, bool writable) {
   client::LeaseKey key;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = nodes_.find(ino);
     if (it == nodes_.end()) return;
     key = it->second.key;
@@ -126,7 +126,7 @@ void LeaseCache::discard(const Opened& o) { mgr_.closed(o.key); }
 
 void LeaseCache::after_read(fuse_ino_t ino) {
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = nodes_.find(ino);
     if (it == nodes_.end() || it->second.cache_valid) return;
     if (mgr_.state(it->second.key) & SMB2_LEASE_READ_CACHING) return;
@@ -139,7 +139,7 @@ void LeaseCache::after_read(fuse_ino_t ino) {
 }
 
 uint32_t LeaseCache::state(fuse_ino_t ino) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end() || it->second.opens == 0) return 0;
   return mgr_.state(it->second.key);
@@ -150,28 +150,28 @@ bool LeaseCache::trusted_locked(const Node& n) {
 }
 
 std::optional<uint64_t> LeaseCache::attr_token(fuse_ino_t ino) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end() || !trusted_locked(it->second)) return std::nullopt;
   return it->second.attrs_gen;
 }
 
 void LeaseCache::keep_attrs(fuse_ino_t ino, uint64_t token, const client::FileStat& s) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end() || it->second.attrs_gen != token || !trusted_locked(it->second)) return;
   it->second.attrs = s;
 }
 
 std::optional<client::FileStat> LeaseCache::cached_attrs(fuse_ino_t ino) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = nodes_.find(ino);
   if (it == nodes_.end() || !it->second.attrs || !trusted_locked(it->second)) return std::nullopt;
   return it->second.attrs;
 }
 
 void LeaseCache::drop_attrs(fuse_ino_t ino) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   auto it = nodes_.find(ino);
   if (it != nodes_.end()) untrust_locked(it->second);
 }
@@ -181,10 +181,9 @@ void LeaseCache::on_break(const client::LeaseBreakEvent& e) {
   std::function<void(fuse_ino_t)> flush, drop, handle_lost;
   bool lose_read = (e.old_state & SMB2_LEASE_READ_CACHING) && !(e.new_state & SMB2_LEASE_READ_CACHING);
   bool lose_write = (e.old_state & SMB2_LEASE_WRITE_CACHING) && !(e.new_state & SMB2_LEASE_WRITE_CACHING);
-  bool lose_handle =
-      (e.old_state & SMB2_LEASE_HANDLE_CACHING) && !(e.new_state & SMB2_LEASE_HANDLE_CACHING);
+  bool lose_handle = (e.old_state & SMB2_LEASE_HANDLE_CACHING) && !(e.new_state & SMB2_LEASE_HANDLE_CACHING);
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = by_key_.find(e.key);
     if (it == by_key_.end()) return;
     ino = it->second;
@@ -213,7 +212,7 @@ void LeaseCache::on_all_lost() {
   // deferred handles go on the invalidation thread.
   std::function<void()> drop_all;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     for (auto& [ino, n] : nodes_) {
       n.cache_valid = false;
       untrust_locked(n);
@@ -228,7 +227,7 @@ void LeaseCache::on_all_lost() {
 void LeaseCache::invalidate_now(fuse_ino_t ino) {
   fuse_session* se;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     se = se_;
   }
   if (!se) return;
@@ -238,9 +237,9 @@ void LeaseCache::invalidate_now(fuse_ino_t ino) {
 }
 
 void LeaseCache::inval_loop() {
-  std::unique_lock<std::mutex> lk(mu_);
+  UniqueLock lk(mu_);
   for (;;) {
-    cv_.wait(lk, [&] { return stop_ || !inval_.empty(); });
+    while (!stop_ && inval_.empty()) cv_.wait(mu_);
     if (stop_) return;
     Inval i = inval_.front();
     inval_.pop_front();

@@ -29,15 +29,15 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "client/lease.h"
 
 namespace smbkit::fuse {
@@ -113,37 +113,40 @@ class LeaseCache {
   struct Node {
     client::LeaseKey key{};
     int opens = 0;
-    bool cache_valid = false;  // READ caching held since the pages were read
-    int writers = 0;           // attached opens that can write
-    uint64_t attrs_gen = 0;    // a fresh number whenever attribute trust ends
+    bool cache_valid = false;               // READ caching held since the pages were read
+    int writers = 0;                        // attached opens that can write
+    uint64_t attrs_gen = 0;                 // a fresh number whenever attribute trust ends
     std::optional<client::FileStat> attrs;  // read under attrs_gen
   };
   // READ caching held, no writer: attributes read now may be kept.
-  bool trusted_locked(const Node& n);
-  void untrust_locked(Node& n) {
+  bool trusted_locked(const Node& n) REQUIRES(mu_);
+  void untrust_locked(Node& n) REQUIRES(mu_) {
     n.attrs_gen = ++attr_gens_;
     n.attrs.reset();
   }
-  uint64_t attr_gens_ = 0;
   void on_break(const client::LeaseBreakEvent& e);
   void on_all_lost();  // a reconnect: no lease survived
   void invalidate_now(fuse_ino_t ino);
   void inval_loop();
 
   client::LeaseManager mgr_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<fuse_ino_t, Node> nodes_;
-  std::map<client::LeaseKey, fuse_ino_t> by_key_;
-  std::function<void(fuse_ino_t)> flush_hook_, drop_hook_, handle_lost_hook_;
-  std::function<void()> drop_all_hook_;
-  fuse_session* se_ = nullptr;
+  // Before the LeaseManager's lock (state() is asked under it); the hooks,
+  // the invalidations and every request run without it.
+  Mutex mu_;
+  CondVar cv_;
+  std::map<fuse_ino_t, Node> nodes_ GUARDED_BY(mu_);
+  std::map<client::LeaseKey, fuse_ino_t> by_key_ GUARDED_BY(mu_);
+  uint64_t attr_gens_ GUARDED_BY(mu_) = 0;
+  std::function<void(fuse_ino_t)> flush_hook_ GUARDED_BY(mu_), drop_hook_ GUARDED_BY(mu_),
+      handle_lost_hook_ GUARDED_BY(mu_);
+  std::function<void()> drop_all_hook_ GUARDED_BY(mu_);
+  fuse_session* se_ GUARDED_BY(mu_) = nullptr;
   struct Inval {
     fuse_ino_t ino;
     bool drop;  // a reconnect: close deferred handles and drop the readahead windows first
   };
-  std::deque<Inval> inval_;
-  bool stop_ = false;
+  std::deque<Inval> inval_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread inval_thread_;
 };
 

@@ -27,25 +27,28 @@ int errno_for(const Error& e) {
 bool range_of(const struct flock& l, uint64_t& start, uint64_t& end) {
   if (l.l_start < 0) return false;
   start = static_cast<uint64_t>(l.l_start);
-  if (l.l_len == 0) end = LockTable::kMaxEnd;
-  else if (l.l_len > 0) end = start + static_cast<uint64_t>(l.l_len) - 1;
-  else return false;
+  if (l.l_len == 0)
+    end = LockTable::kMaxEnd;
+  else if (l.l_len > 0)
+    end = start + static_cast<uint64_t>(l.l_len) - 1;
+  else
+    return false;
   return end >= start && end <= LockTable::kMaxEnd;
 }
 
 // Cancels the blocked LOCK when the caller is interrupted (a signal while in
 // F_SETLKW or a blocking flock).
 struct InterruptCtx {
-  std::mutex mu;
-  client::Connection* conn = nullptr;  // where the LOCK was last sent
-  uint64_t mid = 0;
+  Mutex mu;                                           // a leaf: the cancel is sent without it
+  client::Connection* conn GUARDED_BY(mu) = nullptr;  // where the LOCK was last sent
+  uint64_t mid GUARDED_BY(mu) = 0;
 };
 void on_interrupt(fuse_req_t, void* data) {
   auto* c = static_cast<InterruptCtx*>(data);
   client::Connection* conn;
   uint64_t mid;
   {
-    std::lock_guard<std::mutex> g(c->mu);
+    MutexLock g(c->mu);
     conn = c->conn;
     mid = c->mid;
   }
@@ -62,18 +65,18 @@ int LockTable::lock_on_server(fuse_req_t req, const FileId& id, uint64_t start, 
   }
   InterruptCtx ctx;
   bool registered = false;
-  auto r = client::lock_range(tree_, id, start, length_of(start, end), exclusive, true,
-                              [&](client::Connection& conn, uint64_t mid) {
-    {
-      std::lock_guard<std::mutex> g(ctx.mu);
-      ctx.conn = &conn;
-      ctx.mid = mid;
-    }
-    if (req && !registered) {
-      fuse_req_interrupt_func(req, on_interrupt, &ctx);  // runs at once if already interrupted
-      registered = true;
-    }
-  });
+  auto r = client::lock_range(
+      tree_, id, start, length_of(start, end), exclusive, true, [&](client::Connection& conn, uint64_t mid) {
+        {
+          MutexLock g(ctx.mu);
+          ctx.conn = &conn;
+          ctx.mid = mid;
+        }
+        if (req && !registered) {
+          fuse_req_interrupt_func(req, on_interrupt, &ctx);  // runs at once if already interrupted
+          registered = true;
+        }
+      });
   if (registered) fuse_req_interrupt_func(req, nullptr, nullptr);
   return r ? 0 : errno_for(r.error());
 }
@@ -91,7 +94,7 @@ int LockTable::setlk(fuse_req_t req, fuse_ino_t ino, const FileId& id, uint64_t 
   // the table while we work on them.
   std::vector<Held> mine;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = std::stable_partition(held_.begin(), held_.end(), [&](const Held& h) {
       return !(h.ino == ino && !h.flock && h.owner == owner && h.start <= end && h.end >= start);
     });
@@ -99,7 +102,7 @@ int LockTable::setlk(fuse_req_t req, fuse_ino_t ino, const FileId& id, uint64_t 
     held_.erase(it, held_.end());
   }
   auto restore = [&](std::vector<Held> v) {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     held_.insert(held_.end(), v.begin(), v.end());
   };
   if (l.l_type != F_UNLCK && mine.empty()) {
@@ -125,8 +128,10 @@ int LockTable::setlk(fuse_req_t req, fuse_ino_t ino, const FileId& id, uint64_t 
     if (result != 0) {
       // POSIX: a failed request leaves the owner's locks as they were.
       for (auto& h : unlocked) {
-        if (lock_on_server(nullptr, h.id, h.start, h.end, h.exclusive, false) == 0) keep.push_back(h);
-        else SMBKIT_LOG(warn, "lock [{}, {}] lost while restoring it", h.start, h.end);
+        if (lock_on_server(nullptr, h.id, h.start, h.end, h.exclusive, false) == 0)
+          keep.push_back(h);
+        else
+          SMBKIT_LOG(warn, "lock [{}, {}] lost while restoring it", h.start, h.end);
       }
       restore(std::move(keep));
       return result;
@@ -136,7 +141,7 @@ int LockTable::setlk(fuse_req_t req, fuse_ino_t ino, const FileId& id, uint64_t 
   // What remains of the old locks outside [start, end].
   for (auto& h : unlocked) {
     Held parts[2] = {h, h};
-    bool have[2] = {h.start < start, h.end > end};
+    bool have[2] = {h.start<start, h.end> end};
     parts[0].end = start - 1;
     parts[1].start = end + 1;
     for (int i = 0; i < 2; i++) {
@@ -158,7 +163,7 @@ int LockTable::getlk(fuse_ino_t ino, const FileId& id, uint64_t owner, struct fl
   {
     // Conflicts with other owners on this mount are in the table (with
     // their real range); the caller's own locks never conflict.
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     bool own = false;
     for (auto& h : held_) {
       if (h.ino != ino || h.start > end || h.end < start) continue;
@@ -209,15 +214,15 @@ int LockTable::flock(fuse_req_t req, fuse_ino_t ino, const FileId& id, int op) {
   if (op != LOCK_SH && op != LOCK_EX && op != LOCK_UN) return EINVAL;
   std::vector<Held> mine;
   {
-    std::lock_guard<std::mutex> g(mu_);
-    auto it = std::stable_partition(held_.begin(), held_.end(),
-                                    [&](const Held& h) { return !(h.flock && h.id == id); });
+    MutexLock g(mu_);
+    auto it =
+        std::stable_partition(held_.begin(), held_.end(), [&](const Held& h) { return !(h.flock && h.id == id); });
     mine.assign(it, held_.end());
     held_.erase(it, held_.end());
   }
   bool excl = op == LOCK_EX;
   if (op != LOCK_UN && mine.size() == 1 && mine[0].exclusive == excl) {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     held_.push_back(mine[0]);  // already held in this mode
     return 0;
   }
@@ -229,7 +234,7 @@ int LockTable::flock(fuse_req_t req, fuse_ino_t ino, const FileId& id, int op) {
   if (op == LOCK_UN) return 0;
   int e = lock_on_server(req, id, 0, kMaxEnd, excl, !nb);
   if (e == 0) {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     held_.push_back(Held{ino, 0, true, id, 0, kMaxEnd, excl});
   }
   return e == EAGAIN ? EWOULDBLOCK : e;
@@ -238,7 +243,7 @@ int LockTable::flock(fuse_req_t req, fuse_ino_t ino, const FileId& id, int op) {
 void LockTable::release_owner(fuse_ino_t ino, uint64_t owner) {
   std::vector<Held> mine;
   {
-    std::lock_guard<std::mutex> g(mu_);
+    MutexLock g(mu_);
     auto it = std::stable_partition(held_.begin(), held_.end(),
                                     [&](const Held& h) { return !(h.ino == ino && !h.flock && h.owner == owner); });
     mine.assign(it, held_.end());
@@ -251,12 +256,12 @@ void LockTable::release_owner(fuse_ino_t ino, uint64_t owner) {
 }
 
 bool LockTable::holds(const FileId& id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   return std::any_of(held_.begin(), held_.end(), [&](const Held& h) { return h.id == id; });
 }
 
 void LockTable::handle_closed(const FileId& id) {
-  std::lock_guard<std::mutex> g(mu_);
+  MutexLock g(mu_);
   std::erase_if(held_, [&](const Held& h) { return h.id == id; });
 }
 

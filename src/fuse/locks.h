@@ -28,9 +28,10 @@
 #include <fuse_lowlevel.h>
 
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 #include "client/client.h"
 
 namespace smbkit::fuse {
@@ -41,8 +42,7 @@ class LockTable {
 
   // fcntl F_SETLK/F_SETLKW (wait) and F_GETLK. Return 0 or an errno
   // (EAGAIN for a conflict, EINTR when a wait was interrupted).
-  int setlk(fuse_req_t req, fuse_ino_t ino, const proto::FileId& id, uint64_t owner, const struct flock& l,
-            bool wait);
+  int setlk(fuse_req_t req, fuse_ino_t ino, const proto::FileId& id, uint64_t owner, const struct flock& l, bool wait);
   int getlk(fuse_ino_t ino, const proto::FileId& id, uint64_t owner, struct flock& l);
   // flock(2): op is LOCK_SH/LOCK_EX/LOCK_UN, possibly | LOCK_NB.
   int flock(fuse_req_t req, fuse_ino_t ino, const proto::FileId& id, int op);
@@ -66,13 +66,13 @@ class LockTable {
     uint64_t start, end;  // inclusive
     bool exclusive;
   };
-  int lock_on_server(fuse_req_t req, const proto::FileId& id, uint64_t start, uint64_t end, bool exclusive,
-                     bool wait);
+  int lock_on_server(fuse_req_t req, const proto::FileId& id, uint64_t start, uint64_t end, bool exclusive, bool wait);
   Result<void> unlock_on_server(const Held& h);
 
   client::Tree& tree_;
-  std::mutex mu_;  // held_ (never across a server call)
-  std::vector<Held> held_;
+  // A leaf: never held across a server call.
+  Mutex mu_;
+  std::vector<Held> held_ GUARDED_BY(mu_);
 };
 
 }  // namespace smbkit::fuse

@@ -5,7 +5,7 @@
 namespace smbkit::fuse {
 
 bool MemoryBudget::try_charge(const void* holder, uint64_t n, bool forced) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   auto it = held_.find(holder);
   uint64_t mine = it == held_.end() ? 0 : it->second;
   if (!forced && limit_ != 0) {
@@ -25,7 +25,7 @@ bool MemoryBudget::try_charge(const void* holder, uint64_t n, bool forced) {
 }
 
 void MemoryBudget::release(const void* holder, uint64_t n) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   auto it = held_.find(holder);
   if (it == held_.end()) return;
   n = std::min(n, it->second);
@@ -35,7 +35,7 @@ void MemoryBudget::release(const void* holder, uint64_t n) {
 }
 
 void MemoryBudget::forget(const void* holder) {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   auto it = held_.find(holder);
   if (it == held_.end()) return;
   used_ -= it->second;
@@ -43,17 +43,17 @@ void MemoryBudget::forget(const void* holder) {
 }
 
 uint64_t MemoryBudget::used() const {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   return used_;
 }
 
 uint64_t MemoryBudget::peak() const {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   return peak_;
 }
 
 size_t MemoryBudget::holders() const {
-  std::lock_guard g(mu_);
+  MutexLock g(mu_);
   return held_.size();
 }
 

@@ -15,7 +15,9 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
+
+#include "base/mutex.h"
+#include "base/thread_annotations.h"
 
 namespace smbkit::fuse {
 
@@ -40,9 +42,11 @@ class MemoryBudget {
 
  private:
   const uint64_t limit_;
-  mutable std::mutex mu_;
-  uint64_t used_ = 0, peak_ = 0;
-  std::map<const void*, uint64_t> held_;  // holders with bytes charged
+  // A leaf: taken under a file's Readahead and WriteBehind locks.
+  mutable Mutex mu_;
+  uint64_t used_ GUARDED_BY(mu_) = 0;
+  uint64_t peak_ GUARDED_BY(mu_) = 0;
+  std::map<const void*, uint64_t> held_ GUARDED_BY(mu_);  // holders with bytes charged
 };
 
 }  // namespace smbkit::fuse

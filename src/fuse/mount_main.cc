@@ -1,8 +1,5 @@
 #include "fuse/mount_main.h"
 
-#include "client/user_input.h"
-#include "transport/pipe.h"
-
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -13,26 +10,27 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/log.h"
+#include "base/mutex.h"
 #include "client/client.h"
 #include "client/url.h"
+#include "client/user_input.h"
 #include "fuse/direct_io_mmap.h"
 #include "fuse/filesystem.h"
 #include "fuse/options.h"
 #include "fuse/readahead.h"
+#include "transport/pipe.h"
 
 namespace smbkit::fuse {
 
@@ -211,12 +209,12 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   // When the session ends (unmounted, or a signal), operations still
   // waiting for the server to come back (a `hard` mount whose server is
   // gone) must give up: the loop joins its workers before it returns.
-  std::mutex watch_mu;
-  std::condition_variable watch_cv;
+  Mutex watch_mu;  // a leaf: loop_done
+  CondVar watch_cv;
   bool loop_done = false;
   std::thread watcher([&] {
-    std::unique_lock<std::mutex> lk(watch_mu);
-    while (!watch_cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return loop_done; })) {
+    MutexLock lk(watch_mu);
+    while (!watch_cv.wait_for(watch_mu, std::chrono::milliseconds(200), [&] { return loop_done; })) {
       if (fuse_session_exited(se)) {
         SMBKIT_LOG(debug, "session ended: no more reconnects");
         cl->stop_reconnecting();
@@ -226,7 +224,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   });
   int rc = fuse_session_loop_mt(se, lc);
   {
-    std::lock_guard<std::mutex> g(watch_mu);
+    MutexLock g(watch_mu);
     loop_done = true;
   }
   watch_cv.notify_all();

@@ -1,7 +1,5 @@
 #include "fuse/readahead.h"
 
-#include "fuse/split_io.h"
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -9,6 +7,8 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+
+#include "fuse/split_io.h"
 
 namespace smbkit::fuse {
 
@@ -76,31 +76,12 @@ Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t of
   return total;
 }
 
-struct Readahead::Shared {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::map<uint64_t, std::shared_ptr<Chunk>> chunks;  // by offset, contiguous
-  uint64_t next_issue = 0;  // end of the last chunk issued (when chunks is not empty)
-  uint64_t last_end = 0;    // where the previous FUSE read ended
-  uint64_t read_high = 0;   // the furthest a FUSE read reached (chunks before it are kept for late reads)
-  bool any_read = false;
-  uint64_t size_hint = 0;
-  uint64_t generation = 0;  // bumped by drop()
-  client::WindowController win;
-  Stats stats;
-  uint64_t in_flight = 0;  // chunks not yet completed (any generation)
-  uint64_t charged = 0;    // bytes of `chunks` charged to the budget
-  // Where the file ends, known from a seed that reached it (reads past it
-  // need no READ); cleared when the window drops.
-  std::optional<uint64_t> eof;
-  uint64_t epoch_seen = 0;  // of Config::stale_epoch
-};
-
 Readahead::Readahead(client::Tree& t, const proto::FileId& id, uint64_t size_hint, Config c)
     : tree_(t), id_(id), cfg_(c), sh_(std::make_shared<Shared>()) {
   cfg_.chunk = std::max<uint32_t>(4096, std::min(cfg_.chunk, t.max_read()));
   cfg_.max_window = std::max<uint64_t>(cfg_.max_window, cfg_.chunk);
   cfg_.min_window = std::clamp<uint64_t>(cfg_.min_window, cfg_.chunk, cfg_.max_window);
+  MutexLock g(sh_->mu);  // not shared yet; says so to the analysis
   sh_->win = client::WindowController({cfg_.min_window, cfg_.max_window});
   sh_->size_hint = size_hint;
   if (cfg_.stale_epoch) sh_->epoch_seen = cfg_.stale_epoch->load(std::memory_order_acquire);
@@ -110,50 +91,52 @@ Readahead::~Readahead() {
   // The handle is about to be closed: wait for our READs so none arrives
   // for a closed FileId (the buffers themselves are kept alive by the
   // completions either way).
-  std::unique_lock lk(sh_->mu);
-  sh_->cv.wait(lk, [&] { return sh_->in_flight == 0; });
-  uncharge_locked(sh_->charged);
+  Shared& s = *sh_;
+  MutexLock g(s.mu);
+  while (s.in_flight != 0) s.cv.wait(s.mu);
+  uncharge_locked(s, s.charged);
   if (cfg_.budget) cfg_.budget->forget(sh_.get());
 }
 
-void Readahead::uncharge_locked(uint64_t n) {
-  n = std::min(n, sh_->charged);
-  sh_->charged -= n;
-  if (cfg_.budget && n) cfg_.budget->release(sh_.get(), n);
+void Readahead::uncharge_locked(Shared& s, uint64_t n) {
+  n = std::min(n, s.charged);
+  s.charged -= n;
+  if (cfg_.budget && n) cfg_.budget->release(&s, n);
 }
 
-void Readahead::drop_locked() {
-  if (!sh_->chunks.empty()) sh_->stats.resets++;
-  sh_->chunks.clear();
-  sh_->read_high = 0;
-  sh_->eof.reset();
-  uncharge_locked(sh_->charged);
-  sh_->generation++;
+void Readahead::drop_locked(Shared& s) {
+  if (!s.chunks.empty()) s.stats.resets++;
+  s.chunks.clear();
+  s.read_high = 0;
+  s.eof.reset();
+  uncharge_locked(s, s.charged);
+  s.generation++;
 }
 
 void Readahead::drop() {
-  std::lock_guard g(sh_->mu);
-  drop_locked();
+  Shared& s = *sh_;
+  MutexLock g(s.mu);
+  drop_locked(s);
 }
 
 void Readahead::set_size_hint(uint64_t size) {
-  std::lock_guard g(sh_->mu);
+  MutexLock g(sh_->mu);
   sh_->size_hint = size;
 }
 
 Readahead::Stats Readahead::stats() const {
-  std::lock_guard g(sh_->mu);
+  MutexLock g(sh_->mu);
   return sh_->stats;
 }
 
 uint64_t Readahead::window() const {
-  std::lock_guard g(sh_->mu);
+  MutexLock g(sh_->mu);
   return sh_->win.window();
 }
 
 void Readahead::seed(std::shared_ptr<Bytes> buf, size_t got, uint32_t asked) {
-  std::lock_guard g(sh_->mu);
   Shared& s = *sh_;
+  MutexLock g(s.mu);
   if (!s.chunks.empty() || s.any_read || asked == 0 || got > asked || !buf || buf->size() < asked) return;
   auto c = std::make_shared<Chunk>();
   c->len = asked;
@@ -173,21 +156,19 @@ void Readahead::seed(std::shared_ptr<Bytes> buf, size_t got, uint32_t asked) {
   if (got > s.size_hint) s.size_hint = got;
 }
 
-bool Readahead::release_behind_locked(uint64_t upto) {
-  Shared& s = *sh_;
+bool Readahead::release_behind_locked(Shared& s, uint64_t upto) {
   bool any = false;
   while (!s.chunks.empty()) {
     auto it = s.chunks.begin();
     if (it->first + it->second->len > upto) break;
-    uncharge_locked(it->second->charge);
+    uncharge_locked(s, it->second->charge);
     s.chunks.erase(it);
     any = true;
   }
   return any;
 }
 
-std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced, uint64_t reader) {
-  Shared& s = *sh_;
+std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(Shared& s, bool forced, uint64_t reader) {
   // Chunks end on multiples of the chunk size (after a seed or a start
   // mid-file the first one is shorter), so an aligned FUSE read needs one.
   uint32_t len = cfg_.chunk - static_cast<uint32_t>(s.next_issue % cfg_.chunk);
@@ -196,7 +177,7 @@ std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced, uint
     // reads) give way to the window ahead of it; not those the read being
     // served (at `reader`) may still need.
     bool ok = cfg_.budget->try_charge(sh_.get(), len);
-    if (!ok && release_behind_locked(std::min(s.read_high, reader))) ok = cfg_.budget->try_charge(sh_.get(), len);
+    if (!ok && release_behind_locked(s, std::min(s.read_high, reader))) ok = cfg_.budget->try_charge(sh_.get(), len);
     if (!ok && forced) ok = cfg_.budget->try_charge(sh_.get(), len, true);
     if (!ok) return nullptr;
     s.charged += len;
@@ -213,9 +194,8 @@ std::shared_ptr<Readahead::Chunk> Readahead::next_chunk_locked(bool forced, uint
   return c;
 }
 
-std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t from, bool needed) {
+std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(Shared& s, uint64_t from, bool needed) {
   std::vector<std::shared_ptr<Chunk>> out;
-  Shared& s = *sh_;
   if (s.chunks.empty()) s.next_issue = from;
   uint64_t target = from + s.win.window();
   while (s.next_issue < target) {
@@ -223,7 +203,7 @@ std::vector<std::shared_ptr<Readahead::Chunk>> Readahead::plan_locked(uint64_t f
     // `from` itself (the file may have grown).
     if (s.next_issue >= s.size_hint && (s.next_issue > from || !needed)) break;
     if (s.eof && s.next_issue >= *s.eof) break;
-    auto c = next_chunk_locked(s.next_issue <= from, from);  // the chunk covering `from` is needed now
+    auto c = next_chunk_locked(s, s.next_issue <= from, from);  // the chunk covering `from` is needed now
     if (!c) break;
     out.push_back(std::move(c));
   }
@@ -250,27 +230,33 @@ void Readahead::issue(const std::vector<std::shared_ptr<Chunk>>& cs) {
     c->sent = mono_now();
     uint64_t gen;
     {
-      std::lock_guard g(sh_->mu);
+      MutexLock g(sh_->mu);
       gen = sh_->generation;
     }
     auto sh = sh_;
-    tree_.read_async(id_, c->off, MutableByteView(c->buf->data(), c->len), [sh, c, gen](Result<size_t> r) {
-      std::lock_guard g(sh->mu);
-      if (r && *r > 0 && c->pipe) {
-        // All of it is in the pipe, or none (Connection::submit).
-        auto held = c->pipe->buffered();
-        if (!held) r = held.take_error();
-        else if (*held == *r) c->in_pipe = true;
-        else if (*held != 0) r = sys_error(EIO, "READ data split between a pipe and memory");
-      }
-      if (!c->in_pipe) c->pipe.reset();
-      c->result = std::move(r);
-      c->done = true;
-      c->completed = mono_now();
-      sh->in_flight--;
-      if (c->result && gen == sh->generation) sh->win.on_complete(c->len, c->sent, mono_now());
-      sh->cv.notify_all();
-    }, c->pipe.get());
+    tree_.read_async(
+        id_, c->off, MutableByteView(c->buf->data(), c->len),
+        [sh, c, gen](Result<size_t> r) {
+          MutexLock g(sh->mu);
+          if (r && *r > 0 && c->pipe) {
+            // All of it is in the pipe, or none (Connection::submit).
+            auto held = c->pipe->buffered();
+            if (!held)
+              r = held.take_error();
+            else if (*held == *r)
+              c->in_pipe = true;
+            else if (*held != 0)
+              r = sys_error(EIO, "READ data split between a pipe and memory");
+          }
+          if (!c->in_pipe) c->pipe.reset();
+          c->result = std::move(r);
+          c->done = true;
+          c->completed = mono_now();
+          sh->in_flight--;
+          if (c->result && gen == sh->generation) sh->win.on_complete(c->len, c->sent, mono_now());
+          sh->cv.notify_all();
+        },
+        c->pipe.get());
   }
 }
 
@@ -278,8 +264,9 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   Served out;
   if (size == 0) return out;
   Shared& s = *sh_;
-  std::unique_lock lk(s.mu);
+  UniqueLock lk(s.mu);
   auto covering = [&](uint64_t pos) -> std::shared_ptr<Chunk> {
+    s.mu.assert_held();
     auto it = s.chunks.upper_bound(pos);
     if (it == s.chunks.begin()) return nullptr;
     --it;
@@ -289,7 +276,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   if (cfg_.stale_epoch) {
     uint64_t e = cfg_.stale_epoch->load(std::memory_order_acquire);
     if (e != s.epoch_seen) {  // a reconnect: what the window holds may be stale
-      drop_locked();
+      drop_locked(s);
       s.epoch_seen = e;
     }
   }
@@ -298,16 +285,17 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   if (first && first->done && cfg_.max_age.count() > 0 && mono_now() - first->completed > cfg_.max_age) {
     // The reader paused: what we fetched may be stale by now. Start over
     // from here (still sequential).
-    drop_locked();
+    drop_locked(s);
     first.reset();
     sequential = true;
   }
-  auto direct = [&]() -> Result<Served> {
+  // Lets s.mu go for the READs.
+  auto direct = [&]() REQUIRES(s.mu) -> Result<Served> {
     s.stats.misses++;
-    lk.unlock();
-    SMBKIT_TRY(size_t n, read_direct(tree_, id_, off, MutableByteView(reinterpret_cast<std::byte*>(scratch), size),
-                                     cfg_.chunk));
-    lk.lock();
+    s.mu.unlock();
+    auto r = read_direct(tree_, id_, off, MutableByteView(reinterpret_cast<std::byte*>(scratch), size), cfg_.chunk);
+    s.mu.lock();
+    SMBKIT_TRY(size_t n, std::move(r));
     if (off + n > s.size_hint) s.size_hint = off + n;
     Served d;
     d.bytes = n;
@@ -323,17 +311,17 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
       // it, e.g. the kernel's requests arriving out of order, keeps it).
       bool behind = !s.chunks.empty() && off < s.chunks.begin()->first &&
                     s.chunks.begin()->first - off <= 2 * static_cast<uint64_t>(cfg_.chunk);
-      if (!behind) drop_locked();
+      if (!behind) drop_locked(s);
       return direct();
     }
-    drop_locked();
+    drop_locked(s);
   } else {
     s.stats.hits++;
   }
-  auto plan = plan_locked(off);
+  auto plan = plan_locked(s, off);
   // Make sure the whole request is covered even if it spans past the window.
   while (s.next_issue < off + size && !(s.eof && s.next_issue >= *s.eof)) {
-    plan.push_back(next_chunk_locked(true, off));
+    plan.push_back(next_chunk_locked(s, true, off));
   }
   uint64_t gen = s.generation;
   if (!plan.empty()) {
@@ -351,11 +339,11 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
     std::shared_ptr<Chunk> c = covering(pos);
     if (!c && s.eof && pos >= *s.eof) break;
     if (!c) return direct();
-    s.cv.wait(lk, [&] { return c->done || s.generation != gen; });
+    while (!c->done && s.generation == gen) s.cv.wait(s.mu);
     if (s.generation != gen) continue;
     if (!c->result) {
       Error e = c->result.error();
-      drop_locked();
+      drop_locked(s);
       return e;
     }
     uint64_t got = *c->result;
@@ -383,7 +371,7 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
       if (!rd) {
         c->result = rd.take_error();
         Error e = c->result.error();
-        drop_locked();
+        drop_locked(s);
         return e;
       }
     }
@@ -398,14 +386,14 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
       if (pos < end && pos < s.size_hint) {
         lk.unlock();
         size_t used = static_cast<size_t>(pos - off);
-        auto n = read_direct(tree_, id_, pos,
-                             MutableByteView(reinterpret_cast<std::byte*>(scratch + used), end - pos), cfg_.chunk);
+        auto n = read_direct(tree_, id_, pos, MutableByteView(reinterpret_cast<std::byte*>(scratch + used), end - pos),
+                             cfg_.chunk);
         lk.lock();
         if (!n) return n.take_error();
         if (*n) out.iov.push_back(iovec{scratch + used, *n});
         out.bytes += *n;
         pos += *n;
-        drop_locked();
+        drop_locked(s);
       }
       break;
     }
@@ -416,9 +404,9 @@ Result<Readahead::Served> Readahead::read(uint64_t off, size_t size, char* scrat
   if (pos > s.size_hint) s.size_hint = pos;
   // Consumed chunks go once the reader is keep_behind past them (see
   // Config); the window is topped up from the reader's position.
-  release_behind_locked(off > cfg_.keep_behind ? off - cfg_.keep_behind : 0);
+  release_behind_locked(s, off > cfg_.keep_behind ? off - cfg_.keep_behind : 0);
   if (s.generation == gen && pos == end) {
-    auto more = plan_locked(pos, false);
+    auto more = plan_locked(s, pos, false);
     lk.unlock();
     issue(more);
   }

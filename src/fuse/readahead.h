@@ -25,16 +25,17 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/mutex.h"
 #include "base/result.h"
+#include "base/thread_annotations.h"
 #include "client/client.h"
 #include "client/window.h"
 #include "fuse/memory_budget.h"
@@ -46,8 +47,7 @@ namespace smbkit::fuse {
 // in flight at once; returns the bytes read (short only at end of file).
 // A failed piece before the end of file fails the whole read (a short
 // FUSE read would tell the kernel the file ends there).
-Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t off, MutableByteView buf,
-                           uint32_t chunk);
+Result<size_t> read_direct(client::Tree& t, const proto::FileId& id, uint64_t off, MutableByteView buf, uint32_t chunk);
 
 // The kernel's page-cache readahead for a FUSE mount defaults to 128 KiB
 // (VM_READAHEAD_PAGES; FUSE only lowers it to max_readahead), which
@@ -90,8 +90,8 @@ class Readahead {
     uint64_t reads_issued = 0, bytes_issued = 0;  // READs sent for the window
     uint64_t hits = 0, misses = 0;                // FUSE reads served from the window / directly
     uint64_t resets = 0;                          // window dropped (seek, write, truncate, break, age)
-    uint64_t spliced = 0;       // FUSE reads answered with a whole chunk's pipe
-    uint64_t pipe_copied = 0;   // piped chunks read into memory (a read not matching the chunk)
+    uint64_t spliced = 0;                         // FUSE reads answered with a whole chunk's pipe
+    uint64_t pipe_copied = 0;                     // piped chunks read into memory (a read not matching the chunk)
   };
 
   // size_hint: the file size at open (READs are not issued past it; a
@@ -134,36 +134,63 @@ class Readahead {
   uint64_t window() const;
 
  private:
+  // Filled in by the reader that issues it; once issued, its fields below
+  // `buf` are read and written under its Readahead's Shared::mu (the
+  // analysis cannot name that lock from here).
   struct Chunk {
     uint64_t off = 0;
     uint32_t len = 0;
     std::shared_ptr<Bytes> buf;
     std::shared_ptr<transport::Pipe> pipe;  // Config::splice (may fail to be made)
-    bool in_pipe = false;   // done, and the data is in `pipe`, not in buf
-    bool consumed = false;  // its pipe went to the kernel: nothing left to serve
-    uint64_t charge = 0;  // bytes charged to the budget for it
+    bool in_pipe = false;                   // done, and the data is in `pipe`, not in buf
+    bool consumed = false;                  // its pipe went to the kernel: nothing left to serve
+    uint64_t charge = 0;                    // bytes charged to the budget for it
     bool done = false;
     Result<size_t> result = size_t{0};
     client::WindowController::Time sent{}, completed{};
   };
-  struct Shared;  // what completions touch (outlives this object)
+  // What the READs' completions touch (outlives this object).
+  struct Shared {
+    // Before the mount's MemoryBudget (charged under it); READs are
+    // submitted and completions run without it.
+    Mutex mu;
+    CondVar cv;
+    std::map<uint64_t, std::shared_ptr<Chunk>> chunks GUARDED_BY(mu);  // by offset, contiguous
+    uint64_t next_issue GUARDED_BY(mu) = 0;  // end of the last chunk issued (when chunks is not empty)
+    uint64_t last_end GUARDED_BY(mu) = 0;    // where the previous FUSE read ended
+    // The furthest a FUSE read reached (chunks before it are kept for late reads).
+    uint64_t read_high GUARDED_BY(mu) = 0;
+    bool any_read GUARDED_BY(mu) = false;
+    uint64_t size_hint GUARDED_BY(mu) = 0;
+    uint64_t generation GUARDED_BY(mu) = 0;  // bumped by drop()
+    client::WindowController win GUARDED_BY(mu);
+    Stats stats GUARDED_BY(mu);
+    uint64_t in_flight GUARDED_BY(mu) = 0;  // chunks not yet completed (any generation)
+    uint64_t charged GUARDED_BY(mu) = 0;    // bytes of `chunks` charged to the budget
+    // Where the file ends, known from a seed that reached it (reads past it
+    // need no READ); cleared when the window drops.
+    std::optional<uint64_t> eof GUARDED_BY(mu);
+    uint64_t epoch_seen GUARDED_BY(mu) = 0;  // of Config::stale_epoch
+  };
 
-  void drop_locked();
-  // Chunks to issue so that [from, from + window) is covered (under mu).
+  // The *_locked functions run with s.mu held; `s` is *sh_.
+  void drop_locked(Shared& s) REQUIRES(s.mu);
+  // Chunks to issue so that [from, from + window) is covered.
   // Not past the known end of file, except for the chunk covering `from`
   // when a read needs it now (the file may have grown).
-  std::vector<std::shared_ptr<Chunk>> plan_locked(uint64_t from, bool needed = true);
+  std::vector<std::shared_ptr<Chunk>> plan_locked(Shared& s, uint64_t from, bool needed = true) REQUIRES(s.mu);
   // Adds the next chunk at next_issue to the window (counted as in
   // flight); null when the budget refuses it (never when forced: the
   // chunk is needed by the read being served).
   // `reader`: the offset of the read being served (chunks it may need are
   // not released to make room).
-  std::shared_ptr<Chunk> next_chunk_locked(bool forced, uint64_t reader);
+  std::shared_ptr<Chunk> next_chunk_locked(Shared& s, bool forced, uint64_t reader) REQUIRES(s.mu);
   // Chunks ending at or before `upto` leave the window (their bytes go
   // back to the budget); whether there were any.
-  bool release_behind_locked(uint64_t upto);
+  bool release_behind_locked(Shared& s, uint64_t upto) REQUIRES(s.mu);
   // Chunks leave the window: their bytes go back to the budget.
-  void uncharge_locked(uint64_t n);
+  void uncharge_locked(Shared& s, uint64_t n) REQUIRES(s.mu);
+  // Without the lock (it takes it to read the generation).
   void issue(const std::vector<std::shared_ptr<Chunk>>& cs);
 
   client::Tree& tree_;

@@ -1,13 +1,11 @@
 #include "fuse/write_behind.h"
 
-#include "fuse/split_io.h"
-
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
-#include <list>
-#include <map>
+
+#include "fuse/split_io.h"
 
 namespace smbkit::fuse {
 
@@ -30,8 +28,8 @@ Result<size_t> write_pieces(client::Tree& t, const proto::FileId& id, uint64_t o
       // it synchronously; no progress is an error.
       size_t got = *results[i];
       auto more = got ? write_pieces(t, id, off + at + got, data.subspan(at + got, len - got), chunk, count)
-                      : Result<size_t>(sys_error(ENOSPC, "write at offset " + std::to_string(off + at) +
-                                                                ": the server accepted 0 bytes"));
+                      : Result<size_t>(sys_error(
+                            ENOSPC, "write at offset " + std::to_string(off + at) + ": the server accepted 0 bytes"));
       if (!more) return more;
     }
   }
@@ -50,26 +48,6 @@ Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t o
   return write_pieces(t, id, off, data, chunk, c);
 }
 
-struct WriteBehind::Shared {
-  mutable std::mutex mu;
-  std::condition_variable cv;
-  // Pending (not yet sent) buffers by base: file bytes [base, base +
-  // chunk), of which `filled` (sorted, disjoint, not touching) hold data.
-  struct Pending {
-    std::shared_ptr<Bytes> buf;
-    std::vector<Range> filled;
-    uint64_t age = 0;  // creation order
-    uint64_t charged = 0;  // bytes charged to the budget for the buffer
-  };
-  std::map<uint64_t, Pending> pending;
-  uint64_t next_age = 0;
-  std::list<Range> in_flight;
-  uint64_t in_flight_bytes = 0;
-  std::optional<Error> error;  // the first failure
-  uint64_t end = 0;
-  Stats stats;
-};
-
 WriteBehind::WriteBehind(client::Tree& t, const proto::FileId& id, Config c)
     : tree_(t), id_(id), cfg_(c), sh_(std::make_shared<Shared>()) {
   cfg_.chunk = std::max<uint32_t>(4096, std::min(cfg_.chunk, t.max_write()));
@@ -77,17 +55,16 @@ WriteBehind::WriteBehind(client::Tree& t, const proto::FileId& id, Config c)
 }
 
 WriteBehind::~WriteBehind() {
-  std::unique_lock lk(sh_->mu);
-  sh_->cv.wait(lk, [&] { return sh_->in_flight.empty(); });
+  MutexLock g(sh_->mu);
+  while (!sh_->in_flight.empty()) sh_->cv.wait(sh_->mu);
   if (cfg_.budget) cfg_.budget->forget(sh_.get());
 }
 
-void WriteBehind::send_locked(std::unique_lock<std::mutex>& lk) {
-  while (!sh_->pending.empty()) send_one_locked(lk, sh_->pending.begin()->first);
+void WriteBehind::send_locked(Shared& s) {
+  while (!s.pending.empty()) send_one_locked(s, s.pending.begin()->first);
 }
 
-void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t base) {
-  Shared& s = *sh_;
+void WriteBehind::send_one_locked(Shared& s, uint64_t base) {
   auto pit = s.pending.find(base);
   if (pit == s.pending.end()) return;
   auto buf = std::move(pit->second.buf);
@@ -99,6 +76,7 @@ void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t bas
   for (const Range& r : extents) {
     // Bound the bytes in flight, and keep overlapping WRITEs in order.
     auto overlaps = [&] {
+      s.mu.assert_held();
       for (auto& f : s.in_flight)
         if (f.off < r.off + r.len && r.off < f.off + f.len) return true;
       return false;
@@ -108,18 +86,20 @@ void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t bas
       if (room && (!cfg_.budget || cfg_.budget->try_charge(sh_.get(), r.len, s.in_flight.empty()))) break;
       // Our own completions notify cv; room in the budget freed by other
       // files' completions does not, so that wait polls.
-      if (room) s.cv.wait_for(lk, std::chrono::milliseconds(2));
-      else s.cv.wait(lk);
+      if (room)
+        s.cv.wait_for(s.mu, std::chrono::milliseconds(2));
+      else
+        s.cv.wait(s.mu);
     }
     auto it = s.in_flight.insert(s.in_flight.end(), r);
     s.in_flight_bytes += r.len;
     s.stats.requests++;
-    lk.unlock();
+    s.mu.unlock();
     auto sh = sh_;
     ByteView src(buf->data() + (r.off - base), r.len);
     tree_.write_async(id_, r.off, src, [sh, buf, r, it, budget = cfg_.budget](Result<size_t> res) {
       if (budget) budget->release(sh.get(), r.len);
-      std::lock_guard g(sh->mu);
+      MutexLock g(sh->mu);
       if (res && *res < r.len && !sh->error) {
         sh->error = sys_error(ENOSPC, "write at offset " + std::to_string(r.off) + ": the server accepted " +
                                           std::to_string(*res) + " of " + std::to_string(r.len) + " bytes");
@@ -131,13 +111,13 @@ void WriteBehind::send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t bas
       sh->in_flight.erase(it);
       sh->cv.notify_all();
     });
-    lk.lock();
+    s.mu.lock();
   }
 }
 
 Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
   Shared& s = *sh_;
-  std::unique_lock lk(s.mu);
+  MutexLock g(s.mu);
   if (s.error) return *s.error;
   s.stats.writes++;
   size_t done = 0;
@@ -152,10 +132,11 @@ Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
     auto pit = s.pending.find(base);
     if (pit == s.pending.end()) {
       auto send_oldest = [&] {
+        s.mu.assert_held();
         auto oldest = s.pending.begin();
         for (auto i = s.pending.begin(); i != s.pending.end(); ++i)
           if (i->second.age < oldest->second.age) oldest = i;
-        send_one_locked(lk, oldest->first);  // releases the lock: look again
+        send_one_locked(s, oldest->first);  // releases the lock: look again
       };
       if (s.pending.size() >= kMaxPending) {
         send_oldest();
@@ -168,8 +149,10 @@ Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
       Shared::Pending p;
       if (cfg_.budget) {
         if (!cfg_.budget->try_charge(sh_.get(), chunk, s.pending.empty() && s.in_flight.empty())) {
-          if (!s.pending.empty()) send_oldest();
-          else s.cv.wait_for(lk, std::chrono::milliseconds(2));  // others' completions do not notify us
+          if (!s.pending.empty())
+            send_oldest();
+          else
+            s.cv.wait_for(s.mu, std::chrono::milliseconds(2));  // others' completions do not notify us
           if (s.error) return *s.error;
           continue;
         }
@@ -201,7 +184,7 @@ Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
     if (!placed) merged.push_back(add);
     pb.filled = std::move(merged);
     done += n;
-    if (pb.filled.size() == 1 && pb.filled[0].len == chunk) send_one_locked(lk, base);
+    if (pb.filled.size() == 1 && pb.filled[0].len == chunk) send_one_locked(s, base);
   }
   s.end = std::max(s.end, off + data.size());
   if (s.error) return *s.error;
@@ -210,26 +193,26 @@ Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
 
 Result<void> WriteBehind::flush() {
   Shared& s = *sh_;
-  std::unique_lock lk(s.mu);
-  send_locked(lk);
+  MutexLock g(s.mu);
+  send_locked(s);
   // Data a concurrent writer adds meanwhile is not this flush's business.
-  s.cv.wait(lk, [&] { return s.in_flight.empty(); });
+  while (!s.in_flight.empty()) s.cv.wait(s.mu);
   if (s.error) return *s.error;
   return {};
 }
 
 bool WriteBehind::dirty() const {
-  std::lock_guard g(sh_->mu);
+  MutexLock g(sh_->mu);
   return !sh_->pending.empty() || !sh_->in_flight.empty();
 }
 
 uint64_t WriteBehind::end() const {
-  std::lock_guard g(sh_->mu);
+  MutexLock g(sh_->mu);
   return sh_->end;
 }
 
 WriteBehind::Stats WriteBehind::stats() const {
-  std::lock_guard g(sh_->mu);
+  MutexLock g(sh_->mu);
   return sh_->stats;
 }
 

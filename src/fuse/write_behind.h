@@ -20,15 +20,17 @@
 // overlapping data in the order it was written.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
+#include <list>
+#include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "base/bytes.h"
+#include "base/mutex.h"
 #include "base/result.h"
+#include "base/thread_annotations.h"
 #include "client/client.h"
 #include "fuse/memory_budget.h"
 
@@ -37,8 +39,8 @@ namespace smbkit::fuse {
 class WriteBehind {
  public:
   struct Config {
-    uint32_t chunk = 4u << 20;              // bytes per WRITE (wsize, capped by the server)
-    uint64_t max_in_flight = 32ull << 20;   // bytes sent and not yet acknowledged
+    uint32_t chunk = 4u << 20;             // bytes per WRITE (wsize, capped by the server)
+    uint64_t max_in_flight = 32ull << 20;  // bytes sent and not yet acknowledged
     // Shared by the mount's files (null: none): bytes in flight beyond a
     // file's first WRITE are sent only while it grants them (a writer
     // waits otherwise, as it does at max_in_flight).
@@ -73,11 +75,35 @@ class WriteBehind {
   struct Range {
     uint64_t off, len;
   };
-  struct Shared;
-  // Send every pending buffer / the one at `base` (lock held on entry and
-  // exit; released around each submit and while waiting for room).
-  void send_locked(std::unique_lock<std::mutex>& lk);
-  void send_one_locked(std::unique_lock<std::mutex>& lk, uint64_t base);
+  // What the WRITEs' completions share with the file (they may outlive
+  // neither: the destructor waits for them, but they hold it by pointer).
+  struct Shared {
+    // Before the mount's MemoryBudget and the connection's BufferPool
+    // (charged and taken under it); WRITEs are submitted and completions
+    // run without it.
+    mutable Mutex mu;
+    CondVar cv;
+    // Pending (not yet sent) buffers by base: file bytes [base, base +
+    // chunk), of which `filled` (sorted, disjoint, not touching) hold data.
+    struct Pending {
+      std::shared_ptr<Bytes> buf;
+      std::vector<Range> filled;
+      uint64_t age = 0;      // creation order
+      uint64_t charged = 0;  // bytes charged to the budget for the buffer
+    };
+    std::map<uint64_t, Pending> pending GUARDED_BY(mu);
+    uint64_t next_age GUARDED_BY(mu) = 0;
+    std::list<Range> in_flight GUARDED_BY(mu);
+    uint64_t in_flight_bytes GUARDED_BY(mu) = 0;
+    std::optional<Error> error GUARDED_BY(mu);  // the first failure
+    uint64_t end GUARDED_BY(mu) = 0;
+    Stats stats GUARDED_BY(mu);
+  };
+  // Send every pending buffer / the one at `base` (held on entry and exit;
+  // let go around each submit and while waiting for room).
+  // `s` is *sh_.
+  void send_locked(Shared& s) REQUIRES(s.mu);
+  void send_one_locked(Shared& s, uint64_t base) REQUIRES(s.mu);
   static constexpr size_t kMaxPending = 4;
 
   client::Tree& tree_;
@@ -89,7 +115,7 @@ class WriteBehind {
 // Writes data at off with the pieces (at most `chunk` bytes each) in
 // flight at once. All of it is written or the result is an error. Adds
 // one write, its WRITE requests and the bytes acknowledged to *count.
-Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data,
-                            uint32_t chunk, WriteBehind::Stats* count = nullptr);
+Result<size_t> write_direct(client::Tree& t, const proto::FileId& id, uint64_t off, ByteView data, uint32_t chunk,
+                            WriteBehind::Stats* count = nullptr);
 
 }  // namespace smbkit::fuse

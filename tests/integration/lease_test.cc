@@ -1,10 +1,12 @@
 // Leases (client/lease.h) against a real smbd: grant, break on a
 // conflicting open from a second connection, acknowledgment.
+#include "client/lease.h"
+
 #include <atomic>
+#include <future>
 #include <thread>
 #include <vector>
 
-#include "client/lease.h"
 #include "fixture.h"
 
 namespace smbkit_it {
@@ -29,8 +31,7 @@ class Leases : public ServerSuite<Leases> {
   }
 };
 
-constexpr uint32_t R = pr::SMB2_LEASE_READ_CACHING, W = pr::SMB2_LEASE_WRITE_CACHING,
-                   H = pr::SMB2_LEASE_HANDLE_CACHING;
+constexpr uint32_t R = pr::SMB2_LEASE_READ_CACHING, W = pr::SMB2_LEASE_WRITE_CACHING, H = pr::SMB2_LEASE_HANDLE_CACHING;
 
 class LeaseDialects : public Leases, public ::testing::WithParamInterface<uint16_t> {};
 
@@ -71,7 +72,8 @@ TEST_P(LeaseDialects, GrantedThenBrokenByAnotherConnection) {
   IT_ASSERT_OK(tb);
   auto fb = (*tb)->open(name, rw_params());
   IT_ASSERT_OK(fb);
-  ASSERT_TRUE(la.wait_for(key, [](uint32_t s) { return !(s & W); }, std::chrono::seconds(20)))
+  ASSERT_TRUE(la.wait_for(
+      key, [](uint32_t s) { return !(s & W); }, std::chrono::seconds(20)))
       << cl::lease_state_name(la.state(key));
   // The acknowledgment's response arrives after the server answered B.
   auto st1 = la.stats();
@@ -91,7 +93,8 @@ TEST_P(LeaseDialects, GrantedThenBrokenByAnotherConnection) {
   }
   // B writes: A's READ caching is broken too (to none).
   IT_ASSERT_OK((*tb)->write(fb->id, 0, to_bytes("written by B")));
-  ASSERT_TRUE(la.wait_for(key, [](uint32_t s) { return !(s & R); }, std::chrono::seconds(20)))
+  ASSERT_TRUE(la.wait_for(
+      key, [](uint32_t s) { return !(s & R); }, std::chrono::seconds(20)))
       << cl::lease_state_name(la.state(key));
   // A reads B's data.
   Bytes buf(64);
@@ -104,11 +107,59 @@ TEST_P(LeaseDialects, GrantedThenBrokenByAnotherConnection) {
   EXPECT_EQ(la.state(key), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dialects, LeaseDialects,
-                         ::testing::Values(pr::SMB2_DIALECT_0210, pr::SMB2_DIALECT_0311),
+INSTANTIATE_TEST_SUITE_P(Dialects, LeaseDialects, ::testing::Values(pr::SMB2_DIALECT_0210, pr::SMB2_DIALECT_0311),
                          [](const ::testing::TestParamInfo<uint16_t>& i) {
                            return i.param == pr::SMB2_DIALECT_0210 ? std::string("smb21") : std::string("smb311");
                          });
+
+// set_break_callback returns only once a break callback in progress has
+// finished, so the callback's owner may go away right after it (the
+// callback runs with no lock of the manager held, from a copy).
+TEST_F(Leases, ReplacingTheBreakCallbackWaitsForARunningOne) {
+  std::string name = unique_name("lease-cb");
+  auto ca = connect({pr::SMB2_DIALECT_0311});
+  IT_ASSERT_OK(ca);
+  auto ta = (*ca)->tree_connect("share");
+  IT_ASSERT_OK(ta);
+  cl::LeaseManager la(**ta);
+  std::promise<void> entered;
+  std::promise<void> release;
+  auto released = release.get_future().share();
+  std::atomic<bool> finished{false};
+  la.set_break_callback([&](const cl::LeaseBreakEvent&) {
+    entered.set_value();
+    released.wait_for(std::chrono::seconds(30));
+    finished = true;
+  });
+  auto key = cl::LeaseManager::new_key();
+  auto fa = la.open(name, rw_params(), key);
+  IT_ASSERT_OK(fa);
+  ASSERT_TRUE(fa->lease_state & W);
+
+  // B's open breaks A's lease; B waits for the acknowledgment, which
+  // follows the callback.
+  auto cb = connect({pr::SMB2_DIALECT_0311});
+  IT_ASSERT_OK(cb);
+  auto tb = (*cb)->tree_connect("share");
+  IT_ASSERT_OK(tb);
+  auto fb = std::async(std::launch::async, [&] { return (*tb)->open(name, rw_params()); });
+  ASSERT_EQ(entered.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready);
+
+  auto replaced = std::async(std::launch::async, [&] {
+    la.set_break_callback(nullptr);
+    return finished.load();
+  });
+  // Give set_break_callback time to return early if it would; the callback
+  // is released either way.
+  replaced.wait_for(std::chrono::milliseconds(300));
+  release.set_value();
+  EXPECT_TRUE(replaced.get()) << "set_break_callback returned while the old callback was running";
+  auto b = fb.get();
+  IT_ASSERT_OK(b);
+  IT_EXPECT_OK((*tb)->close(b->id));
+  IT_EXPECT_OK((*ta)->close(fa->file.id));
+  la.closed(key);
+}
 
 TEST_F(Leases, NoLeaseOnSmb202) {
   auto c = connect({pr::SMB2_DIALECT_0202});
