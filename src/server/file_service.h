@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/bytes.h"
 #include "base/result.h"
@@ -65,6 +67,13 @@ struct FileServiceOptions {
   uint32_t max_read = 8 << 20;      // MaxReadSize/MaxWriteSize/MaxTransactSize we negotiate
   uint32_t max_write = 8 << 20;
   uint32_t max_transact = 8 << 20;
+  // Opens the server end of the named pipe `name` ("srvsvc", without a
+  // leading '\\') on IPC$; nullptr (or a null result): no such pipe
+  // (STATUS_OBJECT_NAME_NOT_FOUND). The server sets it to rpc::open_pipe;
+  // tests plug in their own endpoints.
+  std::function<std::unique_ptr<rpc::PipeEndpoint>(std::string_view name,
+                                                   const rpc::SrvsvcOptions& opts)>
+      open_pipe;
 };
 
 class FileService;
