@@ -14,16 +14,13 @@ namespace {
 // MS-DTYP 2.4.3 / MS-SMB2 2.2.13.1.1: the file-specific rights each
 // generic right stands for.
 constexpr uint32_t kFileAllAccess = 0x001F01FF;
-constexpr uint32_t kFileGenericRead =
-    READ_CONTROL | FILE_READ_DATA | FILE_READ_ATTRIBUTES | FILE_READ_EA | SYNCHRONIZE;
-constexpr uint32_t kFileGenericWrite = READ_CONTROL | FILE_WRITE_DATA | FILE_WRITE_ATTRIBUTES |
-                                       FILE_WRITE_EA | FILE_APPEND_DATA | SYNCHRONIZE;
-constexpr uint32_t kFileGenericExecute =
-    READ_CONTROL | FILE_READ_ATTRIBUTES | FILE_EXECUTE | SYNCHRONIZE;
+constexpr uint32_t kFileGenericRead = READ_CONTROL | FILE_READ_DATA | FILE_READ_ATTRIBUTES | FILE_READ_EA | SYNCHRONIZE;
+constexpr uint32_t kFileGenericWrite =
+    READ_CONTROL | FILE_WRITE_DATA | FILE_WRITE_ATTRIBUTES | FILE_WRITE_EA | FILE_APPEND_DATA | SYNCHRONIZE;
+constexpr uint32_t kFileGenericExecute = READ_CONTROL | FILE_READ_ATTRIBUTES | FILE_EXECUTE | SYNCHRONIZE;
 // What a read-only share takes away.
-constexpr uint32_t kWriteRights = FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_EA |
-                                  FILE_WRITE_ATTRIBUTES | FILE_DELETE_CHILD | DELETE | WRITE_DAC |
-                                  WRITE_OWNER;
+constexpr uint32_t kWriteRights = FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_WRITE_EA | FILE_WRITE_ATTRIBUTES |
+                                  FILE_DELETE_CHILD | DELETE | WRITE_DAC | WRITE_OWNER;
 
 }  // namespace
 
@@ -49,8 +46,7 @@ uint32_t maximal_access(const TreeCtx& tree, const struct stat& st) {
 bool share_access_ok(const FileNode& node, uint32_t access, uint32_t share) {
   // MS-FSA 2.1.5.1.2.1 (Algorithm to Check Sharing Access to an Existing
   // Stream or Directory): each side's access against the other's sharing.
-  constexpr uint32_t kSharedRights =
-      FILE_READ_DATA | FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_EXECUTE | DELETE;
+  constexpr uint32_t kSharedRights = FILE_READ_DATA | FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_EXECUTE | DELETE;
   if (!(access & kSharedRights)) return true;  // attribute-only opens take no part
   const bool reads = access & (FILE_READ_DATA | FILE_EXECUTE);
   const bool writes = access & (FILE_WRITE_DATA | FILE_APPEND_DATA);
@@ -61,8 +57,7 @@ bool share_access_ok(const FileNode& node, uint32_t access, uint32_t share) {
     if (writes && !(o->share_access & FILE_SHARE_WRITE)) return false;
     if (deletes && !(o->share_access & FILE_SHARE_DELETE)) return false;
     if ((o->granted & (FILE_READ_DATA | FILE_EXECUTE)) && !(share & FILE_SHARE_READ)) return false;
-    if ((o->granted & (FILE_WRITE_DATA | FILE_APPEND_DATA)) && !(share & FILE_SHARE_WRITE))
-      return false;
+    if ((o->granted & (FILE_WRITE_DATA | FILE_APPEND_DATA)) && !(share & FILE_SHARE_WRITE)) return false;
     if ((o->granted & DELETE) && !(share & FILE_SHARE_DELETE)) return false;
   }
   return true;

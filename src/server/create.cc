@@ -1,6 +1,8 @@
 // SMB2 CREATE on a disk share (MS-SMB2 3.3.5.9, MS-FSA 2.1.5.1): the name
 // resolved beneath the share root, the disposition applied, access and
 // share modes checked, the open registered; and SMB2 CLOSE (3.3.5.10).
+#include "proto/create.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,7 +10,6 @@
 #include <cerrno>
 
 #include "proto/close.h"
-#include "proto/create.h"
 #include "server/file_internal.h"
 #include "server/path.h"
 
@@ -35,20 +36,17 @@ struct Validated {
 // MS-SMB2 3.3.5.9 / MS-FSA 2.1.5.1 parameter checks before any disk access.
 Result<Validated> validate(const CreateRequest& req) {
   if (req.CreateDisposition > FILE_OVERWRITE_IF) return nt_error(STATUS_INVALID_PARAMETER);
-  if (req.ImpersonationLevel > SMB2_IMPERSONATION_DELEGATE)
-    return nt_error(STATUS_INVALID_PARAMETER);
+  if (req.ImpersonationLevel > SMB2_IMPERSONATION_DELEGATE) return nt_error(STATUS_INVALID_PARAMETER);
   const uint32_t opt = req.CreateOptions;
-  if ((opt & FILE_DIRECTORY_FILE) && (opt & FILE_NON_DIRECTORY_FILE))
-    return nt_error(STATUS_INVALID_PARAMETER);
-  if ((opt & FILE_DIRECTORY_FILE) && req.CreateDisposition != FILE_CREATE &&
-      req.CreateDisposition != FILE_OPEN && req.CreateDisposition != FILE_OPEN_IF)
+  if ((opt & FILE_DIRECTORY_FILE) && (opt & FILE_NON_DIRECTORY_FILE)) return nt_error(STATUS_INVALID_PARAMETER);
+  if ((opt & FILE_DIRECTORY_FILE) && req.CreateDisposition != FILE_CREATE && req.CreateDisposition != FILE_OPEN &&
+      req.CreateDisposition != FILE_OPEN_IF)
     return nt_error(STATUS_INVALID_PARAMETER);
   if (opt & FILE_OPEN_BY_FILE_ID) return nt_error(STATUS_NOT_SUPPORTED);
   if (req.DesiredAccess & ACCESS_SYSTEM_SECURITY) return nt_error(STATUS_PRIVILEGE_NOT_HELD);
   Validated v;
   v.access = map_generic(req.DesiredAccess);
-  if ((opt & FILE_DELETE_ON_CLOSE) && !(v.access & (DELETE | MAXIMUM_ALLOWED)))
-    return nt_error(STATUS_ACCESS_DENIED);
+  if ((opt & FILE_DELETE_ON_CLOSE) && !(v.access & (DELETE | MAXIMUM_ALLOWED))) return nt_error(STATUS_ACCESS_DENIED);
   SMBKIT_TRY(v.path, normalize_name(req.Name));
   return v;
 }
@@ -72,14 +70,13 @@ struct Opened {
 
 // Opens the existing `path` (already known to exist as `st`) for the open
 // being created; the fd is checked to be the same file.
-Result<Opened> open_existing(const CallCtx& ctx, const CreateRequest& req, const Validated& v,
-                             int path_fd, const struct stat& st) {
+Result<Opened> open_existing(const CallCtx& ctx, const CreateRequest& req, const Validated& v, int path_fd,
+                             const struct stat& st) {
   const bool is_dir = S_ISDIR(st.st_mode);
   if (!is_dir && !S_ISREG(st.st_mode)) return nt_error(STATUS_ACCESS_DENIED);  // devices, FIFOs
   const uint32_t disp = req.CreateDisposition;
   if (disp == FILE_CREATE) return nt_error(STATUS_OBJECT_NAME_COLLISION);
-  if (is_dir && (req.CreateOptions & FILE_NON_DIRECTORY_FILE))
-    return nt_error(STATUS_FILE_IS_A_DIRECTORY);
+  if (is_dir && (req.CreateOptions & FILE_NON_DIRECTORY_FILE)) return nt_error(STATUS_FILE_IS_A_DIRECTORY);
   if (!is_dir && (req.CreateOptions & FILE_DIRECTORY_FILE)) return nt_error(STATUS_NOT_A_DIRECTORY);
   const bool overwrite = disp == FILE_SUPERSEDE || disp == FILE_OVERWRITE || disp == FILE_OVERWRITE_IF;
   if (is_dir && overwrite) return nt_error(STATUS_FILE_IS_A_DIRECTORY);
@@ -119,8 +116,7 @@ Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Va
   auto [parent, leaf] = split_parent(v.path);
   Fd pfd(open_beneath(ctx.tree->share->root_fd, parent, O_PATH | O_DIRECTORY));
   if (pfd.fd < 0)
-    return nt_error(pfd.fd == -ENOENT || pfd.fd == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND
-                                                           : errno_status(-pfd.fd));
+    return nt_error(pfd.fd == -ENOENT || pfd.fd == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND : errno_status(-pfd.fd));
   if (disp == FILE_OPEN || disp == FILE_OVERWRITE) return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);
   if (ctx.tree->read_only || ctx.tree->share->cfg.read_only) return nt_error(STATUS_ACCESS_DENIED);
   const bool dir = req.CreateOptions & FILE_DIRECTORY_FILE;
@@ -171,10 +167,10 @@ Result<Opened> open_or_create(const CallCtx& ctx, const CreateRequest& req, cons
       return nt_error(errno_status(-pfd.fd));
     }
     // The name came or went between the lookup and the open: look again.
-    const bool raced = !r && (r.error().is(STATUS_RETRY) ||
-                              (pfd.fd < 0 && r.error().is(STATUS_OBJECT_NAME_COLLISION) &&
-                               req.CreateDisposition != FILE_CREATE) ||
-                              (pfd.fd >= 0 && r.error().is(STATUS_OBJECT_NAME_NOT_FOUND)));
+    const bool raced =
+        !r && (r.error().is(STATUS_RETRY) ||
+               (pfd.fd < 0 && r.error().is(STATUS_OBJECT_NAME_COLLISION) && req.CreateDisposition != FILE_CREATE) ||
+               (pfd.fd >= 0 && r.error().is(STATUS_OBJECT_NAME_NOT_FOUND)));
     if (!raced || i + 1 >= kCreateRetries) {
       if (!r && r.error().is(STATUS_RETRY)) return nt_error(STATUS_SHARING_VIOLATION);
       return r;
@@ -210,8 +206,7 @@ uint32_t register_open(FileService& svc, const OpenPtr& o, const std::string& pa
   return STATUS_SUCCESS;
 }
 
-void add_contexts(const CreateRequest& req, const TreeCtx& tree, const struct stat& st,
-                  CreateResponse& resp) {
+void add_contexts(const CreateRequest& req, const TreeCtx& tree, const struct stat& st, CreateResponse& resp) {
   if (const auto* c = find_create_context(req.CreateContexts, SMB2_CREATE_QUERY_MAXIMAL_ACCESS_REQUEST)) {
     CreateQueryMaximalAccessResponse m;
     if (decode_maximal_access_request(c->Data))
@@ -237,8 +232,7 @@ FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, 
   auto v = validate(*req);
   if (!v) return error_reply(v.error().status ? v.error().status : STATUS_INVALID_PARAMETER);
   if (opens.size() >= svc.options().max_open_files) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
-  if ((req->CreateOptions & FILE_DELETE_ON_CLOSE) &&
-      (ctx.tree->read_only || ctx.tree->share->cfg.read_only))
+  if ((req->CreateOptions & FILE_DELETE_ON_CLOSE) && (ctx.tree->read_only || ctx.tree->share->cfg.read_only))
     return error_reply(STATUS_ACCESS_DENIED);
 
   auto opened = open_or_create(ctx, *req, *v);

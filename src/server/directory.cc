@@ -104,8 +104,7 @@ bool describe(const Open& o, const std::string& dir_path, const std::string& nam
 
 }  // namespace
 
-FileReply handle_query_directory(FileService& svc, ConnOpens& opens, const CallCtx& ctx,
-                                 ByteView msg) {
+FileReply handle_query_directory(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
   auto req = decode_query_directory_request(msg);
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
   auto o = resolve_open(opens, ctx, req->FileId);
@@ -116,8 +115,7 @@ FileReply handle_query_directory(FileService& svc, ConnOpens& opens, const CallC
   const uint8_t cls = req->FileInformationClass;
   if (!directory_info_class_supported(cls)) return error_reply(STATUS_INVALID_INFO_CLASS);
   const size_t fixed = directory_entry_fixed_size(cls);
-  if (req->OutputBufferLength > svc.options().max_transact)
-    return error_reply(STATUS_INVALID_PARAMETER);
+  if (req->OutputBufferLength > svc.options().max_transact) return error_reply(STATUS_INVALID_PARAMETER);
   if (req->OutputBufferLength < fixed) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
   std::string pattern = req->FileName.empty() ? std::string("*") : req->FileName;
   if (pattern.size() > kMaxPatternLength || pattern.find_first_of("\\/") != std::string::npos ||

@@ -74,7 +74,7 @@ struct Open {
   bool read_only_tree = false;
   int fd = -1;  // O_RDONLY/O_RDWR, or O_PATH when no data access was possible
   bool is_dir = false;
-  bool data_fd = false;  // fd permits data I/O (not O_PATH)
+  bool data_fd = false;       // fd permits data I/O (not O_PATH)
   uint32_t granted = 0;       // GrantedAccess
   uint32_t share_access = 0;  // FILE_SHARE_*
   uint32_t create_options = 0;
@@ -176,8 +176,7 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
 FileReply handle_flush(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_ioctl(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
-FileReply handle_query_directory(FileService& svc, ConnOpens& opens, const CallCtx& ctx,
-                                 ByteView msg);
+FileReply handle_query_directory(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_set_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 
@@ -185,15 +184,13 @@ FileReply handle_set_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx
 FileReply read_reply(uint32_t status, Bytes data);
 
 // Pipes on IPC$ (pipe_ops.cc).
-FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx,
-                      const std::string& name);
+FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, const std::string& name);
 FileReply pipe_read(Open& o, uint32_t length);
 FileReply pipe_write(Open& o, ByteView data);
 FileReply pipe_transceive(Open& o, const proto::FileId& id, ByteView in, uint32_t max_out);
 
 // Byte-range locks (lock.cc): whether [offset, offset+length) of `o` may be
 // read (write=false) or written without meeting another open's lock.
-bool io_allowed_by_locks(FileService& svc, const Open& o, uint64_t offset, uint64_t length,
-                         bool write);
+bool io_allowed_by_locks(FileService& svc, const Open& o, uint64_t offset, uint64_t length, bool write);
 
 }  // namespace smbkit::server

@@ -9,13 +9,11 @@
 
 namespace smbkit::server {
 
-FileService::FileService(FileServiceOptions opts)
-    : opts_(std::move(opts)), impl_(std::make_unique<Impl>(*this)) {}
+FileService::FileService(FileServiceOptions opts) : opts_(std::move(opts)), impl_(std::make_unique<Impl>(*this)) {}
 
 FileService::~FileService() = default;
 
-FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command,
-                               ByteView msg) {
+FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg) {
   if (!ctx.tree || !ctx.tree->share) return error_reply(STATUS_INVALID_PARAMETER);
   switch (command) {
     case proto::SMB2_CREATE:
@@ -54,8 +52,7 @@ Result<OpenPtr> resolve_open(ConnOpens& opens, const CallCtx& ctx, const proto::
   // MS-SMB2 3.3.5.2.7.2: a related request's FileId of all ones is the
   // chain's; with no file in the chain the open is not there.
   if (use == proto::kRelatedFileId) {
-    if (!ctx.chain_file_id || *ctx.chain_file_id == proto::kRelatedFileId)
-      return nt_error(STATUS_FILE_CLOSED);
+    if (!ctx.chain_file_id || *ctx.chain_file_id == proto::kRelatedFileId) return nt_error(STATUS_FILE_CLOSED);
     use = *ctx.chain_file_id;
   }
   OpenPtr o = opens.impl().find(use, ctx.session_id, ctx.tree->tree_id);

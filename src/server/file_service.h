@@ -33,8 +33,10 @@ namespace smbkit::server {
 struct TreeCtx {
   uint32_t tree_id = 0;
   std::shared_ptr<const Share> share;
-  bool read_only = false;          // share read-only (writes refused: STATUS_ACCESS_DENIED)
-  uint32_t maximal_access = 0;     // the access mask granted on this tree
+  bool read_only = false;       // share read-only (writes refused: STATUS_ACCESS_DENIED)
+  // The access mask granted on this tree; 0: all (FILE_ALL_ACCESS), less
+  // what a read-only share or tree takes away.
+  uint32_t maximal_access = 0;
 };
 
 // One request's context.
@@ -71,9 +73,7 @@ struct FileServiceOptions {
   // leading '\\') on IPC$; nullptr (or a null result): no such pipe
   // (STATUS_OBJECT_NAME_NOT_FOUND). The server sets it to rpc::open_pipe;
   // tests plug in their own endpoints.
-  std::function<std::unique_ptr<rpc::PipeEndpoint>(std::string_view name,
-                                                   const rpc::SrvsvcOptions& opts)>
-      open_pipe;
+  std::function<std::unique_ptr<rpc::PipeEndpoint>(std::string_view name, const rpc::SrvsvcOptions& opts)> open_pipe;
 };
 
 class FileService;

@@ -187,11 +187,11 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
     case FILE_COMPRESSION_INFORMATION:  // MS-FSCC 2.4.9: not compressed
       return raw(16, [&](ByteWriter& w) {
         w.u64(S_ISDIR(st.st_mode) ? 0 : static_cast<uint64_t>(st.st_size));  // CompressedFileSize
-        w.u16(0);                                                             // COMPRESSION_FORMAT_NONE
-        w.u8(0);                                                              // CompressionUnitShift
-        w.u8(0);                                                              // ChunkShift
-        w.u8(0);                                                              // ClusterShift
-        w.zeros(3);                                                           // Reserved
+        w.u16(0);                                                            // COMPRESSION_FORMAT_NONE
+        w.u8(0);                                                             // CompressionUnitShift
+        w.u8(0);                                                             // ChunkShift
+        w.u8(0);                                                             // ClusterShift
+        w.zeros(3);                                                          // Reserved
       });
     default:
       return nt_error(STATUS_INVALID_INFO_CLASS);
@@ -237,8 +237,8 @@ Result<Encoded> fs_class(Open& o, uint8_t cls) {
     }
     case FILE_FS_ATTRIBUTE_INFORMATION: {
       FileFsAttributeInformation a;
-      a.FileSystemAttributes = FILE_CASE_SENSITIVE_SEARCH | FILE_CASE_PRESERVED_NAMES |
-                               FILE_UNICODE_ON_DISK | FILE_SUPPORTS_SPARSE_FILES;
+      a.FileSystemAttributes =
+          FILE_CASE_SENSITIVE_SEARCH | FILE_CASE_PRESERVED_NAMES | FILE_UNICODE_ON_DISK | FILE_SUPPORTS_SPARSE_FILES;
       a.MaximumComponentNameLength = static_cast<int32_t>(vfs.f_namemax);
       a.FileSystemName = std::string(kFileSystemName);
       SMBKIT_TRY(Bytes b, encode_info(a));
@@ -285,15 +285,14 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
-  if (req->OutputBufferLength > svc.options().max_transact)
-    return error_reply(STATUS_INVALID_PARAMETER);
+  if (req->OutputBufferLength > svc.options().max_transact) return error_reply(STATUS_INVALID_PARAMETER);
   Result<Encoded> enc = nt_error(STATUS_INVALID_PARAMETER);
   switch (req->InfoType) {
     case SMB2_0_INFO_FILE:
       // MS-SMB2 3.3.5.20.1: attributes need FILE_READ_ATTRIBUTES.
-      if (!(*o)->pipe && !((*o)->granted & FILE_READ_ATTRIBUTES) &&
-          req->FileInfoClass != FILE_ACCESS_INFORMATION && req->FileInfoClass != FILE_MODE_INFORMATION &&
-          req->FileInfoClass != FILE_POSITION_INFORMATION && req->FileInfoClass != FILE_ALIGNMENT_INFORMATION)
+      if (!(*o)->pipe && !((*o)->granted & FILE_READ_ATTRIBUTES) && req->FileInfoClass != FILE_ACCESS_INFORMATION &&
+          req->FileInfoClass != FILE_MODE_INFORMATION && req->FileInfoClass != FILE_POSITION_INFORMATION &&
+          req->FileInfoClass != FILE_ALIGNMENT_INFORMATION)
         return error_reply(STATUS_ACCESS_DENIED);
       enc = file_class(svc, **o, req->FileInfoClass);
       break;
@@ -314,8 +313,7 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
   Encoded& e = *enc;
   uint32_t status = STATUS_SUCCESS;
   if (e.bytes.size() > req->OutputBufferLength) {
-    if (!e.variable || req->OutputBufferLength < e.fixed)
-      return error_reply(STATUS_INFO_LENGTH_MISMATCH);
+    if (!e.variable || req->OutputBufferLength < e.fixed) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
     e.bytes.resize(req->OutputBufferLength);
     status = STATUS_BUFFER_OVERFLOW;
   }

@@ -68,12 +68,10 @@ FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   if (req->Length > svc.options().max_read) return error_reply(STATUS_INVALID_PARAMETER);
   if (f.pipe) return pipe_read(f, req->Length);
   if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
-  if (!(f.granted & (FILE_READ_DATA | FILE_EXECUTE)) || !f.data_fd)
-    return error_reply(STATUS_ACCESS_DENIED);
+  if (!(f.granted & (FILE_READ_DATA | FILE_EXECUTE)) || !f.data_fd) return error_reply(STATUS_ACCESS_DENIED);
   if (req->Offset > kMaxFileOffset || req->Length > kMaxFileOffset - req->Offset)
     return error_reply(STATUS_INVALID_PARAMETER);
-  if (!io_allowed_by_locks(svc, f, req->Offset, req->Length, false))
-    return error_reply(STATUS_FILE_LOCK_CONFLICT);
+  if (!io_allowed_by_locks(svc, f, req->Offset, req->Length, false)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
 
   Bytes data(req->Length);
   ssize_t n = pread_full(f.fd, data.data(), data.size(), req->Offset);
@@ -113,8 +111,7 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
   const bool at_end = req->Offset == kWriteAtEnd;
   const uint32_t needed = at_end ? (FILE_WRITE_DATA | FILE_APPEND_DATA) : FILE_WRITE_DATA;
-  if (!(f.granted & needed) || !f.data_fd || f.read_only_tree)
-    return error_reply(STATUS_ACCESS_DENIED);
+  if (!(f.granted & needed) || !f.data_fd || f.read_only_tree) return error_reply(STATUS_ACCESS_DENIED);
   uint64_t offset = req->Offset;
   if (at_end) {
     struct stat st {};
@@ -123,12 +120,10 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   }
   if (offset > kMaxFileOffset || req->Data.size() > kMaxFileOffset - offset)
     return error_reply(STATUS_INVALID_PARAMETER);
-  if (!io_allowed_by_locks(svc, f, offset, req->Data.size(), true))
-    return error_reply(STATUS_FILE_LOCK_CONFLICT);
+  if (!io_allowed_by_locks(svc, f, offset, req->Data.size(), true)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
   ssize_t n = pwrite_full(f.fd, req->Data.data(), req->Data.size(), offset);
   if (n < 0) return error_reply(errno_status(errno));
-  if ((req->Flags & SMB2_WRITEFLAG_WRITE_THROUGH) || (f.create_options & FILE_WRITE_THROUGH))
-    (void)fdatasync(f.fd);
+  if ((req->Flags & SMB2_WRITEFLAG_WRITE_THROUGH) || (f.create_options & FILE_WRITE_THROUGH)) (void)fdatasync(f.fd);
   {
     MutexLock l(f.mu);
     f.position = offset + static_cast<uint64_t>(n);

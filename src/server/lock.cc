@@ -21,9 +21,7 @@ namespace {
 
 // MS-FSA 2.1.5.7: the last byte of a range; a range whose last byte would
 // pass 2^64 - 1 is invalid. Length 0 ranges hold no bytes.
-bool range_valid(uint64_t offset, uint64_t length) {
-  return length == 0 || offset <= UINT64_MAX - (length - 1);
-}
+bool range_valid(uint64_t offset, uint64_t length) { return length == 0 || offset <= UINT64_MAX - (length - 1); }
 
 bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen) {
   if (alen == 0 || blen == 0) return false;
@@ -39,14 +37,12 @@ bool conflicts(const FileNode& n, const LockElement& e, bool exclusive) {
   return false;
 }
 
-constexpr uint32_t kLockModeFlags =
-    SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_UNLOCK;
+constexpr uint32_t kLockModeFlags = SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_UNLOCK;
 constexpr uint32_t kKnownFlags = kLockModeFlags | SMB2_LOCKFLAG_FAIL_IMMEDIATELY;
 
 }  // namespace
 
-bool io_allowed_by_locks(FileService& svc, const Open& o, uint64_t offset, uint64_t length,
-                         bool write) {
+bool io_allowed_by_locks(FileService& svc, const Open& o, uint64_t offset, uint64_t length, bool write) {
   if (!o.node || length == 0) return true;
   auto& impl = svc.impl();
   MutexLock l(impl.nodes_mu);

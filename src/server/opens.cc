@@ -67,8 +67,7 @@ ConnOpens::ConnOpens(FileService& svc) : impl_(std::make_unique<Impl>(svc)) {
 ConnOpens::~ConnOpens() { close_all(); }
 
 void ConnOpens::close_tree(uint64_t session_id, uint32_t tree_id) {
-  impl_->close_if(
-      [&](const Open& o) { return o.session_id == session_id && o.tree_id == tree_id; });
+  impl_->close_if([&](const Open& o) { return o.session_id == session_id && o.tree_id == tree_id; });
 }
 
 void ConnOpens::close_session(uint64_t session_id) {
@@ -95,8 +94,7 @@ void delete_node_file(const FileNode& n) {
   int dfd = open_beneath(n.share->root_fd, parent, O_PATH | O_DIRECTORY);
   if (dfd < 0) return;
   struct stat st {};
-  if (fstatat(dfd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == n.dev &&
-      st.st_ino == n.ino)
+  if (fstatat(dfd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == n.dev && st.st_ino == n.ino)
     (void)unlinkat(dfd, leaf.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
   ::close(dfd);
 }

@@ -47,8 +47,7 @@ Result<std::string> normalize_name(std::string_view name) {
     std::string_view comp = name.substr(start, end - start);
     // A trailing '\' ("dir\") names the directory itself, as Windows takes it.
     if (comp.empty() && end == name.size() && start > 0) break;
-    if (comp.empty() || comp == "." || comp == "..")
-      return nt_error(STATUS_OBJECT_NAME_INVALID, "name component");
+    if (comp.empty() || comp == "." || comp == "..") return nt_error(STATUS_OBJECT_NAME_INVALID, "name component");
     if (comp.size() > NAME_MAX) return nt_error(STATUS_NAME_TOO_LONG, "name component");
     for (char c : comp)
       if (invalid_name_char(c)) return nt_error(STATUS_OBJECT_NAME_INVALID, "name character");

@@ -18,15 +18,13 @@ namespace {
 
 // What Windows reports for a pipe's size fields (MS-SMB2 2.2.14).
 constexpr uint64_t kPipeAllocationSize = 4096;
-constexpr uint32_t kPipeAccess = FILE_READ_DATA | FILE_WRITE_DATA | FILE_APPEND_DATA |
-                                 FILE_READ_EA | FILE_WRITE_EA | FILE_READ_ATTRIBUTES |
-                                 FILE_WRITE_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE;
+constexpr uint32_t kPipeAccess = FILE_READ_DATA | FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_READ_EA | FILE_WRITE_EA |
+                                 FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE;
 
 std::string_view pipe_base_name(std::string_view name) {
   if (!name.empty() && name.front() == '\\') name.remove_prefix(1);
   constexpr std::string_view kPipePrefix = "PIPE\\";
-  if (name.size() > kPipePrefix.size() &&
-      strncasecmp(name.data(), kPipePrefix.data(), kPipePrefix.size()) == 0)
+  if (name.size() > kPipePrefix.size() && strncasecmp(name.data(), kPipePrefix.data(), kPipePrefix.size()) == 0)
     name.remove_prefix(kPipePrefix.size());
   return name;
 }
@@ -37,8 +35,7 @@ uint32_t endpoint_status(const Error& e) {
 
 }  // namespace
 
-FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx,
-                      const std::string& name) {
+FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, const std::string& name) {
   const auto& open_pipe = svc.options().open_pipe;
   std::string_view base = pipe_base_name(name);
   if (!open_pipe || base.empty() || base.find_first_of("\\/:") != std::string_view::npos)
@@ -55,8 +52,7 @@ FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx,
   o->share_access = FILE_SHARE_READ | FILE_SHARE_WRITE;
   o->pipe = std::move(ep);
   o->pipe_name = std::string(base);
-  if (!opens.impl().add(o, svc.options().max_open_files))
-    return error_reply(STATUS_TOO_MANY_OPENED_FILES);
+  if (!opens.impl().add(o, svc.options().max_open_files)) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
   if (ctx.chain_file_id) *ctx.chain_file_id = o->id;
   CreateResponse resp;
   resp.CreateAction = FILE_OPENED;

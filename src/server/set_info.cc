@@ -4,6 +4,8 @@
 // smaller than the file truncates it as NTFS does), Disposition, Rename
 // (renameat2 between parent directories opened beneath the share root),
 // Position and Mode. Security and quota information are not kept.
+#include "proto/set_info.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,7 +16,6 @@
 #include "proto/create.h"
 #include "proto/fscc_file_info.h"
 #include "proto/query_info.h"
-#include "proto/set_info.h"
 #include "server/file_internal.h"
 #include "server/path.h"
 
@@ -32,13 +33,11 @@ constexpr uint64_t kTimeResumeUpdates = UINT64_MAX - 1;
 constexpr mode_t kWriteBits = S_IWUSR | S_IWGRP | S_IWOTH;
 constexpr uint64_t kMaxFileOffset = static_cast<uint64_t>(INT64_MAX);
 // MS-FSCC 2.4.26: the Mode bits a client may set.
-constexpr uint32_t kSettableModes = FILE_WRITE_THROUGH | FILE_SEQUENTIAL_ONLY |
-                                    FILE_NO_INTERMEDIATE_BUFFERING | FILE_SYNCHRONOUS_IO_ALERT |
-                                    FILE_SYNCHRONOUS_IO_NONALERT;
+constexpr uint32_t kSettableModes = FILE_WRITE_THROUGH | FILE_SEQUENTIAL_ONLY | FILE_NO_INTERMEDIATE_BUFFERING |
+                                    FILE_SYNCHRONOUS_IO_ALERT | FILE_SYNCHRONOUS_IO_NONALERT;
 
 timespec to_utime(uint64_t ft) {
-  if (ft == kTimeUnchanged || ft == kTimeStopUpdates || ft == kTimeResumeUpdates)
-    return timespec{0, UTIME_OMIT};
+  if (ft == kTimeUnchanged || ft == kTimeStopUpdates || ft == kTimeResumeUpdates) return timespec{0, UTIME_OMIT};
   return filetime_to_timespec(ft);
 }
 
@@ -49,13 +48,11 @@ uint32_t set_basic(Open& o, ByteView buf) {
   struct stat st {};
   if (fstat(o.fd, &st) != 0) return errno_status(errno);
   if (b.FileAttributes) {
-    if ((b.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !S_ISDIR(st.st_mode))
-      return STATUS_INVALID_PARAMETER;
+    if ((b.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !S_ISDIR(st.st_mode)) return STATUS_INVALID_PARAMETER;
     if (!S_ISDIR(st.st_mode)) {
       const bool ro = b.FileAttributes & FILE_ATTRIBUTE_READONLY;
       const mode_t want = ro ? (st.st_mode & ~kWriteBits) : (st.st_mode | S_IWUSR);
-      if ((want & 07777) != (st.st_mode & 07777) && fchmod(o.fd, want & 07777) != 0)
-        return errno_status(errno);
+      if ((want & 07777) != (st.st_mode & 07777) && fchmod(o.fd, want & 07777) != 0) return errno_status(errno);
     }
   }
   // CreationTime and ChangeTime are the file system's to keep.
@@ -140,13 +137,10 @@ uint32_t set_rename(FileService& svc, Open& o, ByteView buf) {
   Fd sp(open_beneath(root, sparent, O_PATH | O_DIRECTORY));
   if (sp.fd < 0) return errno_status(-sp.fd);
   Fd tp(open_beneath(root, tparent, O_PATH | O_DIRECTORY));
-  if (tp.fd < 0)
-    return tp.fd == -ENOENT || tp.fd == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND
-                                                 : errno_status(-tp.fd);
+  if (tp.fd < 0) return tp.fd == -ENOENT || tp.fd == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND : errno_status(-tp.fd);
   // The source name must still be this open's file.
   struct stat st {};
-  if (fstatat(sp.fd, sleaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != o.dev ||
-      st.st_ino != o.ino)
+  if (fstatat(sp.fd, sleaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != o.dev || st.st_ino != o.ino)
     return STATUS_OBJECT_NAME_NOT_FOUND;
 
   MutexLock l(svc.impl().nodes_mu);

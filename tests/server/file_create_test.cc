@@ -79,11 +79,8 @@ TEST_F(CreateTest, DirectoriesAndTheDirectoryOptions) {
   EXPECT_EQ(create("dir", FILE_OPEN, FILE_READ_DATA, kShareAll, FILE_NON_DIRECTORY_FILE).status,
             STATUS_FILE_IS_A_DIRECTORY);
   put("file", "x");
-  EXPECT_EQ(create("file", FILE_OPEN, FILE_READ_DATA, kShareAll, FILE_DIRECTORY_FILE).status,
-            STATUS_NOT_A_DIRECTORY);
-  EXPECT_EQ(create("dir", FILE_OPEN, FILE_READ_DATA, kShareAll,
-                   FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE)
-                .status,
+  EXPECT_EQ(create("file", FILE_OPEN, FILE_READ_DATA, kShareAll, FILE_DIRECTORY_FILE).status, STATUS_NOT_A_DIRECTORY);
+  EXPECT_EQ(create("dir", FILE_OPEN, FILE_READ_DATA, kShareAll, FILE_DIRECTORY_FILE | FILE_NON_DIRECTORY_FILE).status,
             STATUS_INVALID_PARAMETER);
   EXPECT_EQ(create("d2", FILE_OVERWRITE_IF, FILE_READ_DATA, kShareAll, FILE_DIRECTORY_FILE).status,
             STATUS_INVALID_PARAMETER);
@@ -126,8 +123,7 @@ TEST_F(CreateTest, MaximalAccessAndOnDiskIdContextsAreAnswered) {
   put("f", "x");
   auto c = create("f", FILE_OPEN, FILE_READ_DATA, kShareAll, 0, nullptr,
                   {to_create_context(CreateQueryMaximalAccessRequest{}),
-                   to_create_context(CreateQueryOnDiskIdRequest{}),
-                   CreateContext{"RqLs", Bytes(32)}});
+                   to_create_context(CreateQueryOnDiskIdRequest{}), CreateContext{"RqLs", Bytes(32)}});
   ASSERT_EQ(c.status, STATUS_SUCCESS);
   EXPECT_EQ(c.resp.OplockLevel, SMB2_OPLOCK_LEVEL_NONE);
   const auto* mx = find_create_context(c.resp.CreateContexts, SMB2_CREATE_QUERY_MAXIMAL_ACCESS_RESPONSE);
@@ -154,11 +150,9 @@ TEST_F(CreateTest, ShareModesConflictAcrossConnections) {
   // Another connection may read, but not write (a shares only reading)...
   auto b = create("f", FILE_OPEN, FILE_READ_DATA, kShareAll, 0, &conn2_);
   ASSERT_EQ(b.status, STATUS_SUCCESS);
-  EXPECT_EQ(create("f", FILE_OPEN, FILE_WRITE_DATA, kShareAll, 0, &conn2_).status,
-            STATUS_SHARING_VIOLATION);
+  EXPECT_EQ(create("f", FILE_OPEN, FILE_WRITE_DATA, kShareAll, 0, &conn2_).status, STATUS_SHARING_VIOLATION);
   // ...nor open it refusing to share reading with a's read.
-  EXPECT_EQ(create("f", FILE_OPEN, FILE_READ_DATA, FILE_SHARE_WRITE, 0, &conn2_).status,
-            STATUS_SHARING_VIOLATION);
+  EXPECT_EQ(create("f", FILE_OPEN, FILE_READ_DATA, FILE_SHARE_WRITE, 0, &conn2_).status, STATUS_SHARING_VIOLATION);
   // Attribute-only opens take no part.
   auto attr = create("f", FILE_OPEN, FILE_READ_ATTRIBUTES, 0, 0, &conn2_);
   EXPECT_EQ(attr.status, STATUS_SUCCESS);
@@ -201,8 +195,7 @@ TEST_F(CreateTest, DeleteOnCloseRemovesAtTheLastClose) {
 TEST_F(CreateTest, DeleteOnCloseOfADirectory) {
   ASSERT_EQ(::mkdir(disk("full").c_str(), 0755), 0);
   put("full/x", "x");
-  EXPECT_EQ(create("full", FILE_OPEN, DELETE, kShareAll, FILE_DELETE_ON_CLOSE | FILE_DIRECTORY_FILE)
-                .status,
+  EXPECT_EQ(create("full", FILE_OPEN, DELETE, kShareAll, FILE_DELETE_ON_CLOSE | FILE_DIRECTORY_FILE).status,
             STATUS_DIRECTORY_NOT_EMPTY);
   ASSERT_EQ(::mkdir(disk("empty").c_str(), 0755), 0);
   auto d = create("empty", FILE_OPEN, DELETE, kShareAll, FILE_DELETE_ON_CLOSE | FILE_DIRECTORY_FILE);
@@ -280,8 +273,8 @@ TEST_F(CreateTest, MalformedRequestsAreRefused) {
   Bytes m = request(SMB2_CREATE, [](ByteWriter& w) { w.u16(57); });
   EXPECT_EQ(run(SMB2_CREATE, m).status, STATUS_INVALID_PARAMETER);
   Bytes header_only = request(SMB2_READ, [](ByteWriter&) {});
-  for (uint16_t cmd : {SMB2_CLOSE, SMB2_READ, SMB2_WRITE, SMB2_FLUSH, SMB2_LOCK, SMB2_IOCTL,
-                       SMB2_QUERY_DIRECTORY, SMB2_QUERY_INFO, SMB2_SET_INFO})
+  for (uint16_t cmd : {SMB2_CLOSE, SMB2_READ, SMB2_WRITE, SMB2_FLUSH, SMB2_LOCK, SMB2_IOCTL, SMB2_QUERY_DIRECTORY,
+                       SMB2_QUERY_INFO, SMB2_SET_INFO})
     EXPECT_EQ(run(cmd, header_only).status, STATUS_INVALID_PARAMETER) << cmd;
 }
 

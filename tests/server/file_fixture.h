@@ -36,8 +36,7 @@ namespace smbkit::server::testing {
 using namespace smbkit::proto;
 
 constexpr uint32_t kShareAll = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
-constexpr uint32_t kReadWrite = FILE_READ_DATA | FILE_WRITE_DATA | FILE_READ_ATTRIBUTES |
-                                FILE_WRITE_ATTRIBUTES;
+constexpr uint32_t kReadWrite = FILE_READ_DATA | FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES;
 
 // A reply as a whole message again (header + body + data), for the decoders.
 inline Bytes as_message(const FileReply& r) {
@@ -105,10 +104,8 @@ class FileFixture : public ::testing::Test {
     req.ShareAccess = share;
     req.CreateOptions = options;
     req.CreateContexts = std::move(contexts);
-    auto r = run(SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) {
-                   EXPECT_TRUE(encode_create_request(req, w).ok());
-                 }),
-                 c);
+    auto r = run(SMB2_CREATE,
+                 request(SMB2_CREATE, [&](ByteWriter& w) { EXPECT_TRUE(encode_create_request(req, w).ok()); }), c);
     Created out;
     out.status = r.status;
     if (r.status == 0) {
@@ -121,15 +118,12 @@ class FileFixture : public ::testing::Test {
     return out;
   }
 
-  uint32_t close(const FileId& id, ConnOpens* c = nullptr, CloseResponse* resp = nullptr,
-                 uint16_t flags = 0) {
+  uint32_t close(const FileId& id, ConnOpens* c = nullptr, CloseResponse* resp = nullptr, uint16_t flags = 0) {
     CloseRequest req;
     req.FileId = id;
     req.Flags = flags;
-    auto r = run(SMB2_CLOSE, request(SMB2_CLOSE, [&](ByteWriter& w) {
-                   EXPECT_TRUE(encode_close_request(req, w).ok());
-                 }),
-                 c);
+    auto r =
+        run(SMB2_CLOSE, request(SMB2_CLOSE, [&](ByteWriter& w) { EXPECT_TRUE(encode_close_request(req, w).ok()); }), c);
     if (r.status == 0 && resp) {
       auto d = decode_close_response(as_message(r));
       EXPECT_TRUE(d.ok());
@@ -143,10 +137,12 @@ class FileFixture : public ::testing::Test {
     req.FileId = id;
     req.Offset = offset;
     req.Length = static_cast<uint32_t>(data.size());
-    auto r = run(SMB2_WRITE, request(SMB2_WRITE, [&](ByteWriter& w) {
-                   EXPECT_TRUE(encode_write_request(req, w).ok());
-                   w.bytes(as_bytes(data));
-                 }),
+    auto r = run(SMB2_WRITE,
+                 request(SMB2_WRITE,
+                         [&](ByteWriter& w) {
+                           EXPECT_TRUE(encode_write_request(req, w).ok());
+                           w.bytes(as_bytes(data));
+                         }),
                  c);
     if (r.status == 0) {
       auto d = decode_write_response(as_message(r));
@@ -164,10 +160,8 @@ class FileFixture : public ::testing::Test {
     req.FileId = id;
     req.Offset = offset;
     req.Length = length;
-    auto r = run(SMB2_READ, request(SMB2_READ, [&](ByteWriter& w) {
-                   EXPECT_TRUE(encode_read_request(req, w).ok());
-                 }),
-                 c);
+    auto r =
+        run(SMB2_READ, request(SMB2_READ, [&](ByteWriter& w) { EXPECT_TRUE(encode_read_request(req, w).ok()); }), c);
     if ((nt_success(r.status) || r.status == STATUS_BUFFER_OVERFLOW) && out) {
       Bytes m = as_message(r);
       auto d = decode_read_response(m);
@@ -177,10 +171,8 @@ class FileFixture : public ::testing::Test {
     return r.status;
   }
 
-  uint32_t query_directory(const FileId& id, const std::string& pattern,
-                           std::vector<DirEntry>* out, uint8_t flags = 0,
-                           uint8_t cls = FILE_ID_BOTH_DIRECTORY_INFORMATION,
-                           uint32_t length = 65536) {
+  uint32_t query_directory(const FileId& id, const std::string& pattern, std::vector<DirEntry>* out, uint8_t flags = 0,
+                           uint8_t cls = FILE_ID_BOTH_DIRECTORY_INFORMATION, uint32_t length = 65536) {
     QueryDirectoryRequest req;
     req.FileInformationClass = cls;
     req.Flags = flags;
@@ -203,16 +195,14 @@ class FileFixture : public ::testing::Test {
     return r.status;
   }
 
-  uint32_t query_info(const FileId& id, uint8_t type, uint8_t cls, Bytes* out,
-                      uint32_t length = 65536) {
+  uint32_t query_info(const FileId& id, uint8_t type, uint8_t cls, Bytes* out, uint32_t length = 65536) {
     QueryInfoRequest req;
     req.InfoType = type;
     req.FileInfoClass = cls;
     req.OutputBufferLength = length;
     req.FileId = id;
-    auto r = run(SMB2_QUERY_INFO, request(SMB2_QUERY_INFO, [&](ByteWriter& w) {
-                   EXPECT_TRUE(encode_query_info_request(req, w).ok());
-                 }));
+    auto r = run(SMB2_QUERY_INFO,
+                 request(SMB2_QUERY_INFO, [&](ByteWriter& w) { EXPECT_TRUE(encode_query_info_request(req, w).ok()); }));
     if (nt_success(r.status) || r.status == STATUS_BUFFER_OVERFLOW) {
       auto d = decode_query_info_response(as_message(r));
       EXPECT_TRUE(d.ok());
@@ -233,9 +223,8 @@ class FileFixture : public ::testing::Test {
     req.FileInfoClass = cls;
     req.FileId = id;
     req.Buffer = buf;
-    auto r = run(SMB2_SET_INFO, request(SMB2_SET_INFO, [&](ByteWriter& w) {
-                   EXPECT_TRUE(encode_set_info_request(req, w).ok());
-                 }));
+    auto r = run(SMB2_SET_INFO,
+                 request(SMB2_SET_INFO, [&](ByteWriter& w) { EXPECT_TRUE(encode_set_info_request(req, w).ok()); }));
     return r.status;
   }
 
@@ -243,10 +232,8 @@ class FileFixture : public ::testing::Test {
     LockRequest req;
     req.FileId = id;
     req.Locks = std::move(locks);
-    auto r = run(SMB2_LOCK, request(SMB2_LOCK, [&](ByteWriter& w) {
-                   EXPECT_TRUE(encode_lock_request(req, w).ok());
-                 }),
-                 c);
+    auto r =
+        run(SMB2_LOCK, request(SMB2_LOCK, [&](ByteWriter& w) { EXPECT_TRUE(encode_lock_request(req, w).ok()); }), c);
     return r.status;
   }
 

@@ -1,13 +1,10 @@
 // QUERY_INFO and SET_INFO: the file and file system classes, sizes,
 // times, attributes, end of file, disposition and rename.
+#include "file_fixture.h"
 #include "proto/fscc_fs_info.h"
 
-#include "file_fixture.h"
-
 namespace smbkit::server::testing {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 class InfoFixture : public FileFixture {
  protected:
@@ -50,9 +47,8 @@ TEST_F(QueryInfoTest, FileClasses) {
   ASSERT_EQ(streams.Entries.size(), 1u);
   EXPECT_EQ(streams.Entries[0].StreamName, "::$DATA");
   EXPECT_EQ(streams.Entries[0].StreamSize, 5u);
-  for (uint8_t cls : {FILE_EA_INFORMATION, FILE_ACCESS_INFORMATION, FILE_POSITION_INFORMATION,
-                      FILE_MODE_INFORMATION, FILE_ALIGNMENT_INFORMATION,
-                      FILE_ATTRIBUTE_TAG_INFORMATION, FILE_COMPRESSION_INFORMATION,
+  for (uint8_t cls : {FILE_EA_INFORMATION, FILE_ACCESS_INFORMATION, FILE_POSITION_INFORMATION, FILE_MODE_INFORMATION,
+                      FILE_ALIGNMENT_INFORMATION, FILE_ATTRIBUTE_TAG_INFORMATION, FILE_COMPRESSION_INFORMATION,
                       FILE_NAME_INFORMATION}) {
     Bytes b;
     EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, cls, &b), STATUS_SUCCESS) << int(cls);
@@ -70,12 +66,9 @@ TEST_F(QueryInfoTest, SmallBuffers) {
   put("a-rather-long-file-name", "x");
   auto c = create("a-rather-long-file-name", FILE_OPEN, GENERIC_READ);
   Bytes b;
-  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_BASIC_INFORMATION, &b, 39),
-            STATUS_INFO_LENGTH_MISMATCH);
-  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, &b, 99),
-            STATUS_INFO_LENGTH_MISMATCH);
-  ASSERT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, &b, 110),
-            STATUS_BUFFER_OVERFLOW);
+  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_BASIC_INFORMATION, &b, 39), STATUS_INFO_LENGTH_MISMATCH);
+  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, &b, 99), STATUS_INFO_LENGTH_MISMATCH);
+  ASSERT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, &b, 110), STATUS_BUFFER_OVERFLOW);
   EXPECT_EQ(b.size(), 110u);
   FileAllInformation all;
   ASSERT_TRUE(decode_info(b, all).ok());

@@ -79,9 +79,7 @@ TEST_F(IoTest, FlushNeedsWriteAccess) {
   auto flush = [&](const FileId& id) {
     FlushRequest req;
     req.FileId = id;
-    return run(SMB2_FLUSH, request(SMB2_FLUSH, [&](ByteWriter& w) {
-                 ASSERT_TRUE(encode_flush_request(req, w).ok());
-               }))
+    return run(SMB2_FLUSH, request(SMB2_FLUSH, [&](ByteWriter& w) { ASSERT_TRUE(encode_flush_request(req, w).ok()); }))
         .status;
   };
   EXPECT_EQ(flush(r.id()), STATUS_ACCESS_DENIED);

@@ -34,8 +34,7 @@ class PipeTest : public FileFixture {
   }
   FileServiceOptions pipe_options() {
     FileServiceOptions o;
-    o.open_pipe = [this](std::string_view name, const rpc::SrvsvcOptions&)
-        -> std::unique_ptr<rpc::PipeEndpoint> {
+    o.open_pipe = [this](std::string_view name, const rpc::SrvsvcOptions&) -> std::unique_ptr<rpc::PipeEndpoint> {
       opened_.emplace_back(name);
       if (name != "srvsvc") return nullptr;
       return std::make_unique<ReversePipe>();
@@ -56,9 +55,8 @@ class PipeServiceTest : public PipeTest {
     req.Name = name;
     req.DesiredAccess = FILE_READ_DATA | FILE_WRITE_DATA;
     req.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE;
-    auto r = prun(SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) {
-                    ASSERT_TRUE(encode_create_request(req, w).ok());
-                  }));
+    auto r = prun(SMB2_CREATE,
+                  request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
     Created c;
     c.status = r.status;
     if (r.status == 0) c.resp = *decode_create_response(as_message(r));
@@ -80,21 +78,15 @@ TEST_F(PipeServiceTest, WriteThenReadAndTransceive) {
   ReadRequest rr;
   rr.FileId = c.id();
   rr.Length = 2;
-  auto r = prun(SMB2_READ, request(SMB2_READ, [&](ByteWriter& bw) {
-                  ASSERT_TRUE(encode_read_request(rr, bw).ok());
-                }));
+  auto r = prun(SMB2_READ, request(SMB2_READ, [&](ByteWriter& bw) { ASSERT_TRUE(encode_read_request(rr, bw).ok()); }));
   ASSERT_EQ(r.status, STATUS_BUFFER_OVERFLOW);
   Bytes m = as_message(r);
   EXPECT_EQ(as_chars(decode_read_response(m)->Data), "cb");
-  r = prun(SMB2_READ, request(SMB2_READ, [&](ByteWriter& bw) {
-             ASSERT_TRUE(encode_read_request(rr, bw).ok());
-           }));
+  r = prun(SMB2_READ, request(SMB2_READ, [&](ByteWriter& bw) { ASSERT_TRUE(encode_read_request(rr, bw).ok()); }));
   ASSERT_EQ(r.status, STATUS_SUCCESS);
   m = as_message(r);
   EXPECT_EQ(as_chars(decode_read_response(m)->Data), "a");
-  r = prun(SMB2_READ, request(SMB2_READ, [&](ByteWriter& bw) {
-             ASSERT_TRUE(encode_read_request(rr, bw).ok());
-           }));
+  r = prun(SMB2_READ, request(SMB2_READ, [&](ByteWriter& bw) { ASSERT_TRUE(encode_read_request(rr, bw).ok()); }));
   EXPECT_EQ(r.status, STATUS_PIPE_EMPTY);
 
   IoctlRequest io;
@@ -103,9 +95,8 @@ TEST_F(PipeServiceTest, WriteThenReadAndTransceive) {
   io.Flags = SMB2_0_IOCTL_IS_FSCTL;
   io.Input = to_bytes("hello");
   io.MaxOutputResponse = 1024;
-  auto t = prun(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) {
-                  ASSERT_TRUE(encode_ioctl_request(io, bw).ok());
-                }));
+  auto t =
+      prun(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) { ASSERT_TRUE(encode_ioctl_request(io, bw).ok()); }));
   ASSERT_EQ(t.status, STATUS_SUCCESS);
   auto resp = decode_ioctl_response(as_message(t));
   ASSERT_TRUE(resp.ok()) << resp.error().message();
@@ -117,17 +108,16 @@ TEST_F(PipeServiceTest, WriteThenReadAndTransceive) {
   q.FileInfoClass = FILE_STANDARD_INFORMATION;
   q.OutputBufferLength = 100;
   q.FileId = c.id();
-  auto qi = prun(SMB2_QUERY_INFO, request(SMB2_QUERY_INFO, [&](ByteWriter& bw) {
-                   ASSERT_TRUE(encode_query_info_request(q, bw).ok());
-                 }));
+  auto qi = prun(SMB2_QUERY_INFO,
+                 request(SMB2_QUERY_INFO, [&](ByteWriter& bw) { ASSERT_TRUE(encode_query_info_request(q, bw).ok()); }));
   EXPECT_EQ(qi.status, STATUS_SUCCESS);
 
   CloseRequest cl;
   cl.FileId = c.id();
-  EXPECT_EQ(prun(SMB2_CLOSE, request(SMB2_CLOSE, [&](ByteWriter& bw) {
-                   ASSERT_TRUE(encode_close_request(cl, bw).ok());
-                 })).status,
-            STATUS_SUCCESS);
+  EXPECT_EQ(
+      prun(SMB2_CLOSE, request(SMB2_CLOSE, [&](ByteWriter& bw) { ASSERT_TRUE(encode_close_request(cl, bw).ok()); }))
+          .status,
+      STATUS_SUCCESS);
   EXPECT_EQ(pconn_.size(), 0u);
 }
 
@@ -153,14 +143,11 @@ TEST_F(PipeTest, IoctlOnAFileIsNotSupported) {
   io.FileId = c.id();
   io.Flags = SMB2_0_IOCTL_IS_FSCTL;
   io.MaxOutputResponse = 1024;
-  auto t = run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) {
-                 ASSERT_TRUE(encode_ioctl_request(io, bw).ok());
-               }));
+  auto t =
+      run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) { ASSERT_TRUE(encode_ioctl_request(io, bw).ok()); }));
   EXPECT_EQ(t.status, STATUS_NOT_SUPPORTED);
   io.CtlCode = FSCTL_SET_SPARSE;
-  t = run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) {
-            ASSERT_TRUE(encode_ioctl_request(io, bw).ok());
-          }));
+  t = run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) { ASSERT_TRUE(encode_ioctl_request(io, bw).ok()); }));
   EXPECT_EQ(t.status, STATUS_NOT_SUPPORTED);
   close(c.id());
 }
