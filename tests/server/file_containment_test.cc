@@ -2,6 +2,8 @@
 // by the kernel (openat2 RESOLVE_BENEATH), never followed out.
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "file_fixture.h"
 #include "server/path.h"
 
@@ -41,7 +43,12 @@ TEST_F(ContainmentTest, ASymlinkOutOfTheShareIsNotFollowed) {
   EXPECT_EQ(create("root", FILE_OPEN, FILE_READ_DATA).status, STATUS_ACCESS_DENIED);
   EXPECT_EQ(create("up", FILE_OPEN, FILE_READ_DATA).status, STATUS_ACCESS_DENIED);
   EXPECT_EQ(create("abs", FILE_OPEN, FILE_READ_DATA).status, STATUS_ACCESS_DENIED);
-  EXPECT_EQ(create("root\\tmp\\new", FILE_CREATE).status, STATUS_ACCESS_DENIED);
+  // Through "/" to the directory beside the share (so that a broken
+  // check would write there, not elsewhere on the machine).
+  std::string via_root = "root" + tmp_.path() + "/escaped";
+  std::replace(via_root.begin(), via_root.end(), '/', '\\');
+  EXPECT_EQ(create(via_root, FILE_CREATE).status, STATUS_ACCESS_DENIED);
+  EXPECT_FALSE(exists("../escaped"));
   EXPECT_EQ(create("up", FILE_OVERWRITE_IF).status, STATUS_ACCESS_DENIED);
   std::ifstream s(tmp_.path() + "/secret");
   std::string content;
@@ -75,13 +82,14 @@ TEST_F(ContainmentTest, ASymlinkInsideTheShareIsFollowed) {
 TEST_F(ContainmentTest, RenameCannotLeaveTheShare) {
   auto c = create("f", FILE_CREATE, DELETE | FILE_READ_DATA);
   ASSERT_EQ(c.status, STATUS_SUCCESS);
-  ASSERT_EQ(::symlink("/tmp", disk("out").c_str()), 0);
+  ASSERT_EQ(::symlink(tmp_.path().c_str(), disk("out").c_str()), 0);
   for (std::string to : {"..\\f", "\\..\\f", "out\\f"}) {
     FileRenameInformation r;
     r.FileName = to;
     EXPECT_NE(set_info(c.id(), r), STATUS_SUCCESS) << to;
   }
   EXPECT_TRUE(exists("f"));
+  EXPECT_FALSE(exists("../f"));
   close(c.id());
 }
 
