@@ -66,6 +66,7 @@ FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
   if (req->Length > svc.options().max_read) return error_reply(STATUS_INVALID_PARAMETER);
+  if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
   if (f.pipe) return pipe_read(f, req->Length);
   if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
   if (!(f.granted & (FILE_READ_DATA | FILE_EXECUTE)) || !f.data_fd) return error_reply(STATUS_ACCESS_DENIED);
@@ -107,6 +108,7 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
   if (req->Length > svc.options().max_write) return error_reply(STATUS_INVALID_PARAMETER);
+  if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
   if (f.pipe) return pipe_write(f, req->Data);
   if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
   const bool at_end = req->Offset == kWriteAtEnd;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <linux/openat2.h>
+#include <strings.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,6 +36,12 @@ bool invalid_name_char(char c) {
 }  // namespace
 
 Result<std::string> normalize_name(std::string_view name) {
+  // MS-FSCC 2.1.5.1: "file::$DATA" names the file's unnamed data stream,
+  // the file itself; every other stream name is refused below.
+  constexpr std::string_view kDataStream = "::$DATA";
+  if (name.size() > kDataStream.size() &&
+      strncasecmp(name.data() + name.size() - kDataStream.size(), kDataStream.data(), kDataStream.size()) == 0)
+    name.remove_suffix(kDataStream.size());
   std::string out;
   if (name.empty()) return out;
   if (name.size() >= PATH_MAX) return nt_error(STATUS_NAME_TOO_LONG, "name");

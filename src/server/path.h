@@ -22,7 +22,8 @@ namespace smbkit::server {
 // served), '/', wildcards and control characters (MS-FSCC 2.1.5.2), "."
 // and ".." components, a leading '\' (an absolute name: SMB2 names are
 // relative to the share) and empty components. STATUS_NAME_TOO_LONG past
-// PATH_MAX or a component past NAME_MAX. A trailing '\' is dropped.
+// PATH_MAX or a component past NAME_MAX. A trailing '\' is dropped, and
+// so is a trailing "::$DATA" (the unnamed data stream is the file).
 Result<std::string> normalize_name(std::string_view name);
 
 // Splits "a/b/c" into ("a/b", "c"); "c" into ("", "c").

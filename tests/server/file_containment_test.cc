@@ -16,9 +16,11 @@ TEST(NormalizeName, MapsSeparatorsAndRefusesWhatIsNotAName) {
   EXPECT_EQ(*normalize_name(""), "");
   EXPECT_EQ(*normalize_name("a\\b\\c.txt"), "a/b/c.txt");
   EXPECT_EQ(*normalize_name("dir\\"), "dir");
-  for (std::string_view bad :
-       std::initializer_list<std::string_view>{"..", "a\\..\\b", ".", "a\\.\\b", "\\abs", "a\\\\b", "a/b", "f:stream",
-                                               "f::$DATA", "*", "a?b", std::string_view("a\0b", 3), "a\x01"}) {
+  EXPECT_EQ(*normalize_name("d\\f.txt::$DATA"), "d/f.txt");
+  EXPECT_EQ(*normalize_name("f::$data"), "f");
+  for (std::string_view bad : std::initializer_list<std::string_view>{
+           "..", "a\\..\\b", ".", "a\\.\\b", "\\abs", "a\\\\b", "a/b", "f:stream", "f:s:$DATA", "::$DATA", "*", "a?b",
+           std::string_view("a\0b", 3), "a\x01"}) {
     auto r = normalize_name(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().status, STATUS_OBJECT_NAME_INVALID) << bad;
