@@ -47,6 +47,9 @@ Result<Validated> validate(const CreateRequest& req) {
   Validated v;
   v.access = map_generic(req.DesiredAccess);
   if ((opt & FILE_DELETE_ON_CLOSE) && !(v.access & (DELETE | MAXIMUM_ALLOWED))) return nt_error(STATUS_ACCESS_DENIED);
+  // MS-SMB2 3.3.5.9 (as Windows and Samba answer it): a CREATE name is
+  // relative to the share; one starting with '\' is malformed.
+  if (!req.Name.empty() && req.Name.front() == '\\') return nt_error(STATUS_INVALID_PARAMETER);
   SMBKIT_TRY(v.path, normalize_name(req.Name));
   return v;
 }

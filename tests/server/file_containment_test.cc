@@ -29,10 +29,12 @@ TEST(NormalizeName, MapsSeparatorsAndRefusesWhatIsNotAName) {
 }
 
 TEST_F(ContainmentTest, DotDotAndAbsoluteNamesAreRefused) {
-  for (std::string name : {"..\\..\\etc\\passwd", "..", "a\\..\\..\\x", "\\etc\\passwd"}) {
+  for (std::string name : {"..\\..\\etc\\passwd", "..", "a\\..\\..\\x"}) {
     EXPECT_EQ(create(name, FILE_OPEN, FILE_READ_DATA).status, STATUS_OBJECT_NAME_INVALID) << name;
     EXPECT_EQ(create(name, FILE_OPEN_IF).status, STATUS_OBJECT_NAME_INVALID) << name;
   }
+  EXPECT_EQ(create("\\etc\\passwd", FILE_OPEN, FILE_READ_DATA).status, STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(create("\\", FILE_OPEN_IF).status, STATUS_INVALID_PARAMETER);
 }
 
 TEST_F(ContainmentTest, ASymlinkOutOfTheShareIsNotFollowed) {
