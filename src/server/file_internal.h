@@ -106,6 +106,9 @@ struct ConnOpens::Impl {
   // The open named by `id` on this session and tree, else nullptr
   // (MS-SMB2 3.3.5.x: STATUS_FILE_CLOSED).
   OpenPtr find(const proto::FileId& id, uint64_t session_id, uint32_t tree_id);
+  // The open named by `id` on this session, on any of its trees (server
+  // side copy between shares).
+  OpenPtr find_in_session(const proto::FileId& id, uint64_t session_id);
   OpenPtr remove(const proto::FileId& id);
   void close_if(const std::function<bool(const Open&)>& pred);
 };
@@ -188,6 +191,11 @@ FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, co
 FileReply pipe_read(Open& o, uint32_t length);
 FileReply pipe_write(Open& o, ByteView data);
 FileReply pipe_transceive(Open& o, const proto::FileId& id, ByteView in, uint32_t max_out);
+
+// Server-side copy (copychunk.cc).
+FileReply resume_key(Open& o, const proto::FileId& id, uint32_t max_out);
+FileReply copychunk(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Open& target, uint32_t ctl, ByteView input,
+                    uint32_t max_out);
 
 // Byte-range locks (lock.cc): whether [offset, offset+length) of `o` may be
 // read (write=false) or written without meeting another open's lock.

@@ -1,6 +1,8 @@
-// SMB2 IOCTL on opens (MS-SMB2 3.3.5.15): FSCTL_PIPE_TRANSCEIVE on pipes.
-// Every other control code answers STATUS_NOT_SUPPORTED (the server
-// connection answers FSCTL_VALIDATE_NEGOTIATE_INFO itself).
+// SMB2 IOCTL on opens (MS-SMB2 3.3.5.15): FSCTL_PIPE_TRANSCEIVE on pipes,
+// server-side copy (FSCTL_SRV_REQUEST_RESUME_KEY, FSCTL_SRV_COPYCHUNK and
+// _WRITE, copychunk.cc). Every other control code answers
+// STATUS_NOT_SUPPORTED (the server connection answers
+// FSCTL_VALIDATE_NEGOTIATE_INFO itself).
 #include "proto/ioctl.h"
 
 #include "server/file_internal.h"
@@ -24,6 +26,17 @@ FileReply handle_ioctl(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
       if (!o) return error_reply(o.error().status);
       if (!(*o)->pipe) return error_reply(STATUS_NOT_SUPPORTED);
       return pipe_transceive(**o, (*o)->id, req->Input, req->MaxOutputResponse);
+    }
+    case FSCTL_SRV_REQUEST_RESUME_KEY: {
+      auto o = resolve_open(opens, ctx, req->FileId);
+      if (!o) return error_reply(o.error().status);
+      return resume_key(**o, (*o)->id, req->MaxOutputResponse);
+    }
+    case FSCTL_SRV_COPYCHUNK:
+    case FSCTL_SRV_COPYCHUNK_WRITE: {
+      auto o = resolve_open(opens, ctx, req->FileId);
+      if (!o) return error_reply(o.error().status);
+      return copychunk(svc, opens, ctx, **o, req->CtlCode, req->Input, req->MaxOutputResponse);
     }
     default:
       return error_reply(STATUS_NOT_SUPPORTED);

@@ -34,6 +34,13 @@ OpenPtr ConnOpens::Impl::find(const proto::FileId& id, uint64_t session_id, uint
   return it->second;
 }
 
+OpenPtr ConnOpens::Impl::find_in_session(const proto::FileId& id, uint64_t session_id) {
+  MutexLock l(mu);
+  auto it = opens.find(id);
+  if (it == opens.end() || it->second->session_id != session_id) return nullptr;
+  return it->second;
+}
+
 OpenPtr ConnOpens::Impl::remove(const proto::FileId& id) {
   MutexLock l(mu);
   auto it = opens.find(id);
