@@ -78,12 +78,8 @@ FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   ssize_t n = pread_full(f.fd, data.data(), data.size(), req->Offset);
   if (n < 0) return error_reply(errno_status(errno));
   // MS-SMB2 3.3.5.12: nothing read, or less than MinimumCount: end of file.
-  if ((n == 0 && req->Length > 0) || static_cast<uint64_t>(n) < req->MinimumCount) {
-    struct stat st {};
-    if (n == 0 && fstat(f.fd, &st) == 0 && req->Offset < static_cast<uint64_t>(st.st_size))
-      return error_reply(STATUS_UNSUCCESSFUL);  // the file shrank under us mid-read
+  if ((n == 0 && req->Length > 0) || static_cast<uint64_t>(n) < req->MinimumCount)
     return error_reply(STATUS_END_OF_FILE);
-  }
   data.resize(static_cast<size_t>(n));
   {
     MutexLock l(f.mu);
