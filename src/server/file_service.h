@@ -33,7 +33,7 @@ namespace smbkit::server {
 struct TreeCtx {
   uint32_t tree_id = 0;
   std::shared_ptr<const Share> share;
-  bool read_only = false;       // share read-only (writes refused: STATUS_ACCESS_DENIED)
+  bool read_only = false;  // share read-only (writes refused: STATUS_ACCESS_DENIED)
   // The access mask granted on this tree; 0: all (FILE_ALL_ACCESS), less
   // what a read-only share or tree takes away.
   uint32_t maximal_access = 0;
