@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# The main job: install, build, start a Samba on loopback with a demo share
-# and user, then list the share, upload and download a file with a verified
-# checksum, and print the throughput.
+# The main job: install, build, start smbkitd (our server) on loopback with
+# a demo share and user, list the server's shares, then list the share,
+# upload and download a file with a verified checksum, and print the
+# throughput. SERVER=smbd runs the same against Samba's smbd.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
 SIZE_MB=${SIZE_MB:-256}
-exec build/bin/smbkit-samba -- bash -c '
+SERVER=${SERVER:-smbkitd}
+exec build/bin/smbkit-samba --server "$SERVER" -- bash -c '
 set -euo pipefail
 B=build/bin/smbkit
 work=$(mktemp -d); trap "rm -rf $work" EXIT
-echo "== Samba on $SMBKIT_URL (user smbkit, password in SMBKIT_PASSWORD)"
+echo "== $SMBKIT_SERVER on $SMBKIT_URL (user smbkit, password in SMBKIT_PASSWORD)"
+echo "== smbclient -L (the shares, through srvsvc on IPC\$)"
+smbclient -L //127.0.0.1 -p "$SMBKIT_PORT" -U "smbkit%$SMBKIT_PASSWORD" 2>&1 | grep -E "Disk|IPC"
 head -c '"$SIZE_MB"'M /dev/urandom > "$work/demo.bin"
 echo "== smbkit put ($(du -h "$work/demo.bin" | cut -f1))"
 $B --stats put "$work/demo.bin" "$SMBKIT_URL/share/demo.bin"

@@ -16,6 +16,9 @@
 #   --out DIR            where the XML, logs and tables go (default: BUILD/matrix)
 #   --fuse-filter F      gtest filter for bin/fuse_test per cell
 #   --it-filter F        gtest filter for bin/integration_test per (dialect, security)
+#   --servers "A B"      the server axis: smbd, smbkitd or both (default: smbd);
+#                        each cell runs once per server, labelled SERVER:cell
+#                        when the server is not smbd
 #   --print              print status.md when done (scripts/test.sh does)
 #
 # Each cell runs the gtest binaries with the cell in the environment, which
@@ -24,6 +27,7 @@
 #                           options a test names itself (the test's win)
 #   SMBKIT_TEST_VERS, SMBKIT_TEST_SEC  dialect and plain|sign|seal for
 #                           connect() without arguments
+#   SMBKIT_TEST_SERVER      smbd or smbkitd (tests/support/samba_server.h)
 # New tests/fuse/*_test.cc suites are picked up without editing this file:
 # the default FUSE filter is "everything except" the suites that do not
 # depend on the cell (pure unit tests of option parsing and the inode
@@ -45,6 +49,7 @@ fuse_filter='*-MountOptions.*:MountArgs.*:Credentials.*:InodeTable.*:*Workloads*
 # is the same in every cell.
 it_filter='Files.*:Errors.*:*Sizes*:Cli.*:BenchCli.*:LinkTest.*-LinkTest.StalledServerTimesOut'
 print=0
+servers=smbd
 while (($#)); do
   case "$1" in
     --full) slice=full ;;
@@ -54,6 +59,7 @@ while (($#)); do
     --out) out=${2:?}; shift ;;
     --fuse-filter) fuse_filter=${2:?}; shift ;;
     --it-filter) it_filter=${2:?}; shift ;;
+    --servers) servers=${2:?}; shift ;;
     --print) print=1 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "matrix.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -95,25 +101,29 @@ run() {
 }
 
 declare -A it_done=()
+for srv in $servers; do
 for cell in "${cells[@]}"; do
   read -r v s c <<<"$cell"
-  label="$v/$s/$c"
+  pfx=; [ "$srv" = smbd ] || pfx="$srv:"
+  label="$pfx$v/$s/$c"
   if [ "$v" = 2.1 ] && [ "$s" = seal ]; then
     printf '%s\t%s\t\t\tna\t0\n' fuse "$label" >>"$runs"
-    if [ -n "$it_filter" ] && [ -z "${it_done[$v/$s]:-}" ]; then
-      it_done[$v/$s]=1
-      printf '%s\t%s\t\t\tna\t0\n' integration "$v/$s" >>"$runs"
+    if [ -n "$it_filter" ] && [ -z "${it_done[$pfx$v/$s]:-}" ]; then
+      it_done[$pfx$v/$s]=1
+      printf '%s\t%s\t\t\tna\t0\n' integration "$pfx$v/$s" >>"$runs"
     fi
     continue
   fi
   mopts="vers=$v,cache=$c"
   [ "$s" = plain ] || mopts="vers=$v,$s,cache=$c"
-  run fuse "$label" "$fuse_filter" fuse_test SMBKIT_TEST_MOUNT_OPTS="$mopts"
+  run fuse "$label" "$fuse_filter" fuse_test SMBKIT_TEST_MOUNT_OPTS="$mopts" SMBKIT_TEST_SERVER="$srv"
   # The client library has no cache mode: once per dialect and security.
-  if [ -n "$it_filter" ] && [ -z "${it_done[$v/$s]:-}" ]; then
-    it_done[$v/$s]=1
-    run integration "$v/$s" "$it_filter" integration_test SMBKIT_TEST_VERS="$v" SMBKIT_TEST_SEC="$s"
+  if [ -n "$it_filter" ] && [ -z "${it_done[$pfx$v/$s]:-}" ]; then
+    it_done[$pfx$v/$s]=1
+    run integration "$pfx$v/$s" "$it_filter" integration_test SMBKIT_TEST_VERS="$v" SMBKIT_TEST_SEC="$s" \
+      SMBKIT_TEST_SERVER="$srv"
   fi
+done
 done
 
 python3 scripts/matrix_report.py --runs "$runs" --slice "$slice" --md "$out/status.md" --html "$out/status.html"

@@ -1,10 +1,12 @@
-// smbkit-samba: start a throwaway Samba on 127.0.0.1 for a command.
+// smbkit-samba: start a throwaway server on 127.0.0.1 for a command.
 //
-//   smbkit-samba [--global "line"]... [--share "line"]... -- COMMAND [ARGS...]
+//   smbkit-samba [--server smbd|smbkitd] [--global "line"]... [--share "line"]... -- COMMAND [ARGS...]
 //
-// Starts smbd (shares: share, readonly, secure, public), runs COMMAND with
+// Starts smbd, or smbkitd with --server smbkitd (default: $SMBKIT_TEST_SERVER,
+// else smbd), with the shares share, readonly, secure, public, runs COMMAND with
 // SMBKIT_URL=smb://smbkit@127.0.0.1:PORT, SMBKIT_PASSWORD, SMBKIT_PORT,
-// SMBKIT_SAMBA_DIR and SMBKIT_SAMBA_CONF in its environment, stops smbd and
+// SMBKIT_SAMBA_DIR, SMBKIT_SAMBA_CONF and SMBKIT_SERVER (smbd or smbkitd) in its
+// environment, stops the server and
 // exits with COMMAND's status.
 #include <unistd.h>
 
@@ -27,11 +29,13 @@ int main(int argc, char** argv) {
     }
     if ((a == "--global" || a == "--share") && i + 1 < argc) {
       (a == "--global" ? opts.global : opts.share).push_back(argv[++i]);
+    } else if (a == "--server" && i + 1 < argc) {
+      opts.server = argv[++i];
     } else if (a == "--keep") {
       opts.keep_dir = true;
     } else {
       std::fprintf(stderr,
-                   "usage: smbkit-samba [--global LINE]... [--share LINE]... [--keep] -- COMMAND...\n");
+                   "usage: smbkit-samba [--server smbd|smbkitd] [--global LINE]... [--share LINE]... [--keep] -- COMMAND...\n");
       return 2;
     }
   }
@@ -51,5 +55,6 @@ int main(int argc, char** argv) {
   setenv("SMBKIT_PORT", std::to_string(s.port()).c_str(), 1);
   setenv("SMBKIT_SAMBA_DIR", s.dir().c_str(), 1);
   setenv("SMBKIT_SAMBA_CONF", s.config_path().c_str(), 1);
+  setenv("SMBKIT_SERVER", s.server().c_str(), 1);
   return smbkit::testing::run_inherit("smbkit-samba", argv + i);
 }

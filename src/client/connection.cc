@@ -8,7 +8,7 @@
 #include "auth/sealing.h"
 #include "base/await.h"
 #include "base/log.h"
-#include "client/worker_pool.h"
+#include "base/worker_pool.h"
 #include "proto/error_response.h"
 #include "proto/header.h"
 #include "proto/read.h"

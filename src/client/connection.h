@@ -20,7 +20,7 @@
 #include "base/mutex.h"
 #include "base/result.h"
 #include "client/negotiate_policy.h"
-#include "client/worker_pool.h"
+#include "base/worker_pool.h"
 #include "proto/negotiate.h"
 #include "session/client_machine.h"
 #include "transport/pipe.h"

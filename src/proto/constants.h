@@ -5,6 +5,12 @@
 
 namespace smbkit::proto {
 
+// MS-SMB 2.2.3.1: an SMB1 header, which a multi-protocol NEGOTIATE
+// (MS-SMB2 3.3.5.3) starts with.
+inline constexpr uint32_t kSmb1ProtocolId = 0x424D53FF;  // 0xFF 'S' 'M' 'B'
+inline constexpr size_t kSmb1HeaderSize = 32;
+inline constexpr uint8_t kSmb1ComNegotiate = 0x72;
+
 // MS-SMB2 2.2.1: ProtocolId values.
 inline constexpr uint32_t kSmb2ProtocolId = 0x424D53FE;       // 0xFE 'S' 'M' 'B'
 inline constexpr uint32_t kTransformProtocolId = 0x424D53FD;  // 0xFD 'S' 'M' 'B'

@@ -23,13 +23,19 @@ namespace smbkit::rpc {
 class PipeEndpoint {
  public:
   virtual ~PipeEndpoint() = default;
-  // A WRITE to the pipe: a PDU or a fragment of one.
+  // A WRITE to the pipe: one or more PDUs, or part of one (the rest comes
+  // in later writes). Each complete PDU is answered before write returns.
+  // Errors: STATUS_INVALID_PARAMETER for bytes that are not DCE/RPC (the
+  // pipe is then broken: later writes fail with
+  // STATUS_INVALID_DEVICE_STATE), STATUS_INSUFFICIENT_RESOURCES while too
+  // many answers are unread.
   virtual Result<void> write(ByteView data) = 0;
-  // A READ from the pipe: at most `max` bytes of the pending output.
-  // `more` is set when the current message does not fit (the SMB2 layer
-  // answers STATUS_BUFFER_OVERFLOW with the part that fits). Nothing
-  // pending: an empty result (the SMB2 layer answers
-  // STATUS_PIPE_EMPTY... or waits; see the file layer's note).
+  // A READ from the pipe: at most `max` bytes of the pending output, one
+  // message (one PDU fragment) at a time. `more` is set when the current
+  // message does not fit (the SMB2 layer answers STATUS_BUFFER_OVERFLOW
+  // with the part that fits; the next read returns the rest). Nothing
+  // pending: an empty result (the SMB2 layer answers STATUS_PIPE_EMPTY
+  // or waits; see the file layer's note).
   virtual Result<Bytes> read(size_t max, bool& more) = 0;
   // FSCTL_PIPE_TRANSCEIVE: a write followed by a read.
   Result<Bytes> transceive(ByteView in, size_t max_out, bool& more) {
@@ -61,8 +67,9 @@ struct SrvsvcOptions {
 // fault (nca_s_op_rng_error).
 std::unique_ptr<PipeEndpoint> open_srvsvc(SrvsvcOptions opts);
 
-// The pipe names the server serves ("srvsvc"), compared without case and
-// with an optional leading '\' or "PIPE\" stripped by the caller.
+// The pipe names the server serves ("srvsvc"), compared without case; a
+// leading "\", "PIPE\" or "\PIPE\" is ignored. open_pipe returns nullptr
+// for any other name.
 bool is_known_pipe(std::string_view name);
 std::unique_ptr<PipeEndpoint> open_pipe(std::string_view name, const SrvsvcOptions& opts);
 

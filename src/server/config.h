@@ -18,13 +18,16 @@
 namespace smbkit::server {
 
 // "server signing" / "smb encrypt": Samba's values, normalised.
-// server signing: auto|default|mandatory|required|disabled|off|...
-// smb encrypt:    auto|default|desired|required|mandatory|off|disabled|...
-enum class Setting : uint8_t { off, desired, required };
+//   off       disabled|off|no|false: never used (signing: only when the
+//             client asks, as SMB2 cannot turn it off)
+//   enabled   auto|default|if_required: offered, used when the client asks
+//   desired   desired: used whenever the client can
+//   required  mandatory|required|yes|true|forced: refused without it
+enum class Setting : uint8_t { off, enabled, desired, required };
 
 struct ShareConfig {
-  std::string name;      // as written in the section header (case kept)
-  std::string path;      // absolute
+  std::string name;  // as written in the section header (case kept)
+  std::string path;  // absolute
   std::string comment;
   bool read_only = true;  // Samba's default ("writeable = no")
   bool guest_ok = false;
@@ -46,27 +49,44 @@ struct GlobalConfig {
   // used only with "bind interfaces only = yes".
   std::vector<std::string> interfaces;
   bool bind_interfaces_only = false;  // no: listen on every address
-  std::string private_dir;            // "private dir": where the users file lives
+  // "private dir": where the users file lives. parse_config sets
+  // kDefaultPrivateDir when the file names none; empty (the quick form
+  // without --private-dir) means no users file: guests only.
+  std::string private_dir;
   // "server min protocol" / "server max protocol" as dialect numbers
   // (proto/constants.h SMB2_DIALECT_*): SMB2_02, SMB2_10, SMB3_00,
-  // SMB3_02, SMB3_11, and SMB2 / SMB3 (Samba's aliases for the highest).
+  // SMB3_02, SMB3_11, and Samba's aliases SMB2 (= SMB2_10) and SMB3
+  // (= SMB3_11). SMB1 names (NT1, LANMAN*, CORE*) are refused.
   uint16_t min_protocol = 0x0202;
   uint16_t max_protocol = 0x0311;
-  Setting server_signing = Setting::desired;  // Samba's "default"
-  Setting smb_encrypt = Setting::desired;     // per Samba 4.17: "default" offers it
+  // SMB2 signing cannot be disabled (smb.conf(5)): "disabled" is read as
+  // "auto": enabled (used when the client asks) or required.
+  Setting server_signing = Setting::enabled;  // Samba's "default"
+  // "smb encrypt" (Samba 4.17: a synonym of "server smb encrypt"):
+  // default/auto/if_required -> enabled (offered, used when the client
+  // asks), desired -> desired (used whenever the client can), off -> off,
+  // required -> required.
+  Setting smb_encrypt = Setting::enabled;
   MapToGuest map_to_guest = MapToGuest::never;
-  std::string netbios_name = "SMBKITD";  // "netbios name"
-  std::string workgroup = "WORKGROUP";   // "workgroup"
-  std::string server_string = "smbkitd"; // "server string": IPC$ comment
+  std::string netbios_name = "SMBKITD";   // "netbios name"
+  std::string workgroup = "WORKGROUP";    // "workgroup"
+  std::string server_string = "smbkitd";  // "server string": IPC$ comment
   // smbkitd's own limits ("smbkitd:" parametric options, as Samba's
   // "module:option" form): credits a client may hold, open files per
   // connection, connections to the server.
-  uint32_t max_credits = 8192;       // "smbkitd:max credits"
-  uint32_t max_open_files = 16384;   // "smbkitd:max open files"
-  uint32_t max_connections = 1024;   // "smbkitd:max connections"
-  uint32_t auth_timeout_seconds = 60;    // unauthenticated connection lifetime
-  uint32_t idle_timeout_seconds = 900;   // "deadtime" is in minutes in Samba: this is seconds
+  uint32_t max_credits = 8192;          // "smbkitd:max credits"
+  uint32_t max_open_files = 16384;      // "smbkitd:max open files"
+  uint32_t max_connections = 1024;      // "smbkitd:max connections"
+  uint32_t auth_timeout_seconds = 60;   // unauthenticated connection lifetime
+  uint32_t idle_timeout_seconds = 900;  // "deadtime" is in minutes in Samba: this is seconds
+  // "log level" (0..3; nullopt: the command line's -d, else 1) and "log
+  // file" (where a daemonized smbkitd writes its log; empty: nowhere).
+  std::optional<int> log_level;
+  std::string log_file;
 };
+
+// "private dir" when smb.conf names none.
+inline constexpr std::string_view kDefaultPrivateDir = "/var/lib/smbkitd";
 
 struct Config {
   GlobalConfig global;
@@ -76,15 +96,23 @@ struct Config {
 };
 
 // smb.conf syntax: [section] headers, "name = value", ';' and '#'
-// comments, '\' line continuation; names without case and with spaces
-// collapsed, booleans yes/no/true/false/1/0. `origin` names the source in
-// errors ("smb.conf:12: unknown parameter 'foo'").
+// comment lines, '\' line continuation; names without case and without
+// their whitespace ("readonly" is "read only"), booleans
+// yes/no/true/false/on/off/1/0. Parameters before the first section are
+// global. A parameter given twice: the last wins (as Samba). `origin`
+// names the source in errors ("smb.conf:12: unknown parameter 'foo'").
 Result<Config> parse_config(std::string_view text, std::string_view origin);
 // Reads and parses a file.
 Result<Config> load_config(const std::string& path);
 
+// Sets one [global] parameter by its smb.conf name, as a line in
+// [global] would (smbd's --option NAME=VALUE); `origin` names the source in
+// errors. A share parameter or an unknown one is an error.
+Result<void> set_global_parameter(Config& cfg, std::string_view name, std::string_view value, std::string_view origin);
+
 // The command-line form: --share NAME=PATH[,ro][,guest] (writable unless
-// ro). Appended to cfg.shares; an error names the argument.
+// ro; guest also sets "map to guest = Bad User", as a guest share needs
+// it). Appended to cfg.shares; an error names the argument.
 Result<void> add_share_arg(Config& cfg, std::string_view arg);
 
 }  // namespace smbkit::server

@@ -28,10 +28,11 @@ class Server {
   ~Server();  // stop() and wait()
 
   // SIGHUP: new shares and users for new trees and sessions; trees and
-  // sessions already made keep theirs.
-  void reload(Config cfg, UserDb users);
+  // sessions already made keep theirs. A share that cannot be opened
+  // refuses the whole reload (the old configuration stays).
+  Result<void> reload(Config cfg, UserDb users);
   // SIGTERM: stop accepting, finish the requests in progress, close every
-  // connection. Returns at once; wait() joins.
+  // connection. Returns at once; wait() joins. Thread-safe.
   void stop();
   void wait();
 

@@ -101,6 +101,27 @@ Result<void> ServerMachine::receive(Bytes frame, std::vector<ServerRequest>& out
   });
 }
 
+bool ServerMachine::is_smb1_negotiate(ByteView frame) {
+  // MS-SMB 2.2.3.1: 0xFF 'S' 'M' 'B', then the command, SMB_COM_NEGOTIATE.
+  return frame.size() >= kSmb1HeaderSize && load_le32(frame.data()) == kSmb1ProtocolId &&
+         std::to_integer<uint8_t>(frame[4]) == kSmb1ComNegotiate;
+}
+
+Result<ServerRequest> ServerMachine::receive_smb1_negotiate(Bytes frame) {
+  if (dialect_ != 0 || window_start_ != 0 || !pending_.empty() || !used_.empty())
+    return protocol_error("SMB1 NEGOTIATE after the first frame");
+  if (!is_smb1_negotiate(frame)) return protocol_error("not an SMB1 NEGOTIATE");
+  SMBKIT_CHECK(consume(0, 1));
+  Pending p;
+  p.command = SMB2_NEGOTIATE;
+  pending_[0] = p;
+  ServerRequest r;
+  r.hdr.Command = SMB2_NEGOTIATE;
+  r.length = frame.size();
+  r.buf = std::make_shared<const Bytes>(std::move(frame));
+  return r;
+}
+
 Result<void> ServerMachine::check(ServerRequest& r, uint64_t sealed) {
   const Header& h = r.hdr;
   const bool cancel = h.Command == SMB2_CANCEL;

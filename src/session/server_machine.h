@@ -99,6 +99,13 @@ class ServerMachine {
   // (MS-SMB2 3.3.5.2.3).
   Result<void> receive(Bytes frame, std::vector<ServerRequest>& out);
 
+  // MS-SMB2 3.3.5.3: an SMB1 NEGOTIATE (the multi-protocol negotiate of
+  // a client that also speaks SMB1) as the connection's first frame. It
+  // takes MessageId 0; the answer is an SMB2 NEGOTIATE response sent for
+  // the returned request (3.3.5.3.1), whose msg() is the SMB1 message.
+  Result<ServerRequest> receive_smb1_negotiate(Bytes frame);
+  static bool is_smb1_negotiate(ByteView frame);
+
   // The final response to a request (MS-SMB2 3.3.4.1): grants credits,
   // signs or seals, frames.
   Result<void> send(ServerResponse& rsp, OutFrame& out);

@@ -126,6 +126,31 @@ SambaServer::Output run_command(const std::vector<std::string>& argv, int timeou
   return o;
 }
 
+std::string default_test_server() {
+  const char* e = std::getenv("SMBKIT_TEST_SERVER");
+  return e && *e ? e : "smbd";
+}
+
+namespace {
+
+// smbkitd next to the tests (SMBKIT_BIN_DIR), else on the PATH.
+std::string smbkitd_program() {
+#ifdef SMBKIT_BIN_DIR
+  std::string p = std::string(SMBKIT_BIN_DIR) + "/smbkitd";
+  if (access(p.c_str(), X_OK) == 0) return p;
+#endif
+  return find_program("smbkitd");
+}
+
+// A [global] line of Samba's that smbkitd spells its own way.
+std::string for_smbkitd(const std::string& line) {
+  const std::string credits = "smb2 max credits";
+  if (line.rfind(credits, 0) == 0) return "smbkitd:max credits" + line.substr(credits.size());
+  return line;
+}
+
+}  // namespace
+
 std::string SambaServer::url(const std::string& share) const {
   return "smb://" + std::string(user()) + "@127.0.0.1:" + std::to_string(port_) + "/" + share;
 }
@@ -133,6 +158,9 @@ std::string SambaServer::url(const std::string& share) const {
 Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts) {
   std::unique_ptr<SambaServer> s(new SambaServer());
   s->keep_dir_ = opts.keep_dir;
+  s->server_ = opts.server.empty() ? default_test_server() : opts.server;
+  if (s->server_ != "smbd" && s->server_ != "smbkitd")
+    return sys_error(EINVAL, "unknown test server '" + s->server_ + "' (smbd or smbkitd)");
   if (opts.dir.empty()) {
     const char* t = std::getenv("TMPDIR");
     std::string tmpl = std::string(t && *t ? t : "/tmp") + "/smbkit-samba.XXXXXX";
@@ -143,21 +171,56 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
   } else {
     s->dir_ = opts.dir;
   }
-  SMBKIT_CHECK(ensure_unix_user(user()));
+  // smbd serves files as a Unix user of its own; smbkitd as the user it
+  // runs as.
+  if (!s->is_smbkitd()) SMBKIT_CHECK(ensure_unix_user(user()));
   std::error_code ec;
   for (const char* d : {"state", "lock", "cache", "pid", "private", "ncalrpc", "share", "readonly",
                         "secure", "public"})
     fs::create_directories(s->dir_ + "/" + d, ec);
   fs::permissions(s->dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                fs::perms::others_read | fs::perms::others_exec, ec);
-  struct passwd* pw = getpwnam(user());
   for (const char* d : {"share", "readonly", "secure", "public"}) {
     std::string p = s->dir_ + "/" + d;
-    if (chown(p.c_str(), pw->pw_uid, pw->pw_gid) != 0) return sys_error(errno, "chown " + p);
+    if (struct passwd* pw = s->is_smbkitd() ? nullptr : getpwnam(user()))
+      if (chown(p.c_str(), pw->pw_uid, pw->pw_gid) != 0) return sys_error(errno, "chown " + p);
     chmod(p.c_str(), 0777);
   }
   s->port_ = free_port();
   s->conf_ = s->dir_ + "/smb.conf";
+  if (s->is_smbkitd()) {
+    // The same shares and user; only the parameters smbkitd implements.
+    std::ofstream c(s->conf_);
+    const std::string& D = s->dir_;
+    c << "[global]\n"
+      << "  smb ports = " << s->port_ << "\n"
+      << "  interfaces = 127.0.0.1\n"
+      << "  bind interfaces only = yes\n"
+      << "  private dir = " << D << "/private\n"
+      << "  server min protocol = SMB2_02\n"
+      << "  map to guest = Bad User\n";
+    for (auto& l : opts.global) c << "  " << for_smbkitd(l) << "\n";
+    auto share = [&](const char* name, std::initializer_list<const char*> extra) {
+      c << "[" << name << "]\n  path = " << D << "/" << name << "\n";
+      for (auto* e : extra) c << "  " << e << "\n";
+      for (auto& l : opts.share) c << "  " << l << "\n";
+    };
+    share("share", {"read only = no"});
+    share("readonly", {"read only = yes"});
+    share("secure", {"read only = no", "smb encrypt = required"});
+    share("public", {"read only = no", "guest ok = yes"});
+    if (!c) return sys_error(EIO, "writing " + s->conf_);
+    c.close();
+    fs::permissions(D + "/private", fs::perms::owner_all, ec);
+    // `smbkitd user add` reads the password from standard input.
+    std::string cmd = smbkitd_program() + " -s '" + s->conf_ + "' user add " + user() + " >/dev/null 2>&1";
+    FILE* p = popen(cmd.c_str(), "w");
+    if (!p) return sys_error(errno, "smbkitd user add");
+    std::fprintf(p, "%s\n", password());
+    if (pclose(p) != 0) return sys_error(EIO, "smbkitd user add failed");
+    SMBKIT_CHECK(s->launch());
+    return s;
+  }
   {
     std::ofstream c(s->conf_);
     const std::string& D = s->dir_;
@@ -225,7 +288,8 @@ struct Command {
 
 // Runs in the launcher (a fork of a possibly multi-threaded process): only
 // async-signal-safe calls, no allocation.
-[[noreturn]] void launcher_loop(int sock, const char* smbd, const char* conf, const char* out) {
+// argv: the server's command line (smbd or smbkitd in the foreground).
+[[noreturn]] void launcher_loop(int sock, char* const* argv, const char* out) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // the test died: go with it (smbd follows)
   // smbd's per-connection children, orphaned when 'K' kills the parent
   // first, become ours, so 'K' can wait until they are gone.
@@ -248,7 +312,7 @@ struct Command {
         int devnull = open("/dev/null", O_RDONLY);
         dup2(devnull, 0);
         close(sock);
-        execl(smbd, smbd, "-s", conf, "-F", "--no-process-group", static_cast<char*>(nullptr));
+        execv(argv[0], argv);
         _exit(127);
       }
       reply = pid;
@@ -283,7 +347,14 @@ struct Command {
 
 Result<int32_t> SambaServer::ask_launcher(char op, pid_t pid) {
   if (launcher_fd_ < 0) {
-    std::string smbd = find_program("smbd");
+    std::vector<std::string> args;
+    if (is_smbkitd())
+      args = {smbkitd_program(), "-s", conf_, "-F"};
+    else
+      args = {find_program("smbd"), "-s", conf_, "-F", "--no-process-group"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     std::string out = dir_ + "/smbd.out";
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) return sys_error(errno, "socketpair");
@@ -291,7 +362,7 @@ Result<int32_t> SambaServer::ask_launcher(char op, pid_t pid) {
     if (l < 0) return sys_error(errno, "fork");
     if (l == 0) {
       close(sv[0]);
-      launcher_loop(sv[1], smbd.c_str(), conf_.c_str(), out.c_str());
+      launcher_loop(sv[1], argv.data(), out.c_str());
     }
     close(sv[1]);
     launcher_fd_ = sv[0];
@@ -317,12 +388,12 @@ Result<void> SambaServer::launch() {
       pid_ = -1;
       std::ifstream f(out);
       std::string log((std::istreambuf_iterator<char>(f)), {});
-      return sys_error(EIO, "smbd exited at start: " + log.substr(log.size() > 2000 ? log.size() - 2000 : 0));
+      return sys_error(EIO, server_ + " exited at start: " + log.substr(log.size() > 2000 ? log.size() - 2000 : 0));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   stop();
-  return sys_error(ETIMEDOUT, "smbd did not start listening within 10 s");
+  return sys_error(ETIMEDOUT, server_ + " did not start listening within 10 s");
 }
 
 void SambaServer::stop() {

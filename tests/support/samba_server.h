@@ -1,6 +1,8 @@
-// A real Samba smbd for tests, benchmarks and the demo: started on
-// 127.0.0.1 on a free port with its own config and state under a temp dir,
-// stopped (with its whole process group) when the object goes away.
+// A real server for tests, benchmarks and the demo: Samba's smbd or our
+// smbkitd (SambaOptions::server, default from SMBKIT_TEST_SERVER), started
+// on 127.0.0.1 on a free port with its own config and state under a temp
+// dir, stopped (with its whole process group) when the object goes away.
+// Both get the same shares and user from the same smb.conf lines.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +17,8 @@
 namespace smbkit::testing {
 
 struct SambaOptions {
+  // "smbd" or "smbkitd"; empty: $SMBKIT_TEST_SERVER, else "smbd".
+  std::string server;
   // Lines appended to [global], e.g. "server signing = mandatory",
   // "server max protocol = SMB3_00", "smb2 max credits = 16".
   std::vector<std::string> global;
@@ -39,6 +43,9 @@ class SambaServer {
   SambaServer& operator=(const SambaServer&) = delete;
 
   uint16_t port() const { return port_; }
+  // Which server this is: "smbd" or "smbkitd".
+  const std::string& server() const { return server_; }
+  bool is_smbkitd() const { return server_ == "smbkitd"; }
   const std::string& dir() const { return dir_; }
   // Local directory behind a share ("share", "readonly", "secure", "public").
   std::string share_path(const std::string& share) const { return dir_ + "/" + share; }
@@ -68,7 +75,7 @@ class SambaServer {
   // samba_server.cc.
   Result<int32_t> ask_launcher(char op, pid_t pid);
 
-  std::string dir_, conf_;
+  std::string server_, dir_, conf_;
   uint16_t port_ = 0;
   pid_t pid_ = -1;
   int launcher_fd_ = -1;
@@ -85,5 +92,8 @@ int run_inherit(const char* who, char** argv);
 
 // A free TCP port on 127.0.0.1 (bound then released).
 uint16_t free_port();
+// The server tests run against: $SMBKIT_TEST_SERVER ("smbd" or "smbkitd"),
+// "smbd" when unset.
+std::string default_test_server();
 
 }  // namespace smbkit::testing

@@ -1,6 +1,6 @@
-#include "client/worker_pool.h"
+#include "base/worker_pool.h"
 
-namespace smbkit::client {
+namespace smbkit {
 
 WorkerPool::WorkerPool(int threads, size_t max_queue) : max_queue_(max_queue ? max_queue : 1) {
   for (int i = 0; i < threads; i++) threads_.emplace_back([this] { run(); });
@@ -37,4 +37,4 @@ void WorkerPool::run() {
   }
 }
 
-}  // namespace smbkit::client
+}  // namespace smbkit

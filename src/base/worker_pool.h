@@ -9,7 +9,7 @@
 
 #include "base/mutex.h"
 
-namespace smbkit::client {
+namespace smbkit {
 
 class WorkerPool {
  public:
@@ -34,4 +34,4 @@ class WorkerPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace smbkit::client
+}  // namespace smbkit

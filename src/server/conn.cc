@@ -1,0 +1,518 @@
+#include "server/conn.h"
+
+#include <algorithm>
+
+#include "auth/crypto.h"
+#include "auth/keys.h"
+#include "base/log.h"
+#include "proto/create.h"
+#include "proto/echo.h"
+#include "proto/ioctl.h"
+#include "proto/logoff.h"
+#include "proto/session_setup.h"
+#include "proto/tree_connect.h"
+#include "proto/tree_disconnect.h"
+
+namespace smbkit::server {
+
+using namespace proto;
+using session::ServerMachine;
+using session::ServerRequest;
+using session::ServerResponse;
+
+namespace {
+
+// Sessions being set up at once on one connection, and trees per session:
+// bounds on what an unauthenticated or hostile client can make us keep.
+constexpr size_t kMaxSessionsInSetup = 16;
+constexpr size_t kMaxSessions = 64;
+constexpr size_t kMaxTreesPerSession = 1024;
+constexpr size_t kPreauthSaltSize = 32;
+// MS-SMB2 2.2.32.6: Capabilities, Guid, SecurityMode, Dialect.
+constexpr uint32_t kValidateNegotiateResponseSize = 24;
+
+// The access a tree grants (MS-SMB2 2.2.10 MaximalAccess): read and
+// execute on a read-only share, everything otherwise.
+constexpr uint32_t kReadOnlyAccess =
+    FILE_READ_DATA | FILE_READ_EA | FILE_EXECUTE | FILE_READ_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE;
+constexpr uint32_t kFullAccess = 0x001F01FF;
+
+bool same_name(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+           return std::tolower(x) == std::tolower(y);
+         });
+}
+
+template <class T, class Enc>
+ServerResponse answer(const ServerRequest& r, uint32_t status, const T& body, Enc enc) {
+  ServerResponse rsp = ServerMachine::response_to(r, status);
+  ByteWriter w(rsp.msg);
+  if (auto e = enc(body, w); !e) return ServerMachine::error_response(r, STATUS_UNSUCCESSFUL);
+  return rsp;
+}
+
+Setting share_encrypt(const Snapshot& snap, const Share& sh) {
+  return sh.cfg.encrypt.value_or(snap.cfg.global.smb_encrypt);
+}
+
+}  // namespace
+
+Conn::Conn(ServerState& st, ConnIo& io, std::string peer)
+    : st_(st), io_(io), peer_(std::move(peer)), opens_(std::make_shared<ConnOpens>(st.files())) {
+  session::ServerConfig mc;
+  mc.credit_target = st.snapshot()->cfg.global.max_credits;
+  machine_ = ServerMachine(mc);
+  uint32_t prefix = 0;
+  auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), sizeof prefix));
+  machine_.set_nonce_prefix(prefix);
+}
+
+Conn::~Conn() { shutdown(); }
+
+void Conn::shutdown() {
+  if (closed_) return;
+  closed_ = true;
+  opens_->close_all();
+}
+
+Result<void> Conn::on_frame(Bytes frame) {
+  if (closed_) return protocol_error("connection closed");
+  if (!neg_ && ServerMachine::is_smb1_negotiate(frame)) return smb1_negotiate(std::move(frame));
+  std::vector<ServerRequest> reqs;
+  SMBKIT_CHECK(machine_.receive(std::move(frame), reqs));
+  if (reqs.empty()) return {};
+  // MS-SMB2 3.3.5.2: nothing but NEGOTIATE before NEGOTIATE.
+  if (!neg_ && (reqs.size() != 1 || reqs[0].hdr.Command != SMB2_NEGOTIATE))
+    return protocol_error("request before NEGOTIATE");
+  auto c = std::make_shared<Chain>();
+  c->reqs = std::move(reqs);
+  for (const ServerRequest& r : c->reqs)
+    if (r.hdr.Command != SMB2_CANCEL) in_flight_++;
+  run_chain(std::move(c));
+  if (closed_) return protocol_error("connection ended by a request");
+  return {};
+}
+
+bool Conn::is_file_command(uint16_t command, const ServerRequest& r) const {
+  switch (command) {
+    case SMB2_CREATE:
+    case SMB2_CLOSE:
+    case SMB2_FLUSH:
+    case SMB2_READ:
+    case SMB2_WRITE:
+    case SMB2_LOCK:
+    case SMB2_QUERY_DIRECTORY:
+    case SMB2_QUERY_INFO:
+    case SMB2_SET_INFO:
+      return true;
+    case SMB2_IOCTL: {
+      auto q = decode_ioctl_request(r.msg());
+      return !q || q->CtlCode != FSCTL_VALIDATE_NEGOTIATE_INFO;
+    }
+    default:
+      return false;
+  }
+}
+
+Conn::Session* Conn::valid_session(uint64_t id) {
+  auto it = sessions_.find(id);
+  return it != sessions_.end() && it->second.valid ? &it->second : nullptr;
+}
+
+uint32_t Conn::check_file_command(const ServerRequest& r, Tree** tree) {
+  Session* s = valid_session(r.session_id);
+  if (!s) return STATUS_USER_SESSION_DELETED;
+  auto t = s->trees.find(r.tree_id);
+  if (t == s->trees.end()) return STATUS_NETWORK_NAME_DELETED;
+  // MS-SMB2 3.3.5.2.11: a share that requires encryption takes sealed
+  // requests only.
+  if (t->second.encrypt && !r.encrypted) return STATUS_ACCESS_DENIED;
+  *tree = &t->second;
+  return 0;
+}
+
+void Conn::run_chain(std::shared_ptr<Chain> c) {
+  while (c->next < c->reqs.size() && !closed_) {
+    const ServerRequest& r = c->reqs[c->next];
+    const uint16_t cmd = r.hdr.Command;
+    if (cmd == SMB2_CANCEL) {  // answered by the request it cancels, if any
+      c->next++;
+      continue;
+    }
+    if (r.refused) {
+      c->rsps.push_back(ServerMachine::error_response(r, r.refused));
+      c->next++;
+      continue;
+    }
+    if (r.related && c->create_err) {
+      c->rsps.push_back(ServerMachine::error_response(r, c->create_err));
+      c->next++;
+      continue;
+    }
+    if (!is_file_command(cmd, r)) {
+      if (auto rsp = run_inline(r)) c->rsps.push_back(std::move(*rsp));
+      c->next++;
+      continue;
+    }
+    Tree* tree = nullptr;
+    if (uint32_t st = check_file_command(r, &tree)) {
+      c->rsps.push_back(ServerMachine::error_response(r, st));
+      if (cmd == SMB2_CREATE) c->create_err = st;
+      c->next++;
+      continue;
+    }
+    // On a worker: the file layer may block on the disk.
+    struct Job {
+      CallCtx ctx;
+      std::shared_ptr<TreeCtx> tree;
+      std::shared_ptr<const Snapshot> snap;
+      FileReply reply;
+    };
+    auto job = std::make_shared<Job>();
+    job->tree = tree->ctx;
+    job->snap = sessions_[r.session_id].snap;
+    job->ctx.session_id = r.session_id;
+    job->ctx.tree = job->tree.get();
+    job->ctx.dialect = machine_.dialect();
+    job->ctx.message_id = r.hdr.MessageId;
+    job->ctx.chain_file_id = &c->fid;
+    job->ctx.srvsvc = &job->snap->srvsvc;
+    std::shared_ptr<ConnOpens> opens = opens_;
+    ServerState* st = &st_;
+    auto self = shared_from_this();
+    io_.run_blocking(
+        [job, opens, st, c, cmd] { job->reply = st->files().execute(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
+        [self, job, c] {
+          if (self->closed_) return;
+          const ServerRequest& q = c->reqs[c->next];
+          FileReply& fr = job->reply;
+          const bool failed = fr.body.empty() && fr.status != STATUS_SUCCESS;
+          if (failed) {
+            c->rsps.push_back(ServerMachine::error_response(q, fr.status));
+            if (q.hdr.Command == SMB2_CREATE) c->create_err = fr.status;
+          } else {
+            ServerResponse rsp = ServerMachine::response_to(q, fr.status);
+            rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
+            if (!fr.data.empty()) {
+              if (c->reqs.size() == 1) {
+                c->keep.push_back(std::move(fr.data));
+                rsp.payload = c->keep.back();
+              } else {
+                rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
+              }
+            }
+            c->rsps.push_back(std::move(rsp));
+          }
+          c->next++;
+          self->run_chain(c);
+        });
+    return;
+  }
+  if (!closed_) finish_chain(*c);
+}
+
+void Conn::finish_chain(Chain& c) {
+  in_flight_ -= std::min(in_flight_, c.rsps.size());
+  if (c.rsps.empty()) return;
+  session::OutFrame f;
+  Result<void> sent = c.rsps.size() == 1 ? machine_.send(c.rsps[0], f) : machine_.send_compound(c.rsps, f);
+  if (!sent) {
+    SMBKIT_LOG(warn, "{}: cannot answer: {}", peer_, sent.error().message());
+    closed_ = true;
+    return;
+  }
+  std::shared_ptr<std::vector<Bytes>> hold;
+  if (!c.keep.empty()) hold = std::make_shared<std::vector<Bytes>>(std::move(c.keep));
+  io_.send(std::move(f), std::move(hold));
+  // A LOGOFF's answer went out signed with its session's key: now forget it.
+  for (const ServerResponse& r : c.rsps) {
+    if (r.hdr.Command == SMB2_LOGOFF && r.hdr.Status == STATUS_SUCCESS) {
+      machine_.remove_session(r.hdr.SessionId);
+      sessions_.erase(r.hdr.SessionId);
+    }
+  }
+}
+
+std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
+  switch (r.hdr.Command) {
+    case SMB2_NEGOTIATE:
+      return negotiate(r);
+    case SMB2_SESSION_SETUP:
+      return session_setup(r);
+    case SMB2_ECHO:
+      return echo(r);
+    case SMB2_LOGOFF:
+      return logoff(r);
+    case SMB2_TREE_CONNECT:
+      return tree_connect(r);
+    case SMB2_TREE_DISCONNECT:
+      return tree_disconnect(r);
+    case SMB2_IOCTL:
+      return validate_negotiate(r);
+    case SMB2_CANCEL:
+      return std::nullopt;
+    default:
+      // CHANGE_NOTIFY, OPLOCK_BREAK acknowledgements (we grant no oplock
+      // or lease) and unknown commands.
+      if (!valid_session(r.session_id)) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
+      return ServerMachine::error_response(r, STATUS_NOT_SUPPORTED);
+  }
+}
+
+Result<void> Conn::smb1_negotiate(Bytes frame) {
+  SMBKIT_TRY(ServerRequest r, machine_.receive_smb1_negotiate(std::move(frame)));
+  auto o = respond_to_smb1_negotiate(r.msg(), negotiate_policy());
+  // A client that speaks only SMB1 (or sends garbage) is not answered.
+  if (!o) return o.take_error();
+  if (o->dialect) {
+    neg_ = std::move(*o);
+    machine_.set_dialect(neg_->dialect, neg_->large_mtu);
+  }
+  ServerResponse rsp = answer(r, STATUS_SUCCESS, neg_ ? neg_->rsp : o->rsp, encode_negotiate_response);
+  session::OutFrame f;
+  SMBKIT_CHECK(machine_.send(rsp, f));
+  io_.send(std::move(f), nullptr);
+  return {};
+}
+
+NegotiatePolicy Conn::negotiate_policy() {
+  auto snap = st_.snapshot();
+  const GlobalConfig& g = snap->cfg.global;
+  NegotiatePolicy p;
+  p.min_dialect = g.min_protocol;
+  p.max_dialect = g.max_protocol;
+  p.signing_required = g.server_signing == Setting::required;
+  p.encryption = g.smb_encrypt != Setting::off;
+  p.max_read = st_.files().options().max_read;
+  p.max_write = st_.files().options().max_write;
+  p.max_transact = st_.files().options().max_transact;
+  p.server_guid = st_.guid();
+  p.system_time = io_.now_filetime();
+  p.preauth_salt.resize(kPreauthSaltSize);
+  auth::random_bytes(p.preauth_salt);
+  p.security_buffer = auth::SpnegoNtlmAcceptor::negotiate_token();
+  return p;
+}
+
+ServerResponse Conn::negotiate(const ServerRequest& r) {
+  auto req = decode_negotiate_request(r.msg());
+  if (!req) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  auto o = respond_to_negotiate(*req, negotiate_policy());
+  if (!o) {
+    // No dialect in common: answered; the client may try again.
+    return ServerMachine::error_response(r, o.error().status ? o.error().status : STATUS_NOT_SUPPORTED);
+  }
+  neg_ = std::move(*o);
+  machine_.set_dialect(neg_->dialect, neg_->large_mtu);
+  return answer(r, STATUS_SUCCESS, neg_->rsp, encode_negotiate_response);
+}
+
+ServerResponse Conn::session_setup(const ServerRequest& r) {
+  auto req = decode_session_setup_request(r.msg());
+  if (!req) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  // Multichannel session binding is not offered (no MULTI_CHANNEL capability).
+  if (req->Flags & SMB2_SESSION_FLAG_BINDING) return ServerMachine::error_response(r, STATUS_REQUEST_NOT_ACCEPTED);
+
+  uint64_t id = r.hdr.SessionId;
+  Session* s = nullptr;
+  if (id == 0) {
+    size_t in_setup = 0;
+    for (auto& [_, x] : sessions_) in_setup += x.valid ? 0 : 1;
+    if (in_setup >= kMaxSessionsInSetup || sessions_.size() >= kMaxSessions)
+      return ServerMachine::error_response(r, STATUS_INSUFFICIENT_RESOURCES);
+    id = st_.next_session_id();
+    s = &sessions_[id];
+    s->id = id;
+  } else {
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
+    s = &it->second;
+  }
+  if (!s->acceptor) {
+    // A new setup, or a re-authentication of a valid session (MS-SMB2
+    // 3.3.5.5.2): against the users and shares of now.
+    auto snap = st_.snapshot();
+    auth::SpnegoNtlmAcceptorOptions ao;
+    ao.ntlm.nb_computer_name = snap->cfg.global.netbios_name;
+    ao.ntlm.nb_domain_name = snap->cfg.global.workgroup;
+    s->acceptor = std::make_unique<auth::SpnegoNtlmAcceptor>(
+        std::move(ao), [snap](std::string_view user, std::string_view) { return snap->users.lookup(user); });
+    if (!s->valid) s->snap = snap;
+  }
+  auto fail = [&](uint32_t status, const std::string& why) {
+    SMBKIT_LOG(info, "{}: session setup refused: {}", peer_, why);
+    if (!s->valid) {
+      sessions_.erase(id);
+    } else {
+      s->acceptor.reset();
+    }
+    ServerResponse rsp = ServerMachine::error_response(r, status);
+    rsp.hdr.SessionId = r.hdr.SessionId;
+    return rsp;
+  };
+  auto step = s->acceptor->next_token(req->SecurityBuffer, io_.now_filetime());
+  if (!step) {
+    std::string why = step.error().context;
+    if (!s->acceptor->ntlm().failure_reason().empty()) why += ": " + s->acceptor->ntlm().failure_reason();
+    return fail(STATUS_LOGON_FAILURE, why);
+  }
+  SessionSetupResponse out;
+  out.SecurityBuffer = step->token;
+  if (!step->complete) {
+    ServerResponse rsp = answer(r, STATUS_MORE_PROCESSING_REQUIRED, out, encode_session_setup_response);
+    rsp.hdr.SessionId = id;
+    return rsp;
+  }
+
+  // MS-SMB2 3.3.5.5.3: the session is authenticated.
+  const auto& g = s->snap->cfg.global;
+  const auth::NtlmOutcome outcome = s->acceptor->outcome();
+  const auto& ntlm = s->acceptor->ntlm().result();
+  const bool reauth = s->valid;
+  if (outcome == auth::NtlmOutcome::guest && g.map_to_guest != MapToGuest::bad_user)
+    return fail(STATUS_LOGON_FAILURE, "unknown user '" + ntlm.user + "'");
+  if (reauth && !same_name(s->user, ntlm.user)) return fail(STATUS_ACCESS_DENIED, "re-authentication as another user");
+  if (!reauth) {
+    s->user = ntlm.user;
+    s->guest = outcome == auth::NtlmOutcome::guest;
+    s->anonymous = outcome == auth::NtlmOutcome::anonymous;
+    const bool keyed = outcome == auth::NtlmOutcome::authenticated;
+    if (keyed) {
+      auto sec = session::SessionSecurity::derive(session::Role::server, id, neg_->dialect, neg_->cipher,
+                                                  neg_->signing_algorithm, s->acceptor->session_key(),
+                                                  r.preauth_hash);
+      sec.signing_required = g.server_signing == Setting::required ||
+                             (req->SecurityMode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
+      const bool can_seal = neg_->cipher != 0;
+      if (g.smb_encrypt == Setting::required && !can_seal)
+        return fail(STATUS_ACCESS_DENIED, "encryption required and the client cannot encrypt");
+      sec.encrypt_data = can_seal && (g.smb_encrypt == Setting::required || g.smb_encrypt == Setting::desired);
+      if (sec.encrypt_data) out.SessionFlags |= SMB2_SESSION_FLAG_ENCRYPT_DATA;
+      machine_.add_session(std::move(sec));
+    } else {
+      if (g.smb_encrypt == Setting::required) return fail(STATUS_ACCESS_DENIED, "encryption required for a guest");
+      out.SessionFlags |= s->guest ? SMB2_SESSION_FLAG_IS_GUEST : SMB2_SESSION_FLAG_IS_NULL;
+    }
+    s->valid = true;
+    authenticated_ = true;
+    SMBKIT_LOG(info, "{}: session {:#x} for '{}'{}", peer_, id, s->user, s->guest ? " (guest)" : s->anonymous ? " (anonymous)" : "");
+  }
+  s->acceptor.reset();
+  ServerResponse rsp = answer(r, STATUS_SUCCESS, out, encode_session_setup_response);
+  rsp.hdr.SessionId = id;
+  return rsp;
+}
+
+ServerResponse Conn::logoff(const ServerRequest& r) {
+  if (auto d = decode_logoff_request(r.msg()); !d) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  Session* s = valid_session(r.session_id);
+  if (!s) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
+  opens_->close_session(r.session_id);
+  s->trees.clear();
+  // Removed from the machine once the answer is sent (finish_chain).
+  return answer(r, STATUS_SUCCESS, LogoffResponse{}, encode_logoff_response);
+}
+
+ServerResponse Conn::tree_connect(const ServerRequest& r) {
+  Session* s = valid_session(r.session_id);
+  if (!s) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
+  auto req = decode_tree_connect_request(r.msg());
+  if (!req) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  // "\\server\share": the share is the part after the last backslash.
+  const std::string& path = req->Path;
+  size_t cut = path.rfind('\\');
+  std::string_view name = cut == std::string::npos ? std::string_view(path) : std::string_view(path).substr(cut + 1);
+  if (name.empty() || path.size() < 3 || path[0] != '\\' || path[1] != '\\')
+    return ServerMachine::error_response(r, STATUS_BAD_NETWORK_NAME);
+  auto share = s->snap->share(name);
+  if (!share) return ServerMachine::error_response(r, STATUS_BAD_NETWORK_NAME);
+  if (s->trees.size() >= kMaxTreesPerSession) return ServerMachine::error_response(r, STATUS_INSUFFICIENT_RESOURCES);
+
+  TreeConnectResponse out;
+  Tree t;
+  if (!share->is_ipc) {
+    const ShareConfig& sc = share->cfg;
+    if ((s->guest || s->anonymous) && !sc.guest_ok) return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
+    if (!sc.valid_users.empty() && !(s->guest || s->anonymous) &&
+        std::none_of(sc.valid_users.begin(), sc.valid_users.end(),
+                     [&](const std::string& u) { return same_name(u, s->user); }))
+      return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
+    const Setting enc = share_encrypt(*s->snap, *share);
+    const session::SessionSecurity* sec = machine_.session(r.session_id);
+    const bool can_seal = sec && sec->can_encrypt();
+    if (enc == Setting::required && !can_seal) return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
+    t.encrypt = can_seal && (enc == Setting::required || enc == Setting::desired);
+    if (t.encrypt) out.ShareFlags |= SMB2_SHAREFLAG_ENCRYPT_DATA;
+    out.ShareType = SMB2_SHARE_TYPE_DISK;
+    out.MaximalAccess = sc.read_only ? kReadOnlyAccess : kFullAccess;
+  } else {
+    out.ShareType = SMB2_SHARE_TYPE_PIPE;
+    out.MaximalAccess = kFullAccess;
+  }
+  uint32_t tid = s->next_tree_id++;
+  t.ctx = std::make_shared<TreeCtx>();
+  t.ctx->tree_id = tid;
+  t.ctx->share = share;
+  t.ctx->read_only = share->cfg.read_only && !share->is_ipc;
+  t.ctx->maximal_access = out.MaximalAccess;
+  s->trees[tid] = std::move(t);
+  ServerResponse rsp = answer(r, STATUS_SUCCESS, out, encode_tree_connect_response);
+  rsp.hdr.TreeId = tid;
+  return rsp;
+}
+
+ServerResponse Conn::tree_disconnect(const ServerRequest& r) {
+  Session* s = valid_session(r.session_id);
+  if (!s) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
+  if (auto d = decode_tree_disconnect_request(r.msg()); !d)
+    return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  auto t = s->trees.find(r.tree_id);
+  if (t == s->trees.end()) return ServerMachine::error_response(r, STATUS_NETWORK_NAME_DELETED);
+  opens_->close_tree(r.session_id, r.tree_id);
+  s->trees.erase(t);
+  return answer(r, STATUS_SUCCESS, TreeDisconnectResponse{}, encode_tree_disconnect_response);
+}
+
+ServerResponse Conn::echo(const ServerRequest& r) {
+  if (auto d = decode_echo_request(r.msg()); !d) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  return answer(r, STATUS_SUCCESS, EchoResponse{}, encode_echo_response);
+}
+
+ServerResponse Conn::validate_negotiate(const ServerRequest& r) {
+  // MS-SMB2 3.3.5.15.12. What the client says it sent must be what we
+  // received; any difference is a downgrade and ends the connection.
+  Tree* tree = nullptr;
+  if (uint32_t st = check_file_command(r, &tree)) return ServerMachine::error_response(r, st);
+  auto q = decode_ioctl_request(r.msg());
+  if (!q) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  auto v = decode_validate_negotiate_info_request(q->Input);
+  if (!v) {
+    closed_ = true;
+    return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
+  }
+  // Everything NEGOTIATE received must come back unchanged: the dialect
+  // list exactly (so the dialect it selects is the one chosen), the
+  // capabilities, GUID and security mode. 3.1.1 has the preauth hash
+  // instead and does not use this request.
+  if (neg_->dialect == SMB2_DIALECT_0311 || q->MaxOutputResponse < kValidateNegotiateResponseSize ||
+      v->Dialects != neg_->client_dialects || v->Capabilities != neg_->client_capabilities ||
+      v->SecurityMode != neg_->client_security_mode || v->Guid != neg_->client_guid) {
+    SMBKIT_LOG(warn, "{}: VALIDATE_NEGOTIATE does not match the NEGOTIATE: closing", peer_);
+    closed_ = true;
+    return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
+  }
+  ValidateNegotiateInfoResponse vr;
+  vr.Capabilities = neg_->rsp.Capabilities;
+  vr.Guid = neg_->rsp.ServerGuid;
+  vr.SecurityMode = neg_->rsp.SecurityMode;
+  vr.Dialect = neg_->dialect;
+  auto outb = encode_validate_negotiate_info_response(vr);
+  if (!outb) return ServerMachine::error_response(r, STATUS_UNSUCCESSFUL);
+  IoctlResponse ir;
+  ir.CtlCode = FSCTL_VALIDATE_NEGOTIATE_INFO;
+  ir.FileId = q->FileId;
+  ir.Output = std::move(*outb);
+  return answer(r, STATUS_SUCCESS, ir, encode_ioctl_response);
+}
+
+}  // namespace smbkit::server

@@ -1,0 +1,497 @@
+#include "server/loop.h"
+
+#include <arpa/inet.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <map>
+
+#include "base/log.h"
+#include "proto/types.h"
+#include "server/conn.h"
+
+namespace smbkit::server {
+
+namespace {
+
+constexpr unsigned kRingEntries = 256;
+// Bytes read from a socket at once while between frames; a frame larger
+// than what is left is read straight into its own buffer.
+constexpr size_t kStageSize = 64 * 1024;
+// The largest frame accepted before a session is authenticated: NEGOTIATE
+// and SESSION_SETUP are a few KiB.
+constexpr size_t kMaxUnauthenticatedFrame = 64 * 1024;
+// Answers queued for one connection beyond which it is not read from
+// until the socket drains (the client is not reading its answers).
+constexpr size_t kMaxQueuedBytes = 64 << 20;
+constexpr size_t kMaxIov = 64;
+
+uint64_t monotonic_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct Op {
+  enum Kind : uint8_t { accept, recv, send, wake, tick, cancel } kind;
+  void* target = nullptr;
+};
+
+}  // namespace
+
+struct LoopConn;
+
+struct Loop::Impl {
+  ServerState& st;
+  WorkerPool& workers;
+  unsigned index;
+  io_uring ring{};
+  bool ring_ready = false;
+  int wake_fd = -1;
+  uint64_t wake_buf = 0;
+  Op wake_op{Op::wake, nullptr};
+  Op tick_op{Op::tick, nullptr};
+  Op cancel_op{Op::cancel, nullptr};
+  __kernel_timespec tick_ts{1, 0};
+  struct Listener {
+    int fd;
+    std::function<void(int, std::string)> assign;
+    Op op{Op::accept, nullptr};
+    bool armed = false;
+  };
+  std::vector<std::unique_ptr<Listener>> listeners;
+  std::map<LoopConn*, std::unique_ptr<LoopConn>> conns;
+  std::thread thread;
+
+  // Cross-thread posts. A leaf.
+  Mutex post_mu;
+  std::deque<std::function<void()>> posted GUARDED_BY(post_mu);
+  bool stopping = false;  // loop thread only
+
+  Impl(ServerState& s, WorkerPool& w, unsigned i) : st(s), workers(w), index(i) {}
+
+  io_uring_sqe* sqe() {
+    io_uring_sqe* e = io_uring_get_sqe(&ring);
+    if (!e) {
+      io_uring_submit(&ring);
+      e = io_uring_get_sqe(&ring);
+    }
+    return e;
+  }
+  void post(std::function<void()> fn) EXCLUDES(post_mu) {
+    {
+      MutexLock l(post_mu);
+      posted.push_back(std::move(fn));
+    }
+    uint64_t one = 1;
+    (void)!::write(wake_fd, &one, sizeof one);
+  }
+  void arm_wake() {
+    io_uring_sqe* e = sqe();
+    io_uring_prep_read(e, wake_fd, &wake_buf, sizeof wake_buf, 0);
+    io_uring_sqe_set_data(e, &wake_op);
+  }
+  void arm_tick() {
+    io_uring_sqe* e = sqe();
+    io_uring_prep_timeout(e, &tick_ts, 0, 0);
+    io_uring_sqe_set_data(e, &tick_op);
+  }
+  void arm_accept(Listener& l) {
+    io_uring_sqe* e = sqe();
+    io_uring_prep_multishot_accept(e, l.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    l.op.target = &l;
+    io_uring_sqe_set_data(e, &l.op);
+    l.armed = true;
+  }
+  void run();
+  void on_accept(Listener& l, int res, unsigned flags);
+  void on_tick();
+  void drain_posted() EXCLUDES(post_mu);
+  void adopt(int fd, std::string peer);
+};
+
+// One socket and the connection on it.
+struct LoopConn final : ConnIo {
+  Loop::Impl& loop;
+  int fd;
+  std::shared_ptr<Conn> conn;
+  Op recv_op{Op::recv, this}, send_op{Op::send, this};
+  bool recv_pending = false, send_pending = false;
+  // Receiving: bytes between frames in stage; a large frame in `frame`.
+  Bytes stage = Bytes(kStageSize);
+  size_t stage_len = 0;
+  Bytes frame;
+  size_t frame_have = 0;
+  bool in_frame = false;
+  // Sending.
+  struct Out {
+    session::OutFrame f;
+    std::shared_ptr<void> hold;
+    size_t sent = 0;
+  };
+  std::deque<Out> outq;
+  size_t out_bytes = 0;
+  std::vector<iovec> iov;
+  msghdr mh{};
+  bool closing = false;  // no more reading; close once the answers are sent
+  bool dead = false;     // the socket is shut; waiting for the ring to let go
+  uint64_t born_ms = monotonic_ms(), last_frame_ms = born_ms;
+
+  LoopConn(Loop::Impl& l, int f, std::string peer) : loop(l), fd(f) {
+    conn = std::make_shared<Conn>(l.st, *this, std::move(peer));
+    l.st.connections.fetch_add(1);
+  }
+  ~LoopConn() override {
+    conn->shutdown();
+    ::close(fd);
+    loop.st.connections.fetch_sub(1);
+  }
+
+  void send(session::OutFrame f, std::shared_ptr<void> hold) override {
+    if (dead) return;
+    out_bytes += f.size();
+    outq.push_back(Out{std::move(f), std::move(hold), 0});
+    arm_send();
+  }
+  void run_blocking(std::function<void()> work, std::function<void()> done) override {
+    Loop::Impl* l = &loop;
+    loop.workers.submit([l, work = std::move(work), done = std::move(done)]() mutable {
+      work();
+      l->post(std::move(done));
+    });
+  }
+  uint64_t now_filetime() override {
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return proto::timespec_to_filetime(ts);
+  }
+
+  void arm_recv() {
+    if (recv_pending || closing || dead || out_bytes > kMaxQueuedBytes) return;
+    io_uring_sqe* e = loop.sqe();
+    if (in_frame)
+      io_uring_prep_recv(e, fd, frame.data() + frame_have, frame.size() - frame_have, 0);
+    else
+      io_uring_prep_recv(e, fd, stage.data() + stage_len, stage.size() - stage_len, 0);
+    io_uring_sqe_set_data(e, &recv_op);
+    recv_pending = true;
+  }
+  void arm_send() {
+    if (send_pending || dead || outq.empty()) return;
+    iov.clear();
+    for (Out& o : outq) {
+      if (iov.size() + 2 > kMaxIov) break;
+      size_t skip = o.sent;
+      auto add = [&](const std::byte* p, size_t n) {
+        if (skip >= n) {
+          skip -= n;
+          return;
+        }
+        iov.push_back({const_cast<std::byte*>(p) + skip, n - skip});
+        skip = 0;
+      };
+      add(o.f.head.data(), o.f.head.size());
+      if (!o.f.payload.empty()) add(o.f.payload.data(), o.f.payload.size());
+    }
+    mh = {};
+    mh.msg_iov = iov.data();
+    mh.msg_iovlen = iov.size();
+    io_uring_sqe* e = loop.sqe();
+    io_uring_prep_sendmsg(e, fd, &mh, MSG_NOSIGNAL);
+    io_uring_sqe_set_data(e, &send_op);
+    send_pending = true;
+  }
+
+  // Stops reading; with `flush`, the queued answers go out first.
+  void begin_close(bool flush) {
+    closing = true;
+    if (!flush) outq.clear();
+    if (outq.empty() || !flush) kill();
+  }
+  void kill() {
+    if (dead) return;
+    dead = true;
+    closing = true;
+    outq.clear();
+    conn->shutdown();
+    ::shutdown(fd, SHUT_RDWR);  // ends a pending recv
+  }
+  bool finished() const { return dead && !recv_pending && !send_pending; }
+
+  void deliver(Bytes f) {
+    last_frame_ms = monotonic_ms();
+    auto r = conn->on_frame(std::move(f));
+    if (!r) {
+      SMBKIT_LOG(info, "{}: closing: {}", conn->peer(), r.error().message());
+      begin_close(true);
+    }
+  }
+  // Frames out of the staging buffer; a frame that does not fit continues
+  // in its own buffer.
+  void parse_stage() {
+    size_t off = 0;
+    while (!closing && stage_len - off >= session::kDirectTcpHeader) {
+      auto n = conn->frame_length(ByteView(stage).subspan(off, session::kDirectTcpHeader));
+      if (!n || (!conn->authenticated() && *n > kMaxUnauthenticatedFrame)) {
+        SMBKIT_LOG(info, "{}: closing: bad frame length", conn->peer());
+        begin_close(false);
+        return;
+      }
+      size_t have = stage_len - off - session::kDirectTcpHeader;
+      const std::byte* p = stage.data() + off + session::kDirectTcpHeader;
+      if (have >= *n) {
+        deliver(Bytes(p, p + *n));
+        off += session::kDirectTcpHeader + *n;
+        continue;
+      }
+      if (session::kDirectTcpHeader + *n > stage.size() - off || *n > kStageSize / 2) {
+        frame.assign(*n, std::byte{0});
+        std::memcpy(frame.data(), p, have);
+        frame_have = have;
+        in_frame = true;
+        off = stage_len;
+      }
+      break;
+    }
+    if (off) {
+      std::memmove(stage.data(), stage.data() + off, stage_len - off);
+      stage_len -= off;
+    }
+  }
+  void on_recv(int res) {
+    recv_pending = false;
+    if (dead) return;
+    if (closing && res > 0) return;  // stopping: what arrives now is not read
+    if (res <= 0) {
+      if (res < 0 && res != -ECONNRESET) SMBKIT_LOG(debug, "{}: recv: {}", conn->peer(), std::strerror(-res));
+      kill();
+      return;
+    }
+    if (in_frame) {
+      frame_have += res;
+      if (frame_have == frame.size()) {
+        in_frame = false;
+        deliver(std::move(frame));
+        frame = Bytes();
+      }
+    } else {
+      stage_len += res;
+      parse_stage();
+    }
+    arm_recv();
+  }
+  void on_send(int res) {
+    send_pending = false;
+    if (dead) return;
+    if (res < 0) {
+      SMBKIT_LOG(debug, "{}: send: {}", conn->peer(), std::strerror(-res));
+      kill();
+      return;
+    }
+    size_t left = res;
+    while (left && !outq.empty()) {
+      Out& o = outq.front();
+      size_t rest = o.f.size() - o.sent;
+      size_t n = std::min(rest, left);
+      o.sent += n;
+      left -= n;
+      if (o.sent == o.f.size()) {
+        out_bytes -= o.f.size();
+        outq.pop_front();
+      }
+    }
+    if (outq.empty() && closing) {
+      kill();
+      return;
+    }
+    arm_send();
+    arm_recv();  // read again once the backlog is under the bound
+  }
+};
+
+void Loop::Impl::adopt(int fd, std::string peer) {
+  auto c = std::make_unique<LoopConn>(*this, fd, std::move(peer));
+  LoopConn* p = c.get();
+  conns[p] = std::move(c);
+  if (stopping) {
+    p->begin_close(false);
+    return;
+  }
+  p->arm_recv();
+}
+
+void Loop::Impl::on_accept(Listener& l, int res, unsigned flags) {
+  if (!(flags & IORING_CQE_F_MORE)) l.armed = false;
+  if (res >= 0) {
+    int one = 1;
+    setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    char host[INET6_ADDRSTRLEN] = "?";
+    uint16_t port = 0;
+    if (getpeername(res, reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+      if (ss.ss_family == AF_INET) {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        port = ntohs(a->sin_port);
+      } else if (ss.ss_family == AF_INET6) {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        port = ntohs(a->sin6_port);
+      }
+    }
+    if (stopping) {
+      ::close(res);
+    } else {
+      l.assign(res, fmt::format("{}:{}", host, port));
+    }
+  } else if (res != -ECANCELED) {
+    SMBKIT_LOG(warn, "accept: {}", std::strerror(-res));
+  }
+  if (!l.armed && !stopping) arm_accept(l);
+}
+
+void Loop::Impl::drain_posted() {
+  std::deque<std::function<void()>> todo;
+  {
+    MutexLock l(post_mu);
+    todo.swap(posted);
+  }
+  for (auto& f : todo) f();
+}
+
+void Loop::Impl::on_tick() {
+  const uint64_t now = monotonic_ms();
+  auto snap = st.snapshot();
+  const uint64_t auth_ms = uint64_t(snap->cfg.global.auth_timeout_seconds) * 1000;
+  const uint64_t idle_ms = uint64_t(snap->cfg.global.idle_timeout_seconds) * 1000;
+  for (auto& [p, c] : conns) {
+    if (c->closing && !stopping) continue;
+    if (c->dead) continue;
+    if (stopping) {
+      c->closing = true;  // read nothing more
+      if (c->conn->in_flight() == 0) c->begin_close(true);
+    } else if (!c->conn->authenticated() && now - c->born_ms > auth_ms) {
+      SMBKIT_LOG(info, "{}: closing: not authenticated in time", c->conn->peer());
+      c->begin_close(false);
+    } else if (c->conn->in_flight() == 0 && idle_ms && now - c->last_frame_ms > idle_ms) {
+      SMBKIT_LOG(info, "{}: closing: idle", c->conn->peer());
+      c->begin_close(false);
+    }
+  }
+}
+
+void Loop::Impl::run() {
+  arm_wake();
+  arm_tick();
+  for (auto& l : listeners) arm_accept(*l);
+  for (;;) {
+    io_uring_submit_and_wait(&ring, 1);
+    io_uring_cqe* cqe;
+    unsigned head, n = 0;
+    io_uring_for_each_cqe(&ring, head, cqe) {
+      n++;
+      Op* op = static_cast<Op*>(io_uring_cqe_get_data(cqe));
+      if (!op) continue;
+      switch (op->kind) {
+        case Op::accept:
+          on_accept(*static_cast<Listener*>(op->target), cqe->res, cqe->flags);
+          break;
+        case Op::recv:
+          static_cast<LoopConn*>(op->target)->on_recv(cqe->res);
+          break;
+        case Op::send:
+          static_cast<LoopConn*>(op->target)->on_send(cqe->res);
+          break;
+        case Op::wake:
+          drain_posted();
+          arm_wake();
+          break;
+        case Op::tick:
+          on_tick();
+          arm_tick();
+          break;
+        case Op::cancel:
+          break;
+      }
+    }
+    io_uring_cq_advance(&ring, n);
+    if (stopping) {
+      // Stopping: a connection closes once its answers are all sent.
+      for (auto& [p, c] : conns)
+        if (c->closing && !c->dead && c->conn->in_flight() == 0 && c->outq.empty()) c->kill();
+    }
+    for (auto it = conns.begin(); it != conns.end();) {
+      if (it->second->finished())
+        it = conns.erase(it);
+      else
+        ++it;
+    }
+    if (stopping && conns.empty()) {
+      bool accepting = false;
+      for (auto& l : listeners) accepting |= l->armed;
+      if (!accepting) break;
+    }
+  }
+}
+
+Loop::Loop(ServerState& st, WorkerPool& workers, unsigned index)
+    : impl_(std::make_unique<Impl>(st, workers, index)) {}
+
+Loop::~Loop() {
+  join();
+  if (impl_->ring_ready) io_uring_queue_exit(&impl_->ring);
+  if (impl_->wake_fd >= 0) ::close(impl_->wake_fd);
+}
+
+Result<void> Loop::start() {
+  Impl& m = *impl_;
+  if (int e = io_uring_queue_init(kRingEntries, &m.ring, 0); e < 0) return sys_error(-e, "io_uring_queue_init");
+  m.ring_ready = true;
+  m.wake_fd = eventfd(0, EFD_CLOEXEC);
+  if (m.wake_fd < 0) return sys_error(errno, "eventfd");
+  m.thread = std::thread([&m] { m.run(); });
+  return {};
+}
+
+void Loop::add_listener(int fd, std::function<void(int, std::string)> assign) {
+  auto l = std::make_unique<Impl::Listener>();
+  l->fd = fd;
+  l->assign = std::move(assign);
+  impl_->listeners.push_back(std::move(l));
+}
+
+void Loop::adopt(int fd, std::string peer) {
+  Impl* m = impl_.get();
+  m->post([m, fd, peer = std::move(peer)]() mutable { m->adopt(fd, std::move(peer)); });
+}
+
+void Loop::post(std::function<void()> fn) { impl_->post(std::move(fn)); }
+
+void Loop::stop() {
+  Impl* m = impl_.get();
+  m->post([m] {
+    m->stopping = true;
+    for (auto& l : m->listeners) {
+      if (!l->armed) continue;
+      io_uring_sqe* e = m->sqe();
+      io_uring_prep_cancel(e, &l->op, 0);
+      io_uring_sqe_set_data(e, &m->cancel_op);
+    }
+    m->on_tick();
+  });
+}
+
+void Loop::join() {
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace smbkit::server

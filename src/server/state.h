@@ -1,0 +1,60 @@
+// What every connection of a server shares: the configuration snapshot
+// (shares opened, users, srvsvc's view), the file service, the session id
+// source and the server's identity. A snapshot is immutable; a reload
+// swaps in a new one, and sessions and trees keep the one they started on.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "base/mutex.h"
+#include "rpc/pipe.h"
+#include "server/config.h"
+#include "server/file_service.h"
+#include "server/share.h"
+#include "server/users.h"
+
+namespace smbkit::server {
+
+struct Snapshot {
+  Config cfg;
+  UserDb users;
+  // By name folded to lower case; IPC$ included.
+  std::map<std::string, std::shared_ptr<const Share>> shares;
+  rpc::SrvsvcOptions srvsvc;
+  const Share* find(std::string_view name) const;
+  std::shared_ptr<const Share> share(std::string_view name) const;
+};
+
+// Opens every share of cfg (an error names the share) and builds srvsvc's
+// list from them.
+Result<std::shared_ptr<const Snapshot>> make_snapshot(Config cfg, UserDb users);
+
+class ServerState {
+ public:
+  ServerState(std::shared_ptr<const Snapshot> snap, FileServiceOptions fopts);
+
+  std::shared_ptr<const Snapshot> snapshot() const EXCLUDES(mu_);
+  void set_snapshot(std::shared_ptr<const Snapshot> s) EXCLUDES(mu_);
+
+  FileService& files() { return files_; }
+  // Session ids unique across the server's connections (MS-SMB2 3.3.5.5.1).
+  uint64_t next_session_id() { return next_session_.fetch_add(1, std::memory_order_relaxed); }
+  const std::array<std::byte, 16>& guid() const { return guid_; }
+
+  std::atomic<uint32_t> connections{0};
+
+ private:
+  // A leaf.
+  mutable Mutex mu_;
+  std::shared_ptr<const Snapshot> snap_ GUARDED_BY(mu_);
+  FileService files_;
+  std::atomic<uint64_t> next_session_{1};
+  std::array<std::byte, 16> guid_{};
+};
+
+}  // namespace smbkit::server

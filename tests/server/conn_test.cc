@@ -1,0 +1,485 @@
+// The server's connection in memory: the client's own NEGOTIATE,
+// SESSION_SETUP and request builders and its connection machine against
+// server::Conn, frames passed as bytes and file commands run inline. Each
+// test checks one rule of the connection: what runs before NEGOTIATE and
+// authentication, guests and valid users, shares that require sealing,
+// LOGOFF and TREE_DISCONNECT, VALIDATE_NEGOTIATE, and the bounds on what an
+// unauthenticated client can make the server keep.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "auth/spnego_initiator.h"
+#include "client/connection.h"
+#include "client/negotiate_policy.h"
+#include "proto/create.h"
+#include "proto/echo.h"
+#include "proto/ioctl.h"
+#include "proto/logoff.h"
+#include "proto/negotiate.h"
+#include "proto/session_setup.h"
+#include "proto/tree_connect.h"
+#include "proto/tree_disconnect.h"
+#include "server/conn.h"
+#include "session/client_machine.h"
+#include "support/temp_dir.h"
+
+namespace smbkit::server {
+namespace {
+
+using namespace proto;
+using session::OutFrame;
+
+constexpr char kUser[] = "alice";
+constexpr char kPassword[] = "s3cret-Pw";
+constexpr uint64_t kNow = 0x01d9a1b2c3d4e5f6ull;
+
+// File commands run inline: the test is single-threaded.
+class InlineIo : public ConnIo {
+ public:
+  std::vector<OutFrame> sent;
+  void send(OutFrame f, std::shared_ptr<void>) override { sent.push_back(std::move(f)); }
+  void run_blocking(std::function<void()> work, std::function<void()> done) override {
+    work();
+    done();
+  }
+  uint64_t now_filetime() override { return kNow; }
+};
+
+Config make_config(const std::string& root) {
+  Config cfg;
+  for (const char* name : {"share", "secure", "public", "alice_only"}) {
+    std::filesystem::create_directories(root + "/" + name);
+    ShareConfig s;
+    s.name = name;
+    s.path = root + "/" + name;
+    s.read_only = false;
+    if (std::string(name) == "secure") s.encrypt = Setting::required;
+    if (std::string(name) == "public") s.guest_ok = true;
+    if (std::string(name) == "alice_only") s.valid_users = {"ALICE"};
+    cfg.shares.push_back(s);
+  }
+  return cfg;
+}
+
+class Wire {
+ public:
+  explicit Wire(Config cfg, const std::string& user_pw = kPassword) {
+    UserDb users;
+    EXPECT_TRUE(users.set_password(kUser, user_pw).ok());
+    EXPECT_TRUE(users.set_password("bob", "bob-Pw1").ok());
+    auto snap = make_snapshot(std::move(cfg), std::move(users));
+    EXPECT_TRUE(snap.ok()) << snap.error().message();
+    state = std::make_unique<ServerState>(*snap, FileServiceOptions{});
+    conn = std::make_shared<Conn>(*state, io, "test");
+  }
+
+  // Sends a request; returns the responses the server queued for it.
+  Result<std::vector<session::Response>> round(session::Request& req) {
+    OutFrame f;
+    SMBKIT_CHECK(client.send(req, f));
+    return deliver(f);
+  }
+  Result<std::vector<session::Response>> deliver(const OutFrame& f) {
+    Bytes all = f.head;
+    all.insert(all.end(), f.payload.begin(), f.payload.end());
+    io.sent.clear();
+    SMBKIT_CHECK(conn->on_frame(Bytes(all.begin() + session::kDirectTcpHeader, all.end())));
+    std::vector<session::Response> out;
+    for (OutFrame& o : io.sent) {
+      Bytes b = o.head;
+      b.insert(b.end(), o.payload.begin(), o.payload.end());
+      SMBKIT_CHECK(client.receive(Bytes(b.begin() + session::kDirectTcpHeader, b.end()), out));
+    }
+    return out;
+  }
+
+  Result<void> negotiate(client::ConnectionOptions opts = {}) {
+    std::array<std::byte, 16> guid{};
+    guid.fill(std::byte{0x11});
+    offer = client::negotiate_offer(opts, guid);
+    SMBKIT_TRY(auto req, client::negotiate_request(offer, "server"));
+    SMBKIT_TRY(auto rs, round(req));
+    if (rs.size() != 1) return protocol_error("one NEGOTIATE response expected");
+    if (rs[0].hdr.Status) return nt_error(rs[0].hdr.Status, "negotiate");
+    SMBKIT_TRY(auto nr, decode_negotiate_response(rs[0].msg()));
+    SMBKIT_TRY(srv, client::settle_negotiate(offer, nr));
+    client.set_dialect(nr.DialectRevision, nr.Capabilities & SMB2_GLOBAL_CAP_LARGE_MTU);
+    return {};
+  }
+
+  // NTLM in SPNEGO; returns the final SessionFlags.
+  Result<uint16_t> login(const std::string& user, const std::string& password) {
+    auth::NtlmCredentials nc;
+    nc.user = user;
+    nc.password = password;
+    nc.domain = "WG";
+    nc.workstation = "T";
+    auth::SpnegoNtlmClient initiator(nc);
+    client.begin_session_preauth();
+    Bytes token = initiator.initial_token();
+    uint64_t sid = 0;
+    for (int round_no = 0; round_no < 4; round_no++) {
+      SMBKIT_TRY(auto req, client::session_setup_request(sid, true, token, 0));
+      SMBKIT_TRY(auto rs, round(req));
+      if (rs.size() != 1) return protocol_error("one SESSION_SETUP response expected");
+      sid = rs[0].hdr.SessionId;
+      const uint32_t st = rs[0].hdr.Status;
+      if (st != STATUS_SUCCESS && st != STATUS_MORE_PROCESSING_REQUIRED) return nt_error(st, "session setup");
+      SMBKIT_TRY(auto dec, decode_session_setup_response(rs[0].msg()));
+      if (st == STATUS_MORE_PROCESSING_REQUIRED) {
+        SMBKIT_TRY(token, initiator.next_token(dec.SecurityBuffer, kNow));
+        continue;
+      }
+      session_id = sid;
+      if (dec.SessionFlags & (SMB2_SESSION_FLAG_IS_GUEST | SMB2_SESSION_FLAG_IS_NULL)) return dec.SessionFlags;
+      SMBKIT_CHECK(initiator.next_token(dec.SecurityBuffer, kNow));
+      auto pv = client.session_preauth().value();
+      auto sec = session::SessionSecurity::derive(session::Role::client, sid, srv.dialect, srv.cipher,
+                                                  srv.signing_algorithm, initiator.session_key(), pv);
+      if (rs[0].signature_unchecked)
+        SMBKIT_CHECK(auth::verify_message(sec.sign_alg, sec.signing_key, rs[0].msg()));
+      sec.signing_required = true;
+      sec.encrypt_data = dec.SessionFlags & SMB2_SESSION_FLAG_ENCRYPT_DATA;
+      client.add_session(std::move(sec));
+      return dec.SessionFlags;
+    }
+    return protocol_error("session setup did not finish");
+  }
+
+  // TREE_CONNECT; the response's status, tree id and flags.
+  struct TreeAnswer {
+    uint32_t status = 0;
+    uint32_t tree_id = 0;
+    TreeConnectResponse rsp;
+  };
+  TreeAnswer connect(const std::string& share, bool seal = false) {
+    TreeConnectRequest tc;
+    tc.Path = "\\\\server\\" + share;
+    auto req = client::make_request(SMB2_TREE_CONNECT, session_id, 0,
+                                    [&](ByteWriter& w) { return encode_tree_connect_request(tc, w); });
+    EXPECT_TRUE(req.ok());
+    req->encrypt = seal;
+    auto rs = round(*req);
+    EXPECT_TRUE(rs.ok()) << rs.error().message();
+    TreeAnswer a;
+    if (!rs || rs->size() != 1) return a;
+    a.status = (*rs)[0].hdr.Status;
+    a.tree_id = (*rs)[0].hdr.TreeId;
+    if (a.status == STATUS_SUCCESS) a.rsp = decode_tree_connect_response((*rs)[0].msg()).value();
+    return a;
+  }
+  // A request with `body`; the status of its one response.
+  template <class F>
+  uint32_t status_of(uint16_t command, uint32_t tree, F&& body, bool seal = false) {
+    auto req = client::make_request(command, session_id, tree, std::forward<F>(body));
+    EXPECT_TRUE(req.ok());
+    req->encrypt = seal;
+    auto rs = round(*req);
+    EXPECT_TRUE(rs.ok()) << rs.error().message();
+    return rs && rs->size() == 1 ? (*rs)[0].hdr.Status : 0xFFFFFFFF;
+  }
+  uint32_t create(uint32_t tree, const std::string& name, bool seal = false) {
+    CreateRequest c;
+    c.DesiredAccess = FILE_READ_ATTRIBUTES;
+    c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+    c.CreateDisposition = FILE_OPEN_IF;
+    c.Name = name;
+    return status_of(SMB2_CREATE, tree, [&](ByteWriter& w) { return encode_create_request(c, w); }, seal);
+  }
+
+  InlineIo io;
+  std::unique_ptr<ServerState> state;
+  std::shared_ptr<Conn> conn;
+  session::ClientMachine client;
+  client::NegotiateOffer offer;
+  client::ServerInfo srv;
+  uint64_t session_id = 0;
+};
+
+struct Case {
+  uint16_t dialect;
+  uint16_t cipher;
+};
+
+class EveryDialect : public ::testing::TestWithParam<Case> {};
+
+TEST_P(EveryDialect, AuthenticatesConnectsAndAnswersSignedAndSealed) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  client::ConnectionOptions opts;
+  opts.dialects = {GetParam().dialect};
+  if (GetParam().cipher) opts.ciphers = {GetParam().cipher};
+  ASSERT_TRUE(w.negotiate(opts).ok());
+  EXPECT_EQ(w.srv.dialect, GetParam().dialect);
+  if (GetParam().dialect == SMB2_DIALECT_0311) {
+    EXPECT_EQ(w.srv.cipher, GetParam().cipher);
+  }
+  auto flags = w.login(kUser, kPassword);
+  ASSERT_TRUE(flags.ok()) << flags.error().message();
+  EXPECT_EQ(*flags, 0);
+  auto t = w.connect("share");
+  ASSERT_EQ(t.status, STATUS_SUCCESS);
+  EXPECT_EQ(t.rsp.ShareType, SMB2_SHARE_TYPE_DISK);
+  // Signed, and (3.x) sealed, requests are answered.
+  EXPECT_EQ(w.status_of(SMB2_ECHO, 0, [](ByteWriter& b) { return encode_echo_request(EchoRequest{}, b); }),
+            STATUS_SUCCESS);
+  if (GetParam().dialect >= SMB2_DIALECT_0300) {
+    auto req = client::make_request(SMB2_ECHO, w.session_id, 0,
+                                    [](ByteWriter& b) { return encode_echo_request(EchoRequest{}, b); });
+    req->encrypt = true;
+    auto rs = w.round(*req);
+    ASSERT_TRUE(rs.ok()) << rs.error().message();
+    ASSERT_EQ(rs->size(), 1u);
+    EXPECT_EQ((*rs)[0].hdr.Status, STATUS_SUCCESS);
+    EXPECT_TRUE((*rs)[0].encrypted);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, EveryDialect,
+                         ::testing::Values(Case{SMB2_DIALECT_0202, 0}, Case{SMB2_DIALECT_0210, 0},
+                                           Case{SMB2_DIALECT_0300, 0}, Case{SMB2_DIALECT_0302, 0},
+                                           Case{SMB2_DIALECT_0311, AES_128_CCM}, Case{SMB2_DIALECT_0311, AES_128_GCM},
+                                           Case{SMB2_DIALECT_0311, AES_256_CCM}, Case{SMB2_DIALECT_0311, AES_256_GCM}),
+                         [](const auto& i) {
+                           char b[32];
+                           std::snprintf(b, sizeof b, "d%04x_c%u", i.param.dialect, i.param.cipher);
+                           return std::string(b);
+                         });
+
+TEST(ConnRules, NothingButNegotiateBeforeNegotiate) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  auto req = client::make_request(SMB2_ECHO, 0, 0, [](ByteWriter& b) { return encode_echo_request(EchoRequest{}, b); });
+  OutFrame f;
+  ASSERT_TRUE(w.client.send(*req, f).ok());
+  EXPECT_FALSE(w.deliver(f).ok());
+}
+
+// An SMB1 NEGOTIATE naming `dialects` (MS-CIFS 2.2.4.52.1), as the first frame.
+Bytes smb1_negotiate(std::initializer_list<const char*> dialects) {
+  Bytes m(kSmb1HeaderSize, std::byte{0});
+  store_le32(m.data(), kSmb1ProtocolId);
+  m[4] = std::byte{kSmb1ComNegotiate};
+  Bytes names;
+  for (const char* d : dialects) {
+    names.push_back(std::byte{0x02});
+    for (const char* c = d; *c; c++) names.push_back(std::byte(*c));
+    names.push_back(std::byte{0});
+  }
+  m.push_back(std::byte{0});  // WordCount
+  m.push_back(std::byte(names.size() & 0xff));
+  m.push_back(std::byte(names.size() >> 8));
+  m.insert(m.end(), names.begin(), names.end());
+  return m;
+}
+
+// The one SMB2 NEGOTIATE response the server sent.
+NegotiateResponse sent_negotiate(InlineIo& io, Header* h) {
+  EXPECT_EQ(io.sent.size(), 1u);
+  Bytes b(io.sent.at(0).head.begin() + session::kDirectTcpHeader, io.sent.at(0).head.end());
+  *h = decode_header(b).value();
+  return decode_negotiate_response(b).value();
+}
+
+TEST(ConnRules, MultiProtocolNegotiateAnswersTheSmb2Wildcard) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.conn->on_frame(smb1_negotiate({"NT LM 0.12", "SMB 2.002", "SMB 2.???"})).ok());
+  Header h;
+  NegotiateResponse r = sent_negotiate(w.io, &h);
+  EXPECT_EQ(h.MessageId, 0u);
+  EXPECT_EQ(h.Command, SMB2_NEGOTIATE);
+  EXPECT_EQ(r.DialectRevision, SMB2_DIALECT_WILDCARD);
+}
+
+TEST(ConnRules, MultiProtocolNegotiateSettlesSmb2002Alone) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.conn->on_frame(smb1_negotiate({"NT LM 0.12", "SMB 2.002"})).ok());
+  Header h;
+  EXPECT_EQ(sent_negotiate(w.io, &h).DialectRevision, SMB2_DIALECT_0202);
+}
+
+TEST(ConnRules, AnSmb1OnlyClientIsNotAnswered) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  EXPECT_FALSE(w.conn->on_frame(smb1_negotiate({"NT LM 0.12"})).ok());
+  EXPECT_TRUE(w.io.sent.empty());
+  Bytes truncated = smb1_negotiate({"SMB 2.???"});
+  truncated.pop_back();  // the name's NUL
+  Wire w2(make_config(d.path()));
+  EXPECT_FALSE(w2.conn->on_frame(truncated).ok());
+}
+
+TEST(ConnRules, NoDialectInCommonIsNotSupported) {
+  testing::TempDir d;
+  Config cfg = make_config(d.path());
+  cfg.global.min_protocol = SMB2_DIALECT_0300;
+  Wire w(cfg);
+  client::ConnectionOptions opts;
+  opts.dialects = {SMB2_DIALECT_0202, SMB2_DIALECT_0210};
+  auto r = w.negotiate(opts);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, STATUS_NOT_SUPPORTED);
+}
+
+TEST(ConnRules, FileCommandsNeedASession) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  EXPECT_EQ(w.create(1, "x"), STATUS_USER_SESSION_DELETED);
+  EXPECT_EQ(w.connect("share").status, STATUS_USER_SESSION_DELETED);
+}
+
+TEST(ConnRules, WrongPasswordIsLogonFailure) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  auto r = w.login(kUser, "not-the-password");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, STATUS_LOGON_FAILURE);
+}
+
+TEST(ConnRules, UnknownUserIsRefusedUnlessMappedToGuest) {
+  testing::TempDir d;
+  {
+    Wire w(make_config(d.path()));
+    ASSERT_TRUE(w.negotiate().ok());
+    auto r = w.login("mallory", "whatever");
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().status, STATUS_LOGON_FAILURE);
+  }
+  Config cfg = make_config(d.path());
+  cfg.global.map_to_guest = MapToGuest::bad_user;
+  Wire w(cfg);
+  ASSERT_TRUE(w.negotiate().ok());
+  auto r = w.login("mallory", "whatever");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_TRUE(*r & SMB2_SESSION_FLAG_IS_GUEST);
+  // A guest reaches guest-ok shares and IPC$ only.
+  EXPECT_EQ(w.connect("share").status, STATUS_ACCESS_DENIED);
+  EXPECT_EQ(w.connect("public").status, STATUS_SUCCESS);
+  EXPECT_EQ(w.connect("IPC$").status, STATUS_SUCCESS);
+}
+
+TEST(ConnRules, ValidUsersAndUnknownShares) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  ASSERT_TRUE(w.login("bob", "bob-Pw1").ok());
+  EXPECT_EQ(w.connect("alice_only").status, STATUS_ACCESS_DENIED);
+  EXPECT_EQ(w.connect("share").status, STATUS_SUCCESS);
+  EXPECT_EQ(w.connect("nosuch").status, STATUS_BAD_NETWORK_NAME);
+
+  Wire a(make_config(d.path()));
+  ASSERT_TRUE(a.negotiate().ok());
+  ASSERT_TRUE(a.login(kUser, kPassword).ok());
+  EXPECT_EQ(a.connect("alice_only").status, STATUS_SUCCESS);  // names compared without case
+}
+
+TEST(ConnRules, ASealedShareTakesSealedRequestsOnly) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  ASSERT_TRUE(w.login(kUser, kPassword).ok());
+  auto t = w.connect("secure");
+  ASSERT_EQ(t.status, STATUS_SUCCESS);
+  EXPECT_TRUE(t.rsp.ShareFlags & SMB2_SHAREFLAG_ENCRYPT_DATA);
+  EXPECT_EQ(w.create(t.tree_id, "plain.txt", false), STATUS_ACCESS_DENIED);
+  EXPECT_FALSE(std::filesystem::exists(d.path() + "/secure/plain.txt"));
+  EXPECT_EQ(w.create(t.tree_id, "sealed.txt", true), STATUS_SUCCESS);
+}
+
+TEST(ConnRules, ASealedShareRefusesAClientThatCannotSeal) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  client::ConnectionOptions opts;
+  opts.dialects = {SMB2_DIALECT_0210};
+  ASSERT_TRUE(w.negotiate(opts).ok());
+  ASSERT_TRUE(w.login(kUser, kPassword).ok());
+  EXPECT_EQ(w.connect("secure").status, STATUS_ACCESS_DENIED);
+}
+
+TEST(ConnRules, LogoffAndTreeDisconnectForget) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  ASSERT_TRUE(w.login(kUser, kPassword).ok());
+  auto t = w.connect("share");
+  ASSERT_EQ(t.status, STATUS_SUCCESS);
+  EXPECT_EQ(w.create(t.tree_id, "a.txt"), STATUS_SUCCESS);
+  EXPECT_EQ(w.status_of(SMB2_TREE_DISCONNECT, t.tree_id,
+                        [](ByteWriter& b) { return encode_tree_disconnect_request(TreeDisconnectRequest{}, b); }),
+            STATUS_SUCCESS);
+  EXPECT_EQ(w.create(t.tree_id, "a.txt"), STATUS_NETWORK_NAME_DELETED);
+  EXPECT_EQ(w.status_of(SMB2_LOGOFF, 0, [](ByteWriter& b) { return encode_logoff_request(LogoffRequest{}, b); }),
+            STATUS_SUCCESS);
+  // The session is gone: its requests cannot even be signed for it.
+  w.client.remove_session(w.session_id);
+  EXPECT_EQ(w.connect("share").status, STATUS_USER_SESSION_DELETED);
+}
+
+TEST(ConnRules, ValidateNegotiateMatchesOrEndsTheConnection) {
+  testing::TempDir d;
+  for (bool tamper : {false, true}) {
+    Wire w(make_config(d.path()));
+    client::ConnectionOptions opts;
+    opts.dialects = {SMB2_DIALECT_0202, SMB2_DIALECT_0210, SMB2_DIALECT_0300};
+    ASSERT_TRUE(w.negotiate(opts).ok());
+    ASSERT_TRUE(w.login(kUser, kPassword).ok());
+    auto t = w.connect("share");
+    ASSERT_EQ(t.status, STATUS_SUCCESS);
+    ValidateNegotiateInfoRequest v;
+    v.Capabilities = w.offer.capabilities;
+    v.Guid = w.offer.client_guid;
+    v.SecurityMode = w.offer.security_mode;
+    v.Dialects = w.offer.dialects;
+    if (tamper) v.Dialects = {SMB2_DIALECT_0202};  // as if a man in the middle had cut the list
+    IoctlRequest io;
+    io.CtlCode = FSCTL_VALIDATE_NEGOTIATE_INFO;
+    io.FileId = {~0ull, ~0ull};
+    io.Input = encode_validate_negotiate_info_request(v).value();
+    io.MaxOutputResponse = 64;
+    io.Flags = SMB2_0_IOCTL_IS_FSCTL;
+    auto req = client::make_request(SMB2_IOCTL, w.session_id, t.tree_id,
+                                    [&](ByteWriter& b) { return encode_ioctl_request(io, b); });
+    req->sign = true;
+    OutFrame f;
+    ASSERT_TRUE(w.client.send(*req, f).ok());
+    auto rs = w.deliver(f);
+    if (!tamper) {
+      ASSERT_TRUE(rs.ok()) << rs.error().message();
+      ASSERT_EQ(rs->size(), 1u);
+      ASSERT_EQ((*rs)[0].hdr.Status, STATUS_SUCCESS);
+      auto ir = decode_ioctl_response((*rs)[0].msg()).value();
+      auto vr = decode_validate_negotiate_info_response(ir.Output).value();
+      EXPECT_EQ(vr.Dialect, SMB2_DIALECT_0300);
+      EXPECT_EQ(vr.Guid, w.srv.server_guid);
+    } else {
+      EXPECT_FALSE(rs.ok());  // the connection ends
+    }
+  }
+}
+
+TEST(ConnRules, SessionsInSetupAreBounded) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  std::vector<uint32_t> statuses;
+  for (int i = 0; i < 20; i++) {
+    auth::NtlmCredentials nc;
+    nc.user = kUser;
+    nc.password = kPassword;
+    auth::SpnegoNtlmClient initiator(nc);
+    auto req = client::session_setup_request(0, true, initiator.initial_token(), 0);
+    auto rs = w.round(*req);
+    ASSERT_TRUE(rs.ok());
+    statuses.push_back((*rs)[0].hdr.Status);
+  }
+  EXPECT_EQ(statuses.front(), STATUS_MORE_PROCESSING_REQUIRED);
+  EXPECT_EQ(statuses.back(), STATUS_INSUFFICIENT_RESOURCES);
+}
+
+}  // namespace
+}  // namespace smbkit::server

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""A third SMB client for smbkitd's tests: python3-impacket (Debian).
+
+    impacket_client.py PORT USER PASSWORD ACTION [ARGS...]
+
+Actions print one result per line and exit 0 unless the action itself
+could not run:
+  roundtrip SHARE NAME SIZE   write NAME (SIZE pseudo-random bytes), list
+                              it, read it back; prints "ok" or "mismatch"
+  open SHARE NAME             prints the NTSTATUS name of opening NAME
+                              for reading ("STATUS_SUCCESS" when it opened)
+  opens SHARE COUNT           opens COUNT new files, keeping them open;
+                              prints how many opened, then the first error
+  shares                      prints the share names NetShareEnumAll lists
+"""
+import io
+import random
+import sys
+
+from impacket.smb3structs import FILE_READ_DATA, FILE_SHARE_READ, FILE_OPEN
+from impacket.smbconnection import SMBConnection, SessionError
+
+
+def connect(port, user, password):
+    c = SMBConnection("127.0.0.1", "127.0.0.1", sess_port=int(port), timeout=30)
+    c.login(user, password)
+    return c
+
+
+def status_name(e):
+    try:
+        return e.getErrorString()[0]
+    except Exception:
+        return "0x%08x" % e.getErrorCode()
+
+
+def main():
+    port, user, password, action = sys.argv[1:5]
+    args = sys.argv[5:]
+    c = connect(port, user, password)
+    if action == "roundtrip":
+        share, name, size = args[0], args[1], int(args[2])
+        rnd = random.Random(size)
+        data = bytes(rnd.getrandbits(8) for _ in range(size))
+        c.putFile(share, name, io.BytesIO(data).read)
+        names = [f.get_longname() for f in c.listPath(share, "*")]
+        out = io.BytesIO()
+        c.getFile(share, name, out.write)
+        print("ok" if out.getvalue() == data and name in names else "mismatch")
+    elif action == "open":
+        share, name = args
+        tid = c.connectTree(share)
+        try:
+            fid = c.openFile(tid, name, desiredAccess=FILE_READ_DATA, shareMode=FILE_SHARE_READ,
+                             creationDisposition=FILE_OPEN)
+            c.closeFile(tid, fid)
+            print("STATUS_SUCCESS")
+        except SessionError as e:
+            print(status_name(e))
+    elif action == "opens":
+        share, count = args[0], int(args[1])
+        tid = c.connectTree(share)
+        opened = 0
+        first_error = "none"
+        for i in range(count):
+            try:
+                c.createFile(tid, "many_%05d.tmp" % i)
+                opened += 1
+            except SessionError as e:
+                first_error = status_name(e)
+                break
+        print(opened)
+        print(first_error)
+    elif action == "shares":
+        for s in c.listShares():
+            print(s["shi1_netname"][:-1])
+    else:
+        sys.exit("unknown action " + action)
+    c.logoff()
+
+
+if __name__ == "__main__":
+    main()
