@@ -70,10 +70,11 @@ struct FileServiceOptions {
   uint32_t max_write = 8 << 20;
   uint32_t max_transact = 8 << 20;
   // Opens the server end of the named pipe `name` ("srvsvc", without a
-  // leading '\\') on IPC$; nullptr (or a null result): no such pipe
-  // (STATUS_OBJECT_NAME_NOT_FOUND). The server sets it to rpc::open_pipe;
-  // tests plug in their own endpoints.
-  std::function<std::unique_ptr<rpc::PipeEndpoint>(std::string_view name, const rpc::SrvsvcOptions& opts)> open_pipe;
+  // leading '\\' or "PIPE\\") on IPC$ with the call's srvsvc view; nullptr
+  // (or a null result): no such pipe (STATUS_OBJECT_NAME_NOT_FOUND). Tests
+  // plug in their own endpoints.
+  std::function<std::unique_ptr<rpc::PipeEndpoint>(std::string_view name, const rpc::SrvsvcOptions& opts)> open_pipe =
+      rpc::open_pipe;
 };
 
 class FileService;

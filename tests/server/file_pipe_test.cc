@@ -130,8 +130,29 @@ TEST_F(PipeServiceTest, NamesAreStrippedAndUnknownOnesRefused) {
 }
 
 TEST_F(PipeTest, NoPipesWithoutAnOpener) {
-  // The fixture's service has no open_pipe: IPC$ has no pipes at all.
-  EXPECT_EQ(create("srvsvc", FILE_OPEN).status, STATUS_OBJECT_NAME_NOT_FOUND);
+  FileServiceOptions o;
+  o.open_pipe = nullptr;
+  FileService none(o);
+  ConnOpens c(none);
+  CreateRequest req;
+  req.Name = "srvsvc";
+  req.DesiredAccess = FILE_READ_DATA;
+  auto r = none.execute(c, ctx_, SMB2_CREATE,
+                        request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
+  EXPECT_EQ(r.status, STATUS_OBJECT_NAME_NOT_FOUND);
+}
+
+TEST_F(PipeTest, TheDefaultOpenerServesSrvsvc) {
+  // FileServiceOptions' default is rpc::open_pipe: srvsvc, nothing else.
+  rpc::SrvsvcOptions srvsvc;
+  srvsvc.server_name = "TEST";
+  ctx_.srvsvc = &srvsvc;
+  auto c = create("srvsvc", FILE_OPEN, FILE_READ_DATA | FILE_WRITE_DATA);
+  ASSERT_EQ(c.status, STATUS_SUCCESS);
+  EXPECT_EQ(close(c.id()), STATUS_SUCCESS);
+  EXPECT_EQ(create("\\PIPE\\srvsvc", FILE_OPEN).status, STATUS_SUCCESS);
+  EXPECT_EQ(create("lsarpc", FILE_OPEN).status, STATUS_OBJECT_NAME_NOT_FOUND);
+  ctx_.srvsvc = nullptr;
 }
 
 TEST_F(PipeTest, IoctlOnAFileIsNotSupported) {
