@@ -168,6 +168,8 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       n.FileAttributes = file_attributes(st);
       return fixed_of(encode_info(n));
     }
+    case FILE_ALTERNATE_NAME_INFORMATION:  // no 8.3 short names are made (as Samba answers)
+      return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);
     case FILE_ATTRIBUTE_TAG_INFORMATION:  // MS-FSCC 2.4.6: FileAttributes, ReparseTag
       return raw(8, [&](ByteWriter& w) {
         w.u32(file_attributes(st));

@@ -20,11 +20,14 @@ using namespace proto;
 
 namespace {
 
-// MS-SMB2 2.2.21: Offset 0xFFFFFFFFFFFFFFFF on a WRITE means "at the end
-// of the file" for an open with FILE_APPEND_DATA.
+// MS-SMB2 2.2.21 / MS-FSA 2.1.5.3: Offset 0xFFFFFFFFFFFFFFFF on a WRITE
+// means "at the end of the file" for an open that may only append.
 constexpr uint64_t kWriteAtEnd = UINT64_MAX;
 // The largest offset POSIX I/O takes (off_t).
 constexpr uint64_t kMaxFileOffset = static_cast<uint64_t>(INT64_MAX);
+// The end no write may pass: NTFS's largest file (MAXFILESIZE, 16 TiB less
+// 64 KiB), which Windows and Samba enforce with STATUS_INVALID_PARAMETER.
+constexpr uint64_t kMaxFileSize = 0xfffffff0000ull;
 // DataLength within the READ response body (MS-SMB2 2.2.20).
 constexpr size_t kReadDataLengthAt = 4;
 
@@ -107,16 +110,20 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
   if (f.pipe) return pipe_write(f, req->Data);
   if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
-  const bool at_end = req->Offset == kWriteAtEnd;
-  const uint32_t needed = at_end ? (FILE_WRITE_DATA | FILE_APPEND_DATA) : FILE_WRITE_DATA;
-  if (!(f.granted & needed) || !f.data_fd || f.read_only_tree) return error_reply(STATUS_ACCESS_DENIED);
+  // An open that may only append writes at the end when it asks for it;
+  // to any other open an offset past 2^63 - 1 is invalid.
+  const bool append_only = (f.granted & FILE_APPEND_DATA) && !(f.granted & FILE_WRITE_DATA);
+  const bool at_end = append_only && req->Offset == kWriteAtEnd;
+  if (!at_end && req->Offset > kMaxFileOffset) return error_reply(STATUS_INVALID_PARAMETER);
+  if (!(f.granted & (at_end ? FILE_APPEND_DATA : FILE_WRITE_DATA)) || !f.data_fd || f.read_only_tree)
+    return error_reply(STATUS_ACCESS_DENIED);
   uint64_t offset = req->Offset;
   if (at_end) {
     struct stat st {};
     if (fstat(f.fd, &st) != 0) return error_reply(errno_status(errno));
     offset = static_cast<uint64_t>(st.st_size);
   }
-  if (offset > kMaxFileOffset || req->Data.size() > kMaxFileOffset - offset)
+  if (!req->Data.empty() && (offset > kMaxFileSize || req->Data.size() > kMaxFileSize - offset))
     return error_reply(STATUS_INVALID_PARAMETER);
   if (!io_allowed_by_locks(svc, f, offset, req->Data.size(), true)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
   ssize_t n = pwrite_full(f.fd, req->Data.data(), req->Data.size(), offset);

@@ -55,6 +55,8 @@ TEST_F(QueryInfoTest, FileClasses) {
     EXPECT_FALSE(b.empty()) << int(cls);
   }
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, 0x77, nullptr), STATUS_INVALID_INFO_CLASS);
+  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALTERNATE_NAME_INFORMATION, nullptr),
+            STATUS_OBJECT_NAME_NOT_FOUND);
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_QUOTA, 0, nullptr), STATUS_NOT_SUPPORTED);
   Bytes sd;
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_SECURITY, 0, &sd), STATUS_SUCCESS);

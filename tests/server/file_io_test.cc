@@ -34,6 +34,15 @@ TEST_F(IoTest, WriteAtEndOfFileAppends) {
   EXPECT_EQ(write(c.id(), UINT64_MAX, "def"), STATUS_SUCCESS);
   close(c.id());
   EXPECT_EQ(get("f"), "abcdef");
+  // To an open that may write anywhere, that offset is just invalid.
+  auto w = create("f", FILE_OPEN, FILE_WRITE_DATA | FILE_APPEND_DATA);
+  EXPECT_EQ(write(w.id(), UINT64_MAX, "x"), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(write(w.id(), (1ull << 63), ""), STATUS_INVALID_PARAMETER);
+  // Nothing past NTFS's MAXFILESIZE; an empty write there is fine.
+  EXPECT_EQ(write(w.id(), 0xfffffff0000ull, "x"), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(write(w.id(), 0xfffffff0000ull, ""), STATUS_SUCCESS);
+  close(w.id());
+  EXPECT_EQ(get("f"), "abcdef");
 }
 
 TEST_F(IoTest, BoundsAreChecked) {
