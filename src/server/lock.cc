@@ -29,10 +29,15 @@ bool overlap(uint64_t a, uint64_t alen, uint64_t b, uint64_t blen) {
   return a <= b_last && b <= a_last;
 }
 
-bool conflicts(const FileNode& n, const LockElement& e, bool exclusive) {
+// MS-FSA 2.1.5.7: a new lock meets every overlapping lock; only shared
+// with shared passes, and a shared lock inside an exclusive lock of the
+// same open (locks stack: each needs its own unlock).
+bool conflicts(const FileNode& n, const Open* me, const LockElement& e, bool exclusive) {
   for (const auto& k : n.locks) {
     if (!overlap(k.offset, k.length, e.Offset, e.Length)) continue;
-    if (k.exclusive || exclusive) return true;
+    if (!k.exclusive && !exclusive) continue;
+    if (k.exclusive && !exclusive && k.owner == me) continue;
+    return true;
   }
   return false;
 }
@@ -96,7 +101,7 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
     const size_t before = n.locks.size();
     for (const auto& e : req->Locks) {
       const bool exclusive = e.Flags & SMB2_LOCKFLAG_EXCLUSIVE_LOCK;
-      if (conflicts(n, e, exclusive)) {
+      if (conflicts(n, &f, e, exclusive)) {
         // MS-SMB2 3.3.5.14.2: the locks this request took are undone.
         n.locks.resize(before);
         return error_reply(STATUS_LOCK_NOT_GRANTED);

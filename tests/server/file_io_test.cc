@@ -4,7 +4,13 @@
 namespace smbkit::server::testing {
 namespace {
 
-using IoTest = FileFixture;
+class IoTest : public FileFixture {
+ protected:
+  uint32_t set_info_raw_eof(const FileId& id, uint64_t eof) {
+    auto b = encode_info(FileEndOfFileInformation{eof});
+    return set_info_raw(id, FILE_END_OF_FILE_INFORMATION, *b);
+  }
+};
 
 TEST_F(IoTest, WriteThenReadBack) {
   auto c = create("f", FILE_CREATE);
@@ -53,6 +59,18 @@ TEST_F(IoTest, BoundsAreChecked) {
   // Offset + Length past what off_t holds.
   EXPECT_EQ(read(c.id(), UINT64_MAX - 1, 10), STATUS_INVALID_PARAMETER);
   EXPECT_EQ(write(c.id(), (1ull << 63) - 2, "abcd"), STATUS_INVALID_PARAMETER);
+  // The edges smbtorture's smb2.rw.invalid walks.
+  ASSERT_EQ(write(c.id(), 0, "0123456789"), STATUS_SUCCESS);
+  EXPECT_EQ(read(c.id(), 10, 0), STATUS_SUCCESS);
+  EXPECT_EQ(read(c.id(), INT64_MAX - 1, 1), STATUS_END_OF_FILE);
+  EXPECT_EQ(read(c.id(), INT64_MAX, 0), STATUS_SUCCESS);
+  EXPECT_EQ(read(c.id(), INT64_MAX, 1), STATUS_INVALID_PARAMETER);
+  for (uint64_t off : {uint64_t{INT64_MAX} + 1, UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - 2})
+    EXPECT_EQ(read(c.id(), off, 0), STATUS_INVALID_PARAMETER) << off;
+  EXPECT_EQ(write(c.id(), INT64_MAX, ""), STATUS_SUCCESS);
+  EXPECT_EQ(write(c.id(), INT64_MAX, "x"), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(write(c.id(), 0xfffffff0000ull - 1, "x"), STATUS_SUCCESS);
+  ASSERT_EQ(set_info_raw_eof(c.id(), 0), STATUS_SUCCESS);
   // A DataOffset/Length that runs past the message.
   WriteRequest req;
   req.FileId = c.id();

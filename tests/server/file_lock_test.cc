@@ -61,6 +61,25 @@ TEST_F(LockTest, CloseReleasesLocksAndManyElementsAreAllOrNothing) {
   close(b.id(), &conn2_);
 }
 
+TEST_F(LockTest, AnOpensLocksStack) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{2, 4, kExclusive}}), STATUS_SUCCESS);
+  // A shared lock inside the open's own exclusive lock is granted (twice),
+  // another exclusive one is not.
+  EXPECT_EQ(lock(a.id(), {{2, 4, kShared}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(a.id(), {{2, 4, kShared}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(a.id(), {{2, 4, kExclusive}}), STATUS_LOCK_NOT_GRANTED);
+  EXPECT_EQ(lock(b.id(), {{2, 4, kShared}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  // Each needs its own unlock.
+  for (int i = 0; i < 3; i++) EXPECT_EQ(lock(a.id(), {{2, 4, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS) << i;
+  EXPECT_EQ(lock(a.id(), {{2, 4, SMB2_LOCKFLAG_UNLOCK}}), STATUS_RANGE_NOT_LOCKED);
+  EXPECT_EQ(lock(b.id(), {{2, 4, kExclusive}}, &conn2_), STATUS_SUCCESS);
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
 TEST_F(LockTest, InvalidRequests) {
   put("f", "x");
   auto a = create("f", FILE_OPEN);
