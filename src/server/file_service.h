@@ -16,8 +16,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "base/bytes.h"
 #include "base/result.h"
@@ -31,8 +33,10 @@ namespace smbkit::server {
 struct TreeCtx {
   uint32_t tree_id = 0;
   std::shared_ptr<const Share> share;
-  bool read_only = false;          // share read-only (writes refused: STATUS_ACCESS_DENIED)
-  uint32_t maximal_access = 0;     // the access mask granted on this tree
+  bool read_only = false;  // share read-only (writes refused: STATUS_ACCESS_DENIED)
+  // The access mask granted on this tree; 0: all (FILE_ALL_ACCESS), less
+  // what a read-only share or tree takes away.
+  uint32_t maximal_access = 0;
 };
 
 // One request's context.
@@ -65,6 +69,12 @@ struct FileServiceOptions {
   uint32_t max_read = 8 << 20;      // MaxReadSize/MaxWriteSize/MaxTransactSize we negotiate
   uint32_t max_write = 8 << 20;
   uint32_t max_transact = 8 << 20;
+  // Opens the server end of the named pipe `name` ("srvsvc", without a
+  // leading '\\' or "PIPE\\") on IPC$ with the call's srvsvc view; nullptr
+  // (or a null result): no such pipe (STATUS_OBJECT_NAME_NOT_FOUND). Tests
+  // plug in their own endpoints.
+  std::function<std::unique_ptr<rpc::PipeEndpoint>(std::string_view name, const rpc::SrvsvcOptions& opts)> open_pipe =
+      rpc::open_pipe;
 };
 
 class FileService;

@@ -1,0 +1,323 @@
+// SMB2 CREATE on a disk share (MS-SMB2 3.3.5.9, MS-FSA 2.1.5.1): the name
+// resolved beneath the share root, the disposition applied, access and
+// share modes checked, the open registered; and SMB2 CLOSE (3.3.5.10).
+#include "proto/create.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "proto/close.h"
+#include "server/file_internal.h"
+#include "server/path.h"
+
+namespace smbkit::server {
+
+using namespace proto;
+
+namespace {
+
+using Fd = UniqueFd;
+
+constexpr int kOpenFlags = O_NONBLOCK | O_NOCTTY;  // never block on a FIFO, never a tty
+constexpr mode_t kNewFileMode = 0666;              // less the process umask
+constexpr mode_t kNewDirMode = 0777;
+constexpr mode_t kWriteBits = S_IWUSR | S_IWGRP | S_IWOTH;
+constexpr uint32_t kDataAccess = FILE_READ_DATA | FILE_WRITE_DATA | FILE_APPEND_DATA | FILE_EXECUTE;
+constexpr int kCreateRetries = 4;  // a name appearing/vanishing under us
+
+struct Validated {
+  uint32_t access = 0;  // generic rights mapped, MAXIMUM_ALLOWED kept
+  std::string path;
+};
+
+// MS-SMB2 3.3.5.9 / MS-FSA 2.1.5.1 parameter checks before any disk access.
+Result<Validated> validate(const CreateRequest& req) {
+  if (req.CreateDisposition > FILE_OVERWRITE_IF) return nt_error(STATUS_INVALID_PARAMETER);
+  if (req.ImpersonationLevel > SMB2_IMPERSONATION_DELEGATE) return nt_error(STATUS_INVALID_PARAMETER);
+  const uint32_t opt = req.CreateOptions;
+  if ((opt & FILE_DIRECTORY_FILE) && (opt & FILE_NON_DIRECTORY_FILE)) return nt_error(STATUS_INVALID_PARAMETER);
+  if ((opt & FILE_DIRECTORY_FILE) && req.CreateDisposition != FILE_CREATE && req.CreateDisposition != FILE_OPEN &&
+      req.CreateDisposition != FILE_OPEN_IF)
+    return nt_error(STATUS_INVALID_PARAMETER);
+  if (opt & FILE_OPEN_BY_FILE_ID) return nt_error(STATUS_NOT_SUPPORTED);
+  if (req.DesiredAccess & ACCESS_SYSTEM_SECURITY) return nt_error(STATUS_PRIVILEGE_NOT_HELD);
+  Validated v;
+  v.access = map_generic(req.DesiredAccess);
+  if ((opt & FILE_DELETE_ON_CLOSE) && !(v.access & (DELETE | MAXIMUM_ALLOWED))) return nt_error(STATUS_ACCESS_DENIED);
+  // MS-SMB2 3.3.5.9 (as Windows and Samba answer it): a CREATE name is
+  // relative to the share; one starting with '\' is malformed.
+  if (!req.Name.empty() && req.Name.front() == '\\') return nt_error(STATUS_INVALID_PARAMETER);
+  SMBKIT_TRY(v.path, normalize_name(req.Name));
+  return v;
+}
+
+// The access an open is granted, or STATUS_ACCESS_DENIED.
+Result<uint32_t> grant(uint32_t wanted, uint32_t max) {
+  uint32_t g = wanted & ~MAXIMUM_ALLOWED;
+  if (g & ~max) return nt_error(STATUS_ACCESS_DENIED);
+  if (wanted & MAXIMUM_ALLOWED) g |= max;
+  return g;
+}
+
+struct Opened {
+  int fd = -1;
+  bool data_fd = true;
+  uint32_t action = FILE_OPENED;
+  bool truncate = false;
+  uint32_t granted = 0;
+  struct stat st {};
+};
+
+// Opens the existing `path` (already known to exist as `st`) for the open
+// being created; the fd is checked to be the same file.
+Result<Opened> open_existing(const CallCtx& ctx, const CreateRequest& req, const Validated& v, int path_fd,
+                             const struct stat& st) {
+  const bool is_dir = S_ISDIR(st.st_mode);
+  if (!is_dir && !S_ISREG(st.st_mode)) return nt_error(STATUS_ACCESS_DENIED);  // devices, FIFOs
+  const uint32_t disp = req.CreateDisposition;
+  if (disp == FILE_CREATE) return nt_error(STATUS_OBJECT_NAME_COLLISION);
+  if (is_dir && (req.CreateOptions & FILE_NON_DIRECTORY_FILE)) return nt_error(STATUS_FILE_IS_A_DIRECTORY);
+  if (!is_dir && (req.CreateOptions & FILE_DIRECTORY_FILE)) return nt_error(STATUS_NOT_A_DIRECTORY);
+  const bool overwrite = disp == FILE_SUPERSEDE || disp == FILE_OVERWRITE || disp == FILE_OVERWRITE_IF;
+  if (is_dir && overwrite) return nt_error(STATUS_FILE_IS_A_DIRECTORY);
+  const uint32_t max = maximal_access(*ctx.tree, st);
+  if (overwrite && !(max & FILE_WRITE_DATA)) return nt_error(STATUS_ACCESS_DENIED);
+  Opened out;
+  SMBKIT_TRY(out.granted, grant(v.access, max));
+  if (overwrite) {
+    out.truncate = true;
+    out.action = disp == FILE_SUPERSEDE ? FILE_SUPERSEDED : FILE_OVERWRITTEN;
+  }
+  int flags = kOpenFlags;
+  if (is_dir)
+    flags |= O_RDONLY | O_DIRECTORY;
+  else if (overwrite || (out.granted & (FILE_WRITE_DATA | FILE_APPEND_DATA)))
+    flags |= O_RDWR;
+  else
+    flags |= O_RDONLY;
+  int fd = open_beneath(ctx.tree->share->root_fd, v.path, flags);
+  if (fd == -EACCES && !(out.granted & kDataAccess) && !overwrite) {
+    // No data access asked: an fd for attributes only will do.
+    fd = fcntl(path_fd, F_DUPFD_CLOEXEC, 0);
+    out.data_fd = false;
+  }
+  if (fd < 0) return nt_error(errno_status(-fd));
+  Fd owned(fd);
+  if (fstat(fd, &out.st) != 0) return nt_error(errno_status(errno));
+  if (out.st.st_dev != st.st_dev || out.st.st_ino != st.st_ino)
+    return nt_error(STATUS_RETRY);  // replaced between the two opens
+  out.fd = owned.release();
+  return out;
+}
+
+// Creates `path` (its parent must exist) as a file or a directory.
+Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Validated& v) {
+  const uint32_t disp = req.CreateDisposition;
+  auto [parent, leaf] = split_parent(v.path);
+  Fd pfd(open_beneath(ctx.tree->share->root_fd, parent, O_PATH | O_DIRECTORY));
+  if (pfd.fd < 0)
+    return nt_error(pfd.fd == -ENOENT || pfd.fd == -ENOTDIR ? STATUS_OBJECT_PATH_NOT_FOUND : errno_status(-pfd.fd));
+  if (disp == FILE_OPEN || disp == FILE_OVERWRITE) return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);
+  if (ctx.tree->read_only || ctx.tree->share->cfg.read_only) return nt_error(STATUS_ACCESS_DENIED);
+  const bool dir = req.CreateOptions & FILE_DIRECTORY_FILE;
+  int fd;
+  if (dir) {
+    if (mkdirat(pfd.fd, leaf.c_str(), kNewDirMode) != 0) return nt_error(errno_status(errno));
+    fd = open_beneath(pfd.fd, leaf, kOpenFlags | O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } else {
+    fd = open_beneath(pfd.fd, leaf, kOpenFlags | O_CREAT | O_EXCL | O_RDWR, kNewFileMode);
+  }
+  if (fd < 0) return nt_error(errno_status(-fd));
+  Opened out;
+  out.fd = fd;
+  out.action = FILE_CREATED;
+  if (!dir && (req.FileAttributes & FILE_ATTRIBUTE_READONLY)) {
+    struct stat st {};
+    if (fstat(fd, &st) == 0) (void)fchmod(fd, st.st_mode & ~kWriteBits);
+  }
+  if (fstat(fd, &out.st) != 0) {
+    ::close(fd);
+    return nt_error(errno_status(errno));
+  }
+  // The creator may do what the tree allows, whatever the new mode says.
+  struct stat writable = out.st;
+  writable.st_mode |= S_IWUSR;
+  auto g = grant(v.access, maximal_access(*ctx.tree, writable));
+  if (!g) {
+    ::close(fd);
+    return g.take_error();
+  }
+  out.granted = *g;
+  return out;
+}
+
+Result<Opened> open_or_create(const CallCtx& ctx, const CreateRequest& req, const Validated& v) {
+  for (int i = 0;; i++) {
+    Fd pfd(open_beneath(ctx.tree->share->root_fd, v.path, O_PATH));
+    Result<Opened> r = nt_error(STATUS_UNSUCCESSFUL);
+    if (pfd.fd >= 0) {
+      struct stat st {};
+      if (fstat(pfd.fd, &st) != 0) return nt_error(errno_status(errno));
+      r = open_existing(ctx, req, v, pfd.fd, st);
+    } else if (pfd.fd == -ENOENT) {
+      r = create_new(ctx, req, v);
+    } else if (pfd.fd == -ENOTDIR) {
+      return nt_error(STATUS_OBJECT_PATH_NOT_FOUND);
+    } else {
+      return nt_error(errno_status(-pfd.fd));
+    }
+    // The name came or went between the lookup and the open: look again.
+    const bool raced =
+        !r && (r.error().is(STATUS_RETRY) ||
+               (pfd.fd < 0 && r.error().is(STATUS_OBJECT_NAME_COLLISION) && req.CreateDisposition != FILE_CREATE) ||
+               (pfd.fd >= 0 && r.error().is(STATUS_OBJECT_NAME_NOT_FOUND)));
+    if (!raced || i + 1 >= kCreateRetries) {
+      if (!r && r.error().is(STATUS_RETRY)) return nt_error(STATUS_SHARING_VIOLATION);
+      return r;
+    }
+  }
+}
+
+// Joins the open to its file's server-wide state: delete pending and share
+// modes checked (MS-FSA 2.1.5.1.2), the node created on first open.
+uint32_t register_open(FileService& svc, const OpenPtr& o, const std::string& path) {
+  auto& impl = svc.impl();
+  MutexLock l(impl.nodes_mu);
+  auto& slot = impl.nodes[{o->dev, o->ino}];
+  if (!slot) {
+    slot = std::make_shared<FileNode>();
+    slot->dev = o->dev;
+    slot->ino = o->ino;
+  }
+  FileNode& n = *slot;
+  uint32_t status = STATUS_SUCCESS;
+  if (n.delete_pending)
+    status = STATUS_DELETE_PENDING;
+  else if (!share_access_ok(n, o->granted, o->share_access))
+    status = STATUS_SHARING_VIOLATION;
+  if (status != STATUS_SUCCESS) {
+    if (n.opens.empty()) impl.nodes.erase({o->dev, o->ino});
+    return status;
+  }
+  n.opens.push_back(o.get());
+  n.share = o->share;
+  n.path = path;
+  o->node = slot;
+  return STATUS_SUCCESS;
+}
+
+void add_contexts(const CreateRequest& req, const TreeCtx& tree, const struct stat& st, CreateResponse& resp) {
+  if (const auto* c = find_create_context(req.CreateContexts, SMB2_CREATE_QUERY_MAXIMAL_ACCESS_REQUEST)) {
+    CreateQueryMaximalAccessResponse m;
+    if (decode_maximal_access_request(c->Data))
+      m.MaximalAccess = maximal_access(tree, st);
+    else
+      m.QueryStatus = STATUS_INVALID_PARAMETER;
+    resp.CreateContexts.push_back(to_create_context(m));
+  }
+  if (find_create_context(req.CreateContexts, SMB2_CREATE_QUERY_ON_DISK_ID)) {
+    CreateQueryOnDiskIdResponse q;
+    q.DiskFileId = static_cast<uint64_t>(st.st_ino);
+    q.VolumeId = static_cast<uint64_t>(st.st_dev);
+    resp.CreateContexts.push_back(to_create_context(q));
+  }
+}
+
+}  // namespace
+
+FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  auto req = decode_create_request(msg);
+  if (!req) return error_reply(STATUS_INVALID_PARAMETER);
+  if (ctx.tree->share->is_ipc) return pipe_create(svc, opens, ctx, req->Name);
+  auto v = validate(*req);
+  if (!v) return error_reply(v.error().status ? v.error().status : STATUS_INVALID_PARAMETER);
+  if (opens.size() >= svc.options().max_open_files) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
+  if ((req->CreateOptions & FILE_DELETE_ON_CLOSE) && (ctx.tree->read_only || ctx.tree->share->cfg.read_only))
+    return error_reply(STATUS_ACCESS_DENIED);
+
+  auto opened = open_or_create(ctx, *req, *v);
+  if (!opened) return error_reply(opened.error().status ? opened.error().status : STATUS_UNSUCCESSFUL);
+  auto o = std::make_shared<Open>();
+  o->fd = opened->fd;
+  o->data_fd = opened->data_fd;
+  o->is_dir = S_ISDIR(opened->st.st_mode);
+  o->session_id = ctx.session_id;
+  o->tree_id = ctx.tree->tree_id;
+  o->share = ctx.tree->share;
+  o->read_only_tree = ctx.tree->read_only || ctx.tree->share->cfg.read_only;
+  o->granted = opened->granted;
+  o->share_access = req->ShareAccess & (FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE);
+  o->create_options = req->CreateOptions;
+  o->dev = opened->st.st_dev;
+  o->ino = opened->st.st_ino;
+  const bool doc = req->CreateOptions & FILE_DELETE_ON_CLOSE;
+  {
+    MutexLock l(o->mu);
+    o->delete_on_close = doc;
+  }
+  if (doc) {
+    if (v->path.empty()) return error_reply(STATUS_CANNOT_DELETE);  // the share root
+    if (!o->is_dir && !(opened->st.st_mode & S_IWUSR)) return error_reply(STATUS_CANNOT_DELETE);
+    if (o->is_dir && !directory_is_empty(o->fd)) return error_reply(STATUS_DIRECTORY_NOT_EMPTY);
+  }
+  if (uint32_t s = register_open(svc, o, v->path); s != STATUS_SUCCESS) return error_reply(s);
+  if (opened->truncate) {
+    if (ftruncate(o->fd, 0) != 0) {
+      const int e = errno;
+      svc.impl().release(*o);
+      return error_reply(errno_status(e));
+    }
+    (void)fstat(o->fd, &opened->st);
+  }
+  if (!opens.impl().add(o, svc.options().max_open_files)) {
+    svc.impl().release(*o);
+    return error_reply(STATUS_TOO_MANY_OPENED_FILES);
+  }
+  if (ctx.chain_file_id) *ctx.chain_file_id = o->id;
+
+  CreateResponse resp;
+  resp.OplockLevel = SMB2_OPLOCK_LEVEL_NONE;
+  resp.CreateAction = opened->action;
+  const struct stat& st = opened->st;
+  const FileTimes t = file_times(st);
+  resp.CreationTime = t.creation;
+  resp.LastAccessTime = t.last_access;
+  resp.LastWriteTime = t.last_write;
+  resp.ChangeTime = t.change;
+  resp.AllocationSize = allocation_size(st);
+  resp.EndofFile = o->is_dir ? 0 : static_cast<uint64_t>(st.st_size);
+  resp.FileAttributes = file_attributes(st);
+  resp.FileId = o->id;
+  add_contexts(*req, *ctx.tree, st, resp);
+  return body_reply(STATUS_SUCCESS, resp, encode_create_response);
+}
+
+FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  auto req = decode_close_request(msg);
+  if (!req) return error_reply(STATUS_INVALID_PARAMETER);
+  auto o = resolve_open(opens, ctx, req->FileId);
+  if (!o) return error_reply(o.error().status);
+  CloseResponse resp;
+  if ((req->Flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB) && (*o)->fd >= 0) {
+    struct stat st {};
+    if (fstat((*o)->fd, &st) == 0) {
+      resp.Flags = SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB;
+      const FileTimes t = file_times(st);
+      resp.CreationTime = t.creation;
+      resp.LastAccessTime = t.last_access;
+      resp.LastWriteTime = t.last_write;
+      resp.ChangeTime = t.change;
+      resp.AllocationSize = allocation_size(st);
+      resp.EndofFile = S_ISDIR(st.st_mode) ? 0 : static_cast<uint64_t>(st.st_size);
+      resp.FileAttributes = file_attributes(st);
+    }
+  }
+  if (!opens.impl().remove((*o)->id)) return error_reply(STATUS_FILE_CLOSED);  // closed meanwhile
+  svc.impl().release(**o);
+  return body_reply(STATUS_SUCCESS, resp, encode_close_response);
+}
+
+}  // namespace smbkit::server

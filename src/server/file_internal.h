@@ -1,0 +1,204 @@
+// The file layer's shared pieces: an open (Open), the server-wide state of
+// one on-disk file (FileNode: share modes, byte-range locks, delete
+// pending), the tables that hold them, and the handlers FileService::execute
+// dispatches to (one file per command group).
+//
+// Lock order: ConnOpens::Impl::mu and Open::mu are leaves taken alone;
+// FileService::Impl::nodes_mu (the share-mode, lock and delete-pending
+// table) may be taken while holding an Open::mu, never the other way.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "base/bytes.h"
+#include "base/mutex.h"
+#include "base/result.h"
+#include "proto/constants.h"
+#include "proto/fscc_dir_info.h"
+#include "proto/types.h"
+#include "server/file_service.h"
+
+namespace smbkit::server {
+
+struct Open;
+
+// MS-SMB2 2.2.26 LOCK element as held: a range of one open.
+struct ByteRangeLock {
+  const Open* owner = nullptr;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  bool exclusive = false;
+};
+
+// One on-disk file (dev, ino) with at least one open on any connection:
+// MS-FSA 2.1.1.4 File's open list (for share modes), its byte-range locks
+// and DeletePending. Guarded by FileService::Impl::nodes_mu.
+struct FileNode {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::vector<Open*> opens;
+  std::vector<ByteRangeLock> locks;
+  bool delete_pending = false;
+  // Where the file is now (kept by CREATE and rename): the share that
+  // named it last and its path under that share's root, '/' separated. A
+  // file with two hard links is known by the name it was last opened by.
+  std::shared_ptr<const Share> share;
+  std::string path;
+};
+
+// A directory enumeration in progress (QUERY_DIRECTORY): the pattern of the
+// first query and the names still to return.
+struct DirCursor {
+  bool started = false;
+  std::string pattern;
+  std::vector<std::string> names;  // sorted snapshot, "." and ".." first
+  size_t next = 0;
+};
+
+// An open file, directory or pipe (MS-SMB2 3.3.1.10 Open).
+struct Open {
+  ~Open();
+  proto::FileId id;
+  uint64_t session_id = 0;
+  uint32_t tree_id = 0;
+  std::shared_ptr<const Share> share;
+  bool read_only_tree = false;
+  int fd = -1;  // O_RDONLY/O_RDWR, or O_PATH when no data access was possible
+  bool is_dir = false;
+  bool data_fd = false;       // fd permits data I/O (not O_PATH)
+  uint32_t granted = 0;       // GrantedAccess
+  uint32_t share_access = 0;  // FILE_SHARE_*
+  uint32_t create_options = 0;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  std::shared_ptr<FileNode> node;  // null for pipes
+  std::unique_ptr<rpc::PipeEndpoint> pipe;
+  std::string pipe_name;
+
+  Mutex mu;
+  bool delete_on_close GUARDED_BY(mu) = false;  // FILE_DELETE_ON_CLOSE at create
+  uint64_t position GUARDED_BY(mu) = 0;         // FilePositionInformation
+  uint32_t mode GUARDED_BY(mu) = 0;             // FileModeInformation
+  DirCursor cursor GUARDED_BY(mu);
+};
+
+using OpenPtr = std::shared_ptr<Open>;
+
+struct ConnOpens::Impl {
+  explicit Impl(FileService& s) : svc(s) {}
+  FileService& svc;
+  Mutex mu;
+  std::map<proto::FileId, OpenPtr> opens GUARDED_BY(mu);
+  uint64_t next_id GUARDED_BY(mu) = 1;
+  uint64_t salt = 0;  // mixed into Volatile so ids are not a plain counter
+
+  // Adds an open; false when max_open_files is reached.
+  bool add(const OpenPtr& o, uint32_t max);
+  // The open named by `id` on this session and tree, else nullptr
+  // (MS-SMB2 3.3.5.x: STATUS_FILE_CLOSED).
+  OpenPtr find(const proto::FileId& id, uint64_t session_id, uint32_t tree_id);
+  // The open named by `id` on this session, on any of its trees (server
+  // side copy between shares).
+  OpenPtr find_in_session(const proto::FileId& id, uint64_t session_id);
+  OpenPtr remove(const proto::FileId& id);
+  void close_if(const std::function<bool(const Open&)>& pred);
+};
+
+struct FileService::Impl {
+  explicit Impl(FileService& s) : svc(s) {}
+  FileService& svc;
+  Mutex nodes_mu;
+  std::map<std::pair<dev_t, ino_t>, std::shared_ptr<FileNode>> nodes GUARDED_BY(nodes_mu);
+
+  // Releases an open: its share-mode entry and locks; applies delete on
+  // close when it was the last open of a delete-pending file.
+  void release(Open& o);
+};
+
+// The path of a disk open under its share root ("" for the root).
+std::string open_path(FileService& svc, const Open& o);
+
+// ---- access masks (access.cc) -----------------------------------------------
+
+// MS-SMB2 2.2.13.1: GENERIC_* mapped to the file-specific rights.
+uint32_t map_generic(uint32_t access);
+// The rights an open of a file with `st` may be granted on this tree.
+uint32_t maximal_access(const TreeCtx& tree, const struct stat& st);
+// MS-FSA 2.1.5.1.2.1: whether an open asking `access` with `share` can join
+// the opens already on the file. Requires nodes_mu.
+bool share_access_ok(const FileNode& node, uint32_t access, uint32_t share);
+
+// ---- stat to FSCC (attrs.cc) ------------------------------------------------
+
+uint32_t file_attributes(const struct stat& st);
+struct FileTimes {
+  uint64_t creation = 0, last_access = 0, last_write = 0, change = 0;
+};
+FileTimes file_times(const struct stat& st);
+uint64_t allocation_size(const struct stat& st);
+// An on-disk id for FileInternalInformation / FileId directory classes.
+inline uint64_t file_index(const struct stat& st) { return static_cast<uint64_t>(st.st_ino); }
+
+// ---- replies (file_service.cc) ----------------------------------------------
+
+FileReply error_reply(uint32_t status);
+// Runs `encode(resp, w)` on a writer that starts with a blank 64-byte
+// header (the codec's offsets count from the header) and keeps the body.
+template <class Resp, class Enc>
+FileReply body_reply(uint32_t status, const Resp& resp, Enc encode) {
+  Bytes b(proto::kHeaderSize);
+  ByteWriter w(b);
+  auto r = encode(resp, w);
+  if (!r) return error_reply(STATUS_INSUFFICIENT_RESOURCES);
+  FileReply out;
+  out.status = status;
+  out.body.assign(b.begin() + proto::kHeaderSize, b.end());
+  return out;
+}
+// The open a request's FileId names (kRelatedFileId: the chain's), or an
+// error status.
+Result<OpenPtr> resolve_open(ConnOpens& opens, const CallCtx& ctx, const proto::FileId& id);
+// An errno from the file system as an NTSTATUS.
+uint32_t errno_status(int e);
+
+// ---- handlers ---------------------------------------------------------------
+
+FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_flush(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_ioctl(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_query_directory(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+FileReply handle_set_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+
+// A READ response (MS-SMB2 2.2.20) carrying `data` uncopied (io.cc).
+FileReply read_reply(uint32_t status, Bytes data);
+
+// Pipes on IPC$ (pipe_ops.cc).
+FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, const std::string& name);
+FileReply pipe_read(Open& o, uint32_t length);
+FileReply pipe_write(Open& o, ByteView data);
+FileReply pipe_transceive(Open& o, const proto::FileId& id, ByteView in, uint32_t max_out);
+
+// Server-side copy (copychunk.cc).
+FileReply resume_key(Open& o, const proto::FileId& id, uint32_t max_out);
+FileReply copychunk(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Open& target, uint32_t ctl, ByteView input,
+                    uint32_t max_out);
+
+// Byte-range locks (lock.cc): whether [offset, offset+length) of `o` may be
+// read (write=false) or written without meeting another open's lock.
+bool io_allowed_by_locks(FileService& svc, const Open& o, uint64_t offset, uint64_t length, bool write);
+
+}  // namespace smbkit::server

@@ -1,0 +1,155 @@
+// SMB2 READ, WRITE and FLUSH on files (MS-SMB2 3.3.5.12, 3.3.5.13,
+// 3.3.5.11): bounds and access checked, byte-range locks honoured, then
+// pread/pwrite/fsync on the open's fd. Pipes go to pipe_ops.cc.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#include "proto/create.h"
+#include "proto/flush.h"
+#include "proto/read.h"
+#include "proto/write.h"
+#include "server/file_internal.h"
+
+namespace smbkit::server {
+
+using namespace proto;
+
+namespace {
+
+// MS-SMB2 2.2.21 / MS-FSA 2.1.5.3: Offset 0xFFFFFFFFFFFFFFFF on a WRITE
+// means "at the end of the file" for an open that may only append.
+constexpr uint64_t kWriteAtEnd = UINT64_MAX;
+// The largest offset POSIX I/O takes (off_t).
+constexpr uint64_t kMaxFileOffset = static_cast<uint64_t>(INT64_MAX);
+// The end no write may pass: NTFS's largest file (MAXFILESIZE, 16 TiB less
+// 64 KiB), which Windows and Samba enforce with STATUS_INVALID_PARAMETER.
+constexpr uint64_t kMaxFileSize = 0xfffffff0000ull;
+// DataLength within the READ response body (MS-SMB2 2.2.20).
+constexpr size_t kReadDataLengthAt = 4;
+
+// Reads up to buf.size() bytes at `off`, looping over short reads.
+ssize_t pread_full(int fd, std::byte* buf, size_t len, uint64_t off) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd, buf + done, len - done, static_cast<off_t>(off + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+ssize_t pwrite_full(int fd, const std::byte* buf, size_t len, uint64_t off) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pwrite(fd, buf + done, len - done, static_cast<off_t>(off + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return static_cast<ssize_t>(done);
+}
+
+}  // namespace
+
+FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  auto req = decode_read_request(msg);
+  if (!req) return error_reply(STATUS_INVALID_PARAMETER);
+  auto o = resolve_open(opens, ctx, req->FileId);
+  if (!o) return error_reply(o.error().status);
+  Open& f = **o;
+  if (req->Length > svc.options().max_read) return error_reply(STATUS_INVALID_PARAMETER);
+  if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
+  if (f.pipe) return pipe_read(f, req->Length);
+  if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
+  if (!(f.granted & (FILE_READ_DATA | FILE_EXECUTE)) || !f.data_fd) return error_reply(STATUS_ACCESS_DENIED);
+  if (req->Offset > kMaxFileOffset || req->Length > kMaxFileOffset - req->Offset)
+    return error_reply(STATUS_INVALID_PARAMETER);
+  if (!io_allowed_by_locks(svc, f, req->Offset, req->Length, false)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
+
+  Bytes data(req->Length);
+  ssize_t n = pread_full(f.fd, data.data(), data.size(), req->Offset);
+  if (n < 0) return error_reply(errno_status(errno));
+  // MS-SMB2 3.3.5.12: nothing read, or less than MinimumCount: end of file.
+  if ((n == 0 && req->Length > 0) || static_cast<uint64_t>(n) < req->MinimumCount)
+    return error_reply(STATUS_END_OF_FILE);
+  data.resize(static_cast<size_t>(n));
+  {
+    MutexLock l(f.mu);
+    f.position = req->Offset + static_cast<uint64_t>(n);
+  }
+  return read_reply(STATUS_SUCCESS, std::move(data));
+}
+
+FileReply read_reply(uint32_t status, Bytes data) {
+  ReadResponse resp;  // no Data here: it goes in FileReply::data, uncopied
+  FileReply r = body_reply(status, resp, encode_read_response);
+  if (r.body.size() < kReadDataLengthAt + 4) return error_reply(STATUS_INSUFFICIENT_RESOURCES);
+  store_le32(r.body.data() + kReadDataLengthAt, static_cast<uint32_t>(data.size()));
+  r.data = std::move(data);
+  return r;
+}
+
+FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  auto req = decode_write_request(msg);
+  if (!req) return error_reply(STATUS_INVALID_PARAMETER);
+  auto o = resolve_open(opens, ctx, req->FileId);
+  if (!o) return error_reply(o.error().status);
+  Open& f = **o;
+  if (req->Length > svc.options().max_write) return error_reply(STATUS_INVALID_PARAMETER);
+  if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
+  if (f.pipe) return pipe_write(f, req->Data);
+  if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
+  // An open that may only append writes at the end when it asks for it;
+  // to any other open an offset past 2^63 - 1 is invalid.
+  const bool append_only = (f.granted & FILE_APPEND_DATA) && !(f.granted & FILE_WRITE_DATA);
+  const bool at_end = append_only && req->Offset == kWriteAtEnd;
+  if (!at_end && req->Offset > kMaxFileOffset) return error_reply(STATUS_INVALID_PARAMETER);
+  if (!(f.granted & (at_end ? FILE_APPEND_DATA : FILE_WRITE_DATA)) || !f.data_fd || f.read_only_tree)
+    return error_reply(STATUS_ACCESS_DENIED);
+  uint64_t offset = req->Offset;
+  if (at_end) {
+    struct stat st {};
+    if (fstat(f.fd, &st) != 0) return error_reply(errno_status(errno));
+    offset = static_cast<uint64_t>(st.st_size);
+  }
+  if (!req->Data.empty() && (offset > kMaxFileSize || req->Data.size() > kMaxFileSize - offset))
+    return error_reply(STATUS_INVALID_PARAMETER);
+  if (!io_allowed_by_locks(svc, f, offset, req->Data.size(), true)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
+  ssize_t n = pwrite_full(f.fd, req->Data.data(), req->Data.size(), offset);
+  if (n < 0) return error_reply(errno_status(errno));
+  if ((req->Flags & SMB2_WRITEFLAG_WRITE_THROUGH) || (f.create_options & FILE_WRITE_THROUGH)) (void)fdatasync(f.fd);
+  {
+    MutexLock l(f.mu);
+    f.position = offset + static_cast<uint64_t>(n);
+  }
+  WriteResponse resp;
+  resp.Count = static_cast<uint32_t>(n);
+  return body_reply(STATUS_SUCCESS, resp, encode_write_response);
+}
+
+FileReply handle_flush(FileService&, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  auto req = decode_flush_request(msg);
+  if (!req) return error_reply(STATUS_INVALID_PARAMETER);
+  auto o = resolve_open(opens, ctx, req->FileId);
+  if (!o) return error_reply(o.error().status);
+  Open& f = **o;
+  if (!f.pipe) {
+    // MS-SMB2 3.3.5.11: a flush needs write access (directories too).
+    if (!(f.granted & (FILE_WRITE_DATA | FILE_APPEND_DATA))) return error_reply(STATUS_ACCESS_DENIED);
+    if (f.data_fd && fsync(f.fd) != 0) return error_reply(errno_status(errno));
+  }
+  return body_reply(STATUS_SUCCESS, FlushResponse{}, encode_flush_response);
+}
+
+}  // namespace smbkit::server

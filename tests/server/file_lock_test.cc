@@ -1,0 +1,103 @@
+// LOCK: shared and exclusive ranges between opens and connections,
+// unlock, and READ/WRITE meeting another open's lock.
+#include "file_fixture.h"
+
+namespace smbkit::server::testing {
+namespace {
+
+using LockTest = FileFixture;
+
+constexpr uint32_t kExclusive = SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY;
+constexpr uint32_t kShared = SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_FAIL_IMMEDIATELY;
+
+TEST_F(LockTest, ExclusiveConflictsAcrossConnections) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(b.id(), {{4, 2, kShared}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  EXPECT_EQ(lock(b.id(), {{5, 5, kExclusive}}, &conn2_), STATUS_SUCCESS);
+  // Same open, overlapping exclusive: refused too.
+  EXPECT_EQ(lock(a.id(), {{2, 1, kExclusive}}), STATUS_LOCK_NOT_GRANTED);
+  // I/O through b into a's range.
+  std::string got;
+  EXPECT_EQ(read(b.id(), 0, 3, &got, &conn2_), STATUS_FILE_LOCK_CONFLICT);
+  EXPECT_EQ(write(b.id(), 3, "x", &conn2_), STATUS_FILE_LOCK_CONFLICT);
+  EXPECT_EQ(read(a.id(), 0, 3, &got), STATUS_SUCCESS);
+  EXPECT_EQ(write(a.id(), 0, "A"), STATUS_SUCCESS);
+  // Unlock lets b in.
+  ASSERT_EQ(lock(a.id(), {{0, 5, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(a.id(), {{0, 5, SMB2_LOCKFLAG_UNLOCK}}), STATUS_RANGE_NOT_LOCKED);
+  EXPECT_EQ(read(b.id(), 0, 3, &got, &conn2_), STATUS_SUCCESS);
+  EXPECT_EQ(got, "A12");
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+TEST_F(LockTest, SharedLocksShareAndBlockWrites) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 10, kShared}}), STATUS_SUCCESS);
+  ASSERT_EQ(lock(b.id(), {{0, 10, kShared}}, &conn2_), STATUS_SUCCESS);
+  EXPECT_EQ(lock(b.id(), {{0, 1, kExclusive}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  std::string got;
+  EXPECT_EQ(read(b.id(), 0, 3, &got, &conn2_), STATUS_SUCCESS);
+  EXPECT_EQ(write(a.id(), 0, "x"), STATUS_FILE_LOCK_CONFLICT);
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+TEST_F(LockTest, CloseReleasesLocksAndManyElementsAreAllOrNothing) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{8, 2, kExclusive}}), STATUS_SUCCESS);
+  // The second element conflicts: the first is not kept.
+  EXPECT_EQ(lock(b.id(), {{0, 2, kExclusive}, {9, 1, kExclusive}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  EXPECT_EQ(lock(a.id(), {{0, 2, kExclusive}}), STATUS_SUCCESS);
+  close(a.id());
+  EXPECT_EQ(lock(b.id(), {{0, 10, kExclusive}}, &conn2_), STATUS_SUCCESS);
+  close(b.id(), &conn2_);
+}
+
+TEST_F(LockTest, AnOpensLocksStack) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{2, 4, kExclusive}}), STATUS_SUCCESS);
+  // A shared lock inside the open's own exclusive lock is granted (twice),
+  // another exclusive one is not.
+  EXPECT_EQ(lock(a.id(), {{2, 4, kShared}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(a.id(), {{2, 4, kShared}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(a.id(), {{2, 4, kExclusive}}), STATUS_LOCK_NOT_GRANTED);
+  EXPECT_EQ(lock(b.id(), {{2, 4, kShared}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  // Each needs its own unlock.
+  for (int i = 0; i < 3; i++) EXPECT_EQ(lock(a.id(), {{2, 4, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS) << i;
+  EXPECT_EQ(lock(a.id(), {{2, 4, SMB2_LOCKFLAG_UNLOCK}}), STATUS_RANGE_NOT_LOCKED);
+  EXPECT_EQ(lock(b.id(), {{2, 4, kExclusive}}, &conn2_), STATUS_SUCCESS);
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+TEST_F(LockTest, InvalidRequests) {
+  put("f", "x");
+  auto a = create("f", FILE_OPEN);
+  // Mixed lock and unlock, two modes, several elements without FAIL_IMMEDIATELY.
+  EXPECT_EQ(lock(a.id(), {{0, 1, kShared}, {2, 1, SMB2_LOCKFLAG_UNLOCK}}), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(lock(a.id(), {{0, 1, kShared | SMB2_LOCKFLAG_EXCLUSIVE_LOCK}}), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(lock(a.id(), {{0, 1, SMB2_LOCKFLAG_SHARED_LOCK}, {2, 1, SMB2_LOCKFLAG_SHARED_LOCK}}),
+            STATUS_INVALID_PARAMETER);
+  // A range past 2^64.
+  EXPECT_EQ(lock(a.id(), {{UINT64_MAX, 2, kShared}}), STATUS_INVALID_LOCK_RANGE);
+  EXPECT_EQ(lock(a.id(), {{UINT64_MAX, 1, kShared}}), STATUS_SUCCESS);
+  // Blocking requests do not wait (yet): refused at once.
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 1, kExclusive}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(b.id(), {{0, 1, SMB2_LOCKFLAG_EXCLUSIVE_LOCK}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+}  // namespace
+}  // namespace smbkit::server::testing
