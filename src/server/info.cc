@@ -282,6 +282,18 @@ Encoded security_descriptor() {
 
 }  // namespace
 
+static bool needs_read_attributes(uint8_t info_class) {
+  switch (info_class) {
+    case FILE_BASIC_INFORMATION:
+    case FILE_ALL_INFORMATION:
+    case FILE_NETWORK_OPEN_INFORMATION:
+    case FILE_ATTRIBUTE_TAG_INFORMATION:
+      return true;
+    default:
+      return false;
+  }
+}
+
 FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
   auto req = decode_query_info_request(msg);
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
@@ -291,10 +303,10 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
   Result<Encoded> enc = nt_error(STATUS_INVALID_PARAMETER);
   switch (req->InfoType) {
     case SMB2_0_INFO_FILE:
-      // MS-SMB2 3.3.5.20.1: attributes need FILE_READ_ATTRIBUTES.
-      if (!(*o)->pipe && !((*o)->granted & FILE_READ_ATTRIBUTES) && req->FileInfoClass != FILE_ACCESS_INFORMATION &&
-          req->FileInfoClass != FILE_MODE_INFORMATION && req->FileInfoClass != FILE_POSITION_INFORMATION &&
-          req->FileInfoClass != FILE_ALIGNMENT_INFORMATION)
+      // MS-FSA 2.1.5.12: the classes that return attributes and times
+      // need FILE_READ_ATTRIBUTES; the others (standard, internal, EA,
+      // access, position, mode, alignment, stream, name) need nothing.
+      if (!(*o)->pipe && !((*o)->granted & FILE_READ_ATTRIBUTES) && needs_read_attributes(req->FileInfoClass))
         return error_reply(STATUS_ACCESS_DENIED);
       enc = file_class(svc, **o, req->FileInfoClass);
       break;

@@ -64,6 +64,20 @@ TEST_F(QueryInfoTest, FileClasses) {
   close(c.id());
 }
 
+// MS-FSA 2.1.5.12: only the classes that return attributes or times
+// (basic, all, network open, attribute tag) need FILE_READ_ATTRIBUTES;
+// the standard class does not (impacket's get queries it on an open with
+// FILE_READ_DATA alone).
+TEST_F(QueryInfoTest, OnlyAttributeClassesNeedReadAttributes) {
+  put("r", "abc");
+  auto c = create("r", FILE_OPEN, FILE_READ_DATA);
+  ASSERT_EQ(c.status, STATUS_SUCCESS);
+  EXPECT_EQ(query<FileStandardInformation>(c.id()).EndOfFile, 3u);
+  for (uint8_t cls : {FILE_BASIC_INFORMATION, FILE_ALL_INFORMATION, FILE_NETWORK_OPEN_INFORMATION,
+                      FILE_ATTRIBUTE_TAG_INFORMATION})
+    EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, cls, nullptr), STATUS_ACCESS_DENIED) << int(cls);
+}
+
 TEST_F(QueryInfoTest, SmallBuffers) {
   put("a-rather-long-file-name", "x");
   auto c = create("a-rather-long-file-name", FILE_OPEN, GENERIC_READ);
