@@ -240,6 +240,39 @@ struct Param {
     return {};                                     \
   }
 
+// smb.conf(5) "server smb3 encryption algorithms" and "server smb3
+// signing algorithms": names from `table`, most preferred first.
+Result<std::vector<uint16_t>> parse_algorithms(const Ctx& c, std::string_view v,
+                                               std::initializer_list<std::pair<std::string_view, uint16_t>> table) {
+  SMBKIT_TRY(auto items, split_list(c, v));
+  std::vector<uint16_t> out;
+  std::string names;
+  for (auto& [n, _] : table) names += (names.empty() ? "" : ", ") + std::string(n);
+  for (const std::string& item : items) {
+    auto it = std::find_if(table.begin(), table.end(), [&](auto& e) { return fold(e.first) == fold(item); });
+    if (it == table.end()) return c.bad_value(v, "names from " + names);
+    out.push_back(it->second);
+  }
+  if (out.empty()) return c.bad_value(v, "names from " + names);
+  return out;
+}
+
+Result<std::vector<uint16_t>> parse_ciphers(const Ctx& c, std::string_view v) {
+  return parse_algorithms(c, v,
+                          {{"AES-128-GCM", proto::AES_128_GCM},
+                           {"AES-128-CCM", proto::AES_128_CCM},
+                           {"AES-256-GCM", proto::AES_256_GCM},
+                           {"AES-256-CCM", proto::AES_256_CCM}});
+}
+
+Result<std::vector<uint16_t>> parse_signing_algorithms(const Ctx& c, std::string_view v) {
+  return parse_algorithms(
+      c, v, {{"AES-128-GMAC", proto::AES_GMAC}, {"AES-128-CMAC", proto::AES_CMAC}, {"HMAC-SHA256", proto::HMAC_SHA256}});
+}
+
+// The sizes "smb2 max read/write/trans" take (Samba: 64 KiB to 8 MiB).
+constexpr uint32_t kMinIoSize = 64 * 1024, kMaxIoSize = 8 << 20;
+
 Result<bool> parse_not(const Ctx& c, std::string_view v) {
   SMBKIT_TRY(bool b, parse_bool(c, v));
   return !b;
@@ -271,6 +304,12 @@ const Param kParams[] = {
        return {};
      }},
     {"smbkitd:maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
+    {"smb2maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
+    {"smb2maxread", Scope::global, GLOBAL(max_read, parse_uint(c, v, kMinIoSize, kMaxIoSize))},
+    {"smb2maxwrite", Scope::global, GLOBAL(max_write, parse_uint(c, v, kMinIoSize, kMaxIoSize))},
+    {"smb2maxtrans", Scope::global, GLOBAL(max_trans, parse_uint(c, v, kMinIoSize, kMaxIoSize))},
+    {"serversmb3encryptionalgorithms", Scope::global, GLOBAL(encryption_algorithms, parse_ciphers(c, v))},
+    {"serversmb3signingalgorithms", Scope::global, GLOBAL(signing_algorithms, parse_signing_algorithms(c, v))},
     {"smbkitd:maxopenfiles", Scope::global,
      GLOBAL(max_open_files, parse_uint(c, v, 1, std::numeric_limits<uint32_t>::max()))},
     {"smbkitd:maxconnections", Scope::global,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "proto/constants.h"
 
 namespace smbkit::server {
 
@@ -74,7 +75,17 @@ struct GlobalConfig {
   // smbkitd's own limits ("smbkitd:" parametric options, as Samba's
   // "module:option" form): credits a client may hold, open files per
   // connection, connections to the server.
-  uint32_t max_credits = 8192;          // "smbkitd:max credits"
+  uint32_t max_credits = 8192;          // "smb2 max credits" (also "smbkitd:max credits")
+  // "smb2 max read", "smb2 max write", "smb2 max trans": the sizes
+  // NEGOTIATE offers (MaxReadSize, MaxWriteSize, MaxTransactSize).
+  uint32_t max_read = 8 << 20, max_write = 8 << 20, max_trans = 8 << 20;
+  // "server smb3 encryption algorithms" / "server smb3 signing
+  // algorithms" (Samba's names, e.g. AES-128-GCM, AES-128-CMAC): the 3.1.1
+  // choices in order of preference (proto::Cipher, proto::SigningAlgorithm
+  // values).
+  std::vector<uint16_t> encryption_algorithms{proto::AES_128_GCM, proto::AES_128_CCM, proto::AES_256_GCM,
+                                              proto::AES_256_CCM};
+  std::vector<uint16_t> signing_algorithms{proto::AES_GMAC, proto::AES_CMAC, proto::HMAC_SHA256};
   uint32_t max_open_files = 16384;      // "smbkitd:max open files"
   uint32_t max_connections = 1024;      // "smbkitd:max connections"
   uint32_t auth_timeout_seconds = 60;   // unauthenticated connection lifetime

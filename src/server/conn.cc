@@ -283,6 +283,8 @@ NegotiatePolicy Conn::negotiate_policy() {
   p.max_dialect = g.max_protocol;
   p.signing_required = g.server_signing == Setting::required;
   p.encryption = g.smb_encrypt != Setting::off;
+  p.ciphers = g.encryption_algorithms;
+  p.signing_algorithms = g.signing_algorithms;
   p.max_read = st_.files().options().max_read;
   p.max_write = st_.files().options().max_write;
   p.max_transact = st_.files().options().max_transact;

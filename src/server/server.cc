@@ -126,6 +126,9 @@ Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOp
   auto impl = std::make_unique<Impl>();
   FileServiceOptions fo;
   fo.max_open_files = cfg.global.max_open_files;
+  fo.max_read = cfg.global.max_read;
+  fo.max_write = cfg.global.max_write;
+  fo.max_transact = cfg.global.max_trans;
   SMBKIT_TRY(auto snap, make_snapshot(std::move(cfg), std::move(users)));
   impl->st = std::make_unique<ServerState>(snap, fo);
   const GlobalConfig& g = snap->cfg.global;

@@ -351,3 +351,26 @@ TEST(ShareArg, ErrorsNameTheArgument) {
 
 }  // namespace
 }  // namespace smbkit::server
+
+namespace smbkit::server {
+namespace {
+
+TEST(ConfigSambaLimits, IoSizesCreditsAndAlgorithms) {
+  Config c = parse_ok(
+      "smb2 max read = 65536\nsmb2 max write = 131072\nsmb2 max trans = 65536\nsmb2 max credits = 16\n"
+      "server smb3 encryption algorithms = AES-256-CCM, aes-128-gcm\n"
+      "server smb3 signing algorithms = AES-128-CMAC\n");
+  EXPECT_EQ(c.global.max_read, 65536u);
+  EXPECT_EQ(c.global.max_write, 131072u);
+  EXPECT_EQ(c.global.max_trans, 65536u);
+  EXPECT_EQ(c.global.max_credits, 16u);
+  EXPECT_EQ(c.global.encryption_algorithms, (std::vector<uint16_t>{proto::AES_256_CCM, proto::AES_128_GCM}));
+  EXPECT_EQ(c.global.signing_algorithms, (std::vector<uint16_t>{proto::AES_CMAC}));
+  std::string e = parse_err("server smb3 encryption algorithms = AES-512-XTS\n");
+  EXPECT_NE(e.find("AES-512-XTS"), std::string::npos) << e;
+  e = parse_err("smb2 max read = 1024\n");
+  EXPECT_NE(e.find("smb2 max read"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace smbkit::server
