@@ -12,20 +12,23 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 # The sanitized build: clang with ASan+UBSan; it builds the fuzz targets
 # and every test.
 CXX=clang++ BUILD_DIR=build-fuzz scripts/build.sh -DSMBKIT_FUZZ=ON
-# Fuzz targets (libFuzzer), each for a fixed time.
+# Fuzz targets (libFuzzer), each for a fixed time, two at a time (one per
+# core): the first failure's log is shown and the run fails.
+fuzz_one() {
+  f=$1; name=$(basename "$f")
+  corpus=fuzz/corpus/$name; mkdir -p "build-fuzz/corpus/$name"
+  dirs=("build-fuzz/corpus/$name"); [ -d "$corpus" ] && dirs+=("$corpus")
+  log=build-fuzz/$name.log
+  if ! "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -print_final_stats=1 \
+      "${dirs[@]}" >"$log" 2>&1; then
+    tail -50 "$log"; echo "fuzz target $name failed"; return 1
+  fi
+  echo "== fuzz $name: $(grep -oE "stat::number_of_executed_units: *[0-9]+" "$log" | grep -oE "[0-9]+$") runs in ${FUZZ_SECONDS}s"
+}
+export -f fuzz_one
+export FUZZ_SECONDS
 if [ "$FUZZ_SECONDS" -gt 0 ]; then
-  for f in build-fuzz/bin/*_fuzz; do
-    name=$(basename "$f")
-    corpus=fuzz/corpus/$name; mkdir -p "build-fuzz/corpus/$name"
-    echo "== fuzz $name for ${FUZZ_SECONDS}s"
-    dirs=("build-fuzz/corpus/$name"); [ -d "$corpus" ] && dirs+=("$corpus")
-    log=build-fuzz/$name.log
-    if ! "$f" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -print_final_stats=1 \
-        "${dirs[@]}" >"$log" 2>&1; then
-      tail -50 "$log"; echo "fuzz target $name failed"; exit 1
-    fi
-    grep -E "stat::number_of_executed_units" "$log" || true
-  done
+  ls build-fuzz/bin/*_fuzz | xargs -P 2 -I{} bash -c 'fuzz_one {}' || { echo "fuzzing failed"; exit 1; }
 fi
 echo "== tests (gcc, optimized)"
 (cd build && ctest --output-on-failure -j2 --timeout 900)
