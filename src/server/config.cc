@@ -273,6 +273,16 @@ Result<std::vector<uint16_t>> parse_signing_algorithms(const Ctx& c, std::string
 // The sizes "smb2 max read/write/trans" take (Samba: 64 KiB to 8 MiB).
 constexpr uint32_t kMinIoSize = 64 * 1024, kMaxIoSize = 8 << 20;
 
+// "smb encrypt" in [global] sets the server's, in a share its own.
+Result<void> set_encrypt(Ctx& c, std::string_view v) {
+  SMBKIT_TRY(Setting s, parse_encrypt(c, v));
+  if (c.share)
+    c.share->encrypt = s;
+  else
+    c.global->smb_encrypt = s;
+  return {};
+}
+
 Result<bool> parse_not(const Ctx& c, std::string_view v) {
   SMBKIT_TRY(bool b, parse_bool(c, v));
   return !b;
@@ -328,24 +338,8 @@ const Param kParams[] = {
        return {};
      }},
     // Both: [global] sets the server's, a share its own.
-    {"smbencrypt", Scope::both,
-     [](Ctx& c, std::string_view v) -> Result<void> {
-       SMBKIT_TRY(Setting s, parse_encrypt(c, v));
-       if (c.share)
-         c.share->encrypt = s;
-       else
-         c.global->smb_encrypt = s;
-       return {};
-     }},
-    {"serversmbencrypt", Scope::both,
-     [](Ctx& c, std::string_view v) -> Result<void> {
-       SMBKIT_TRY(Setting s, parse_encrypt(c, v));
-       if (c.share)
-         c.share->encrypt = s;
-       else
-         c.global->smb_encrypt = s;
-       return {};
-     }},
+    {"smbencrypt", Scope::both, set_encrypt},
+    {"serversmbencrypt", Scope::both, set_encrypt},
     {"path", Scope::share,
      [](Ctx& c, std::string_view v) -> Result<void> {
        std::string p(trim(v));

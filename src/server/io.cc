@@ -31,11 +31,13 @@ constexpr uint64_t kMaxFileSize = 0xfffffff0000ull;
 // DataLength within the READ response body (MS-SMB2 2.2.20).
 constexpr size_t kReadDataLengthAt = 4;
 
-// Reads up to buf.size() bytes at `off`, looping over short reads.
-ssize_t pread_full(int fd, std::byte* buf, size_t len, uint64_t off) {
+// Reads or writes (`op`: pread or pwrite) len bytes at `off`, looping
+// over short transfers and EINTR; stops early at the end of the file.
+template <class Buf, class Op>
+ssize_t transfer_full(Op op, int fd, Buf* buf, size_t len, uint64_t off) {
   size_t done = 0;
   while (done < len) {
-    ssize_t n = ::pread(fd, buf + done, len - done, static_cast<off_t>(off + done));
+    ssize_t n = op(fd, buf + done, len - done, static_cast<off_t>(off + done));
     if (n < 0) {
       if (errno == EINTR) continue;
       return -1;
@@ -46,18 +48,12 @@ ssize_t pread_full(int fd, std::byte* buf, size_t len, uint64_t off) {
   return static_cast<ssize_t>(done);
 }
 
+ssize_t pread_full(int fd, std::byte* buf, size_t len, uint64_t off) {
+  return transfer_full(::pread, fd, buf, len, off);
+}
+
 ssize_t pwrite_full(int fd, const std::byte* buf, size_t len, uint64_t off) {
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = ::pwrite(fd, buf + done, len - done, static_cast<off_t>(off + done));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    if (n == 0) break;
-    done += static_cast<size_t>(n);
-  }
-  return static_cast<ssize_t>(done);
+  return transfer_full(::pwrite, fd, buf, len, off);
 }
 
 }  // namespace

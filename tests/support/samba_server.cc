@@ -144,6 +144,23 @@ std::string smbkitd_program() {
 
 }  // namespace
 
+namespace {
+
+// The four shares every test server offers, in either server's smb.conf.
+void write_shares(std::ostream& c, const std::string& D, const SambaOptions& opts) {
+  auto share = [&](const char* name, std::initializer_list<const char*> extra) {
+    c << "[" << name << "]\n  path = " << D << "/" << name << "\n";
+    for (auto* e : extra) c << "  " << e << "\n";
+    for (auto& l : opts.share) c << "  " << l << "\n";
+  };
+  share("share", {"read only = no"});
+  share("readonly", {"read only = yes"});
+  share("secure", {"read only = no", "smb encrypt = required"});
+  share("public", {"read only = no", "guest ok = yes"});
+}
+
+}  // namespace
+
 std::string SambaServer::url(const std::string& share) const {
   return "smb://" + std::string(user()) + "@127.0.0.1:" + std::to_string(port_) + "/" + share;
 }
@@ -195,15 +212,7 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
       << "  server min protocol = SMB2_02\n"
       << "  map to guest = Bad User\n";
     for (auto& l : opts.global) c << "  " << l << "\n";
-    auto share = [&](const char* name, std::initializer_list<const char*> extra) {
-      c << "[" << name << "]\n  path = " << D << "/" << name << "\n";
-      for (auto* e : extra) c << "  " << e << "\n";
-      for (auto& l : opts.share) c << "  " << l << "\n";
-    };
-    share("share", {"read only = no"});
-    share("readonly", {"read only = yes"});
-    share("secure", {"read only = no", "smb encrypt = required"});
-    share("public", {"read only = no", "guest ok = yes"});
+    write_shares(c, D, opts);
     if (!c) return sys_error(EIO, "writing " + s->conf_);
     c.close();
     fs::permissions(D + "/private", fs::perms::owner_all, ec);
@@ -241,15 +250,7 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
       << "  log level = 1\n"
       << "  unix charset = UTF-8\n";
     for (auto& l : opts.global) c << "  " << l << "\n";
-    auto share = [&](const char* name, std::initializer_list<const char*> extra) {
-      c << "[" << name << "]\n  path = " << D << "/" << name << "\n";
-      for (auto* e : extra) c << "  " << e << "\n";
-      for (auto& l : opts.share) c << "  " << l << "\n";
-    };
-    share("share", {"read only = no"});
-    share("readonly", {"read only = yes"});
-    share("secure", {"read only = no", "smb encrypt = required"});
-    share("public", {"read only = no", "guest ok = yes"});
+    write_shares(c, D, opts);
     if (!c) return sys_error(EIO, "writing " + s->conf_);
   }
   // smbpasswd -s reads the password twice from stdin.
