@@ -451,6 +451,17 @@ ServerResponse Conn::tree_connect(const ServerRequest& r) {
     out.ShareType = SMB2_SHARE_TYPE_PIPE;
     out.MaximalAccess = kFullAccess;
   }
+  if (!share->is_ipc) {
+    // The directory is opened again for each tree, as smbd changes into
+    // it at each connect: a file system mounted on the path since the
+    // server started (or the directory made again) is what the tree sees.
+    auto fresh = open_share(share->cfg);
+    if (!fresh) {
+      SMBKIT_LOG(warn, "{}: share [{}]: {}", peer_, share->cfg.name, fresh.error().message());
+      return ServerMachine::error_response(r, STATUS_BAD_NETWORK_NAME);
+    }
+    share = std::move(*fresh);
+  }
   uint32_t tid = s->next_tree_id++;
   t.ctx = std::make_shared<TreeCtx>();
   t.ctx->tree_id = tid;

@@ -401,6 +401,26 @@ TEST(ConnRules, ASealedShareRefusesAClientThatCannotSeal) {
   EXPECT_EQ(w.connect("secure").status, STATUS_ACCESS_DENIED);
 }
 
+// A tree sees the directory at the share's path when it connects, as with
+// smbd: here the directory is replaced after the server started (a file
+// system mounted on the path acts the same).
+TEST(ConnRules, ATreeOpensTheShareDirectoryAtConnect) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  std::filesystem::rename(d.path() + "/share", d.path() + "/old-share");
+  std::filesystem::create_directory(d.path() + "/share");
+  ASSERT_TRUE(w.negotiate().ok());
+  ASSERT_TRUE(w.login(kUser, kPassword).ok());
+  auto t = w.connect("share");
+  ASSERT_EQ(t.status, STATUS_SUCCESS);
+  EXPECT_EQ(w.create(t.tree_id, "where.txt"), STATUS_SUCCESS);
+  EXPECT_TRUE(std::filesystem::exists(d.path() + "/share/where.txt"));
+  EXPECT_FALSE(std::filesystem::exists(d.path() + "/old-share/where.txt"));
+  // A share whose directory is gone is not there.
+  std::filesystem::remove_all(d.path() + "/share");
+  EXPECT_EQ(w.connect("share").status, STATUS_BAD_NETWORK_NAME);
+}
+
 TEST(ConnRules, LogoffAndTreeDisconnectForget) {
   testing::TempDir d;
   Wire w(make_config(d.path()));
