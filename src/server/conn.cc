@@ -61,6 +61,10 @@ Conn::Conn(ServerState& st, ConnIo& io, std::string peer)
     : st_(st), io_(io), peer_(std::move(peer)), opens_(std::make_shared<ConnOpens>(st.files())) {
   session::ServerConfig mc;
   mc.credit_target = st.snapshot()->cfg.global.max_credits;
+  // A response grants what the client asks for, up to the window's bound,
+  // in one go, as smbd does (smbtorture smb2.credits expects it): the bound
+  // on what the client holds is the window, not the step.
+  mc.max_grant = static_cast<uint16_t>(std::min<uint32_t>(mc.credit_target, UINT16_MAX));
   machine_ = ServerMachine(mc);
   uint32_t prefix = 0;
   auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), sizeof prefix));
