@@ -34,8 +34,9 @@ int main(int argc, char** argv) {
     } else if (a == "--keep") {
       opts.keep_dir = true;
     } else {
-      std::fprintf(stderr,
-                   "usage: smbkit-samba [--server smbd|smbkitd] [--global LINE]... [--share LINE]... [--keep] -- COMMAND...\n");
+      std::fprintf(
+          stderr,
+          "usage: smbkit-samba [--server smbd|smbkitd] [--global LINE]... [--share LINE]... [--keep] -- COMMAND...\n");
       return 2;
     }
   }

@@ -267,7 +267,8 @@ Result<std::vector<uint16_t>> parse_ciphers(const Ctx& c, std::string_view v) {
 
 Result<std::vector<uint16_t>> parse_signing_algorithms(const Ctx& c, std::string_view v) {
   return parse_algorithms(
-      c, v, {{"AES-128-GMAC", proto::AES_GMAC}, {"AES-128-CMAC", proto::AES_CMAC}, {"HMAC-SHA256", proto::HMAC_SHA256}});
+      c, v,
+      {{"AES-128-GMAC", proto::AES_GMAC}, {"AES-128-CMAC", proto::AES_CMAC}, {"HMAC-SHA256", proto::HMAC_SHA256}});
 }
 
 // The sizes "smb2 max read/write/trans" take (Samba: 64 KiB to 8 MiB).

@@ -75,7 +75,7 @@ struct GlobalConfig {
   // smbkitd's own limits ("smbkitd:" parametric options, as Samba's
   // "module:option" form): credits a client may hold, open files per
   // connection, connections to the server.
-  uint32_t max_credits = 8192;          // "smb2 max credits" (also "smbkitd:max credits")
+  uint32_t max_credits = 8192;  // "smb2 max credits" (also "smbkitd:max credits")
   // "smb2 max read", "smb2 max write", "smb2 max trans": the sizes
   // NEGOTIATE offers (MaxReadSize, MaxWriteSize, MaxTransactSize).
   uint32_t max_read = 8 << 20, max_write = 8 << 20, max_trans = 8 << 20;

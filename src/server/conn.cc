@@ -385,10 +385,9 @@ ServerResponse Conn::session_setup(const ServerRequest& r) {
     const bool keyed = outcome == auth::NtlmOutcome::authenticated;
     if (keyed) {
       auto sec = session::SessionSecurity::derive(session::Role::server, id, neg_->dialect, neg_->cipher,
-                                                  neg_->signing_algorithm, s->acceptor->session_key(),
-                                                  r.preauth_hash);
-      sec.signing_required = g.server_signing == Setting::required ||
-                             (req->SecurityMode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
+                                                  neg_->signing_algorithm, s->acceptor->session_key(), r.preauth_hash);
+      sec.signing_required =
+          g.server_signing == Setting::required || (req->SecurityMode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
       const bool can_seal = neg_->cipher != 0;
       if (g.smb_encrypt == Setting::required && !can_seal)
         return fail(STATUS_ACCESS_DENIED, "encryption required and the client cannot encrypt");
@@ -401,7 +400,10 @@ ServerResponse Conn::session_setup(const ServerRequest& r) {
     }
     s->valid = true;
     authenticated_ = true;
-    SMBKIT_LOG(info, "{}: session {:#x} for '{}'{}", peer_, id, s->user, s->guest ? " (guest)" : s->anonymous ? " (anonymous)" : "");
+    SMBKIT_LOG(info, "{}: session {:#x} for '{}'{}", peer_, id, s->user,
+               s->guest       ? " (guest)"
+               : s->anonymous ? " (anonymous)"
+                              : "");
   }
   s->acceptor.reset();
   ServerResponse rsp = answer(r, STATUS_SUCCESS, out, encode_session_setup_response);

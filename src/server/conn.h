@@ -66,7 +66,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
     bool valid = false;  // authenticated (or guest / anonymous) and usable
     bool guest = false, anonymous = false;
     std::string user;
-    std::shared_ptr<const Snapshot> snap;  // shares and users it authenticated against
+    std::shared_ptr<const Snapshot> snap;                // shares and users it authenticated against
     std::unique_ptr<auth::SpnegoNtlmAcceptor> acceptor;  // a setup in progress
     std::map<uint32_t, Tree> trees;
     uint32_t next_tree_id = 1;
@@ -77,8 +77,8 @@ class Conn : public std::enable_shared_from_this<Conn> {
     std::vector<session::ServerResponse> rsps;
     std::vector<Bytes> keep;  // READ data the answers point into
     size_t next = 0;
-    proto::FileId fid{};       // the chain's FileId (MS-SMB2 3.3.5.2.7.2)
-    uint32_t create_err = 0;   // a failed CREATE fails the related requests after it
+    proto::FileId fid{};      // the chain's FileId (MS-SMB2 3.3.5.2.7.2)
+    uint32_t create_err = 0;  // a failed CREATE fails the related requests after it
   };
 
   void run_chain(std::shared_ptr<Chain> c);

@@ -10,6 +10,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "base/utf16.h"
 #include "proto/create.h"
@@ -133,10 +134,13 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       return raw(4, [](ByteWriter& w) { w.u32(0); });
     case FILE_NAME_INFORMATION: {  // MS-FSCC 2.4.27: FileNameLength, FileName
       SMBKIT_TRY(Bytes name, utf8_to_utf16le(wire_name(path)));
-      Encoded e = raw(4, [&](ByteWriter& w) {
-        w.u32(static_cast<uint32_t>(name.size()));
-        w.bytes(name);
-      });
+      // Written in place: GCC 12 at -O3 misreads an insert after a 4-byte
+      // write into a fresh vector as an overflow.
+      Encoded e;
+      e.bytes.resize(4 + name.size());
+      store_le32(e.bytes.data(), static_cast<uint32_t>(name.size()));
+      if (!name.empty()) std::memcpy(e.bytes.data() + 4, name.data(), name.size());
+      e.fixed = 4;
       e.variable = true;
       return e;
     }

@@ -443,8 +443,7 @@ void Loop::Impl::run() {
   }
 }
 
-Loop::Loop(ServerState& st, WorkerPool& workers, unsigned index)
-    : impl_(std::make_unique<Impl>(st, workers, index)) {}
+Loop::Loop(ServerState& st, WorkerPool& workers, unsigned index) : impl_(std::make_unique<Impl>(st, workers, index)) {}
 
 Loop::~Loop() {
   join();

@@ -68,8 +68,11 @@ Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const
   // 3.1.1: exactly one preauth context with SHA-512 (3.3.5.4).
   if (count_negotiate_contexts(req.NegotiateContexts, SMB2_PREAUTH_INTEGRITY_CAPABILITIES) != 1)
     return nt_error(STATUS_INVALID_PARAMETER, "3.1.1 NEGOTIATE without one preauth context");
-  SMBKIT_TRY(auto pi, find_negotiate_context<PreauthIntegrityCapabilities>(req.NegotiateContexts));
-  if (!offered(pi->HashAlgorithms, SHA_512))
+  SMBKIT_TRY(std::optional<PreauthIntegrityCapabilities> pi,
+             find_negotiate_context<PreauthIntegrityCapabilities>(req.NegotiateContexts));
+  if (!pi) return nt_error(STATUS_INVALID_PARAMETER, "3.1.1 NEGOTIATE without a preauth context");
+  const std::vector<uint16_t> hashes = std::move(pi->HashAlgorithms);
+  if (!offered(hashes, SHA_512))
     return nt_error(STATUS_SMB_NO_PREAUTH_INTEGRITY_HASH_OVERLAP, "no common preauth hash");
   PreauthIntegrityCapabilities out_pi;
   out_pi.HashAlgorithms = {SHA_512};

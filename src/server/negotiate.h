@@ -35,7 +35,7 @@ struct NegotiatePolicy {
 struct NegotiateOutcome {
   proto::NegotiateResponse rsp;
   uint16_t dialect = 0;
-  uint16_t cipher = 0;  // 0: no encryption on this connection
+  uint16_t cipher = 0;             // 0: no encryption on this connection
   uint16_t signing_algorithm = 0;  // proto::SigningAlgorithm
   bool large_mtu = false;
   // The request's fields VALIDATE_NEGOTIATE must find again (3.3.5.15.12).

@@ -151,8 +151,7 @@ Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOp
   unsigned nloops = opts.loops ? opts.loops : std::max(1u, std::thread::hardware_concurrency());
   unsigned nworkers = opts.workers ? opts.workers : kWorkersPerLoop * nloops;
   impl->workers = std::make_unique<WorkerPool>(static_cast<int>(nworkers), SIZE_MAX);
-  for (unsigned i = 0; i < nloops; i++)
-    impl->loops.push_back(std::make_unique<Loop>(*impl->st, *impl->workers, i));
+  for (unsigned i = 0; i < nloops; i++) impl->loops.push_back(std::make_unique<Loop>(*impl->st, *impl->workers, i));
   Impl* raw = impl.get();
   for (auto& [fd, _] : fds) {
     impl->listen_fds.push_back(fd);

@@ -160,7 +160,10 @@ int serve(const DaemonArgs& a) {
   auto server = Server::start(std::move(*cfg), std::move(*users));
   if (!server) return report_failure(server.error());
   std::string ports;
-  for (uint16_t p : (*server)->ports()) ports += (ports.empty() ? "" : " ") + std::to_string(p);
+  for (uint16_t p : (*server)->ports()) {
+    if (!ports.empty()) ports += ' ';
+    ports += std::to_string(p);
+  }
   SMBKIT_LOG(info, "smbkitd {} serving on port(s) {}", getpid(), ports);
   if (report) {
     auto r = smbkitd::redirect_output(log_file);

@@ -1,5 +1,6 @@
 #include "rpc/pipe_client.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "rpc/pipe.h"
@@ -14,7 +15,7 @@ SrvsvcOptions options(size_t shares) {
   o.server_name = "SMBKITD";
   o.shares = [shares] {
     std::vector<ShareInfo1> v;
-    for (size_t i = 0; i < shares; i++) v.push_back({"share" + std::to_string(i), srvsvc::STYPE_DISKTREE, "remark"});
+    for (size_t i = 0; i < shares; i++) v.push_back({fmt::format("share{}", i), srvsvc::STYPE_DISKTREE, "remark"});
     return v;
   };
   return o;

@@ -1,5 +1,6 @@
 #include "rpc/pipe.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "rpc/dcerpc.h"
@@ -18,7 +19,7 @@ SrvsvcOptions options(size_t extra_shares = 0) {
     std::vector<ShareInfo1> v{{"share", srvsvc::STYPE_DISKTREE, "a disk"},
                               {"IPC$", srvsvc::STYPE_IPC | srvsvc::STYPE_SPECIAL, "IPC Service"}};
     for (size_t i = 0; i < extra_shares; i++)
-      v.push_back({"share" + std::to_string(i), srvsvc::STYPE_DISKTREE, std::string(40, 'r')});
+      v.push_back({fmt::format("share{}", i), srvsvc::STYPE_DISKTREE, std::string(40, 'r')});
     return v;
   };
   return o;

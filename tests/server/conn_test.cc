@@ -5,6 +5,8 @@
 // authentication, guests and valid users, shares that require sealing,
 // LOGOFF and TREE_DISCONNECT, VALIDATE_NEGOTIATE, and the bounds on what an
 // unauthenticated client can make the server keep.
+#include "server/conn.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -20,7 +22,6 @@
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
-#include "server/conn.h"
 #include "session/client_machine.h"
 #include "support/temp_dir.h"
 
@@ -137,8 +138,7 @@ class Wire {
       auto pv = client.session_preauth().value();
       auto sec = session::SessionSecurity::derive(session::Role::client, sid, srv.dialect, srv.cipher,
                                                   srv.signing_algorithm, initiator.session_key(), pv);
-      if (rs[0].signature_unchecked)
-        SMBKIT_CHECK(auth::verify_message(sec.sign_alg, sec.signing_key, rs[0].msg()));
+      if (rs[0].signature_unchecked) SMBKIT_CHECK(auth::verify_message(sec.sign_alg, sec.signing_key, rs[0].msg()));
       sec.signing_required = true;
       sec.encrypt_data = dec.SessionFlags & SMB2_SESSION_FLAG_ENCRYPT_DATA;
       client.add_session(std::move(sec));
@@ -185,7 +185,8 @@ class Wire {
     c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
     c.CreateDisposition = FILE_OPEN_IF;
     c.Name = name;
-    return status_of(SMB2_CREATE, tree, [&](ByteWriter& w) { return encode_create_request(c, w); }, seal);
+    return status_of(
+        SMB2_CREATE, tree, [&](ByteWriter& w) { return encode_create_request(c, w); }, seal);
   }
 
   InlineIo io;

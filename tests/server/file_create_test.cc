@@ -1,6 +1,7 @@
 // CREATE and CLOSE: each disposition, directory options, access, share
 // modes across connections, delete on close, limits.
 #include <fcntl.h>
+#include <fmt/format.h>
 
 #include "file_fixture.h"
 
@@ -60,7 +61,7 @@ TEST_F(CreateTest, EachDispositionOnAnExistingFile) {
 
 TEST_F(CreateTest, CreatingDispositionsOnAMissingFile) {
   for (uint32_t d : {FILE_OPEN_IF, FILE_OVERWRITE_IF, FILE_SUPERSEDE}) {
-    auto c = create("n" + std::to_string(d), d);
+    auto c = create(fmt::format("n{}", d), d);
     ASSERT_EQ(c.status, STATUS_SUCCESS) << d;
     EXPECT_EQ(c.resp.CreateAction, FILE_CREATED) << d;
     close(c.id());

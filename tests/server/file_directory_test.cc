@@ -1,4 +1,6 @@
 // QUERY_DIRECTORY: classes, patterns, the cursor and its flags, buffer size.
+#include <fmt/format.h>
+
 #include "file_fixture.h"
 #include "server/wildcard.h"
 
@@ -73,7 +75,7 @@ TEST_F(DirectoryTest, PatternSingleEntryAndRestart) {
 }
 
 TEST_F(DirectoryTest, EveryClassAndTheOutputBufferLength) {
-  for (int i = 0; i < 40; i++) put("file-with-a-longish-name-" + std::to_string(100 + i), "x");
+  for (int i = 0; i < 40; i++) put(fmt::format("file-with-a-longish-name-{}", 100 + i), "x");
   for (uint8_t cls : {FILE_DIRECTORY_INFORMATION, FILE_FULL_DIRECTORY_INFORMATION, FILE_BOTH_DIRECTORY_INFORMATION,
                       FILE_ID_BOTH_DIRECTORY_INFORMATION, FILE_ID_FULL_DIRECTORY_INFORMATION, FILE_NAMES_INFORMATION}) {
     auto d = create("", FILE_OPEN, FILE_LIST_DIRECTORY);

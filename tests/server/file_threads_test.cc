@@ -1,5 +1,7 @@
 // Workers run commands of the same connections at once: the open tables,
 // share modes and locks stay consistent, and nothing is left behind.
+#include <fmt/format.h>
+
 #include <atomic>
 #include <thread>
 
@@ -37,7 +39,7 @@ TEST_F(ThreadsTest, ConcurrentOpensIoLocksAndClosesLeaveNothingBehind) {
           failures++;
         // A file of this worker's own, deleted on close.
         auto mine =
-            create("tmp" + std::to_string(t), FILE_OPEN_IF, kReadWrite | DELETE, kShareAll, FILE_DELETE_ON_CLOSE, c);
+            create(fmt::format("tmp{}", t), FILE_OPEN_IF, kReadWrite | DELETE, kShareAll, FILE_DELETE_ON_CLOSE, c);
         if (mine.status != STATUS_SUCCESS || close(mine.id(), c) != STATUS_SUCCESS) failures++;
         if (close(o.id(), c) != STATUS_SUCCESS) failures++;
       }
@@ -52,7 +54,7 @@ TEST_F(ThreadsTest, ConcurrentOpensIoLocksAndClosesLeaveNothingBehind) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(conn_.size(), 0u);
   EXPECT_EQ(conn2_.size(), 0u);
-  for (int t = 0; t < kThreads; t++) EXPECT_FALSE(exists("tmp" + std::to_string(t)));
+  for (int t = 0; t < kThreads; t++) EXPECT_FALSE(exists(fmt::format("tmp{}", t)));
   MutexLock l(svc_.impl().nodes_mu);
   EXPECT_TRUE(svc_.impl().nodes.empty());
 }

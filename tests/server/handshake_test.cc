@@ -19,8 +19,8 @@
 #include "proto/negotiate.h"
 #include "proto/session_setup.h"
 #include "proto/transform_header.h"
-#include "session/client_machine.h"
 #include "server/negotiate.h"
+#include "session/client_machine.h"
 #include "session/server_machine.h"
 
 namespace smbkit::session {
@@ -81,7 +81,7 @@ class Pair {
   ClientMachine client;
   ServerMachine server;
   client::NegotiateOffer offer;
-  client::ServerInfo srv;  // what the client settled
+  client::ServerInfo srv;        // what the client settled
   server::NegotiateOutcome neg;  // what the server settled
   uint64_t session_id = 0;
 

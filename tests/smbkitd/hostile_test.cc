@@ -42,8 +42,8 @@ class Hostile : public ::testing::Test {
   }
 
   static testing::SambaServer::Output impacket(std::vector<std::string> args) {
-    std::vector<std::string> argv = {"/usr/bin/python3", kScript, std::to_string(server_->port()),
-                                     SambaServer::user(), SambaServer::password()};
+    std::vector<std::string> argv = {"/usr/bin/python3", kScript, std::to_string(server_->port()), SambaServer::user(),
+                                     SambaServer::password()};
     argv.insert(argv.end(), args.begin(), args.end());
     return testing::run_command(argv, 120);
   }
@@ -120,8 +120,8 @@ TEST_F(Hostile, NegotiateOutsideTheCreditWindowEndsTheConnection) {
   h[0] = 0xfe, h[1] = 'S', h[2] = 'M', h[3] = 'B', h[4] = 64;
   h[24] = 5;  // MessageId
   unsigned char* b = h + 64;
-  b[0] = 36;  // StructureSize
-  b[2] = 1;   // DialectCount
+  b[0] = 36;                   // StructureSize
+  b[2] = 1;                    // DialectCount
   b[36] = 0x02, b[37] = 0x02;  // 2.0.2
   int fd = dial();
   ASSERT_EQ(write(fd, m, sizeof m), ssize_t(sizeof m));
@@ -141,8 +141,8 @@ TEST_F(Hostile, PathsOutsideTheShareAreRefused) {
   // A symlink inside the share that leads out of it.
   std::error_code ec;
   fs::create_directory_symlink("/etc", server_->share_path("share") + "/out", ec);
-  for (const char* name : {"..\\..\\..\\..\\etc\\passwd", "..\\share\\x", "\\etc\\passwd", "out\\passwd",
-                           "sub\\..\\..\\etc\\passwd"}) {
+  for (const char* name :
+       {"..\\..\\..\\..\\etc\\passwd", "..\\share\\x", "\\etc\\passwd", "out\\passwd", "sub\\..\\..\\etc\\passwd"}) {
     auto o = impacket({"open", "share", name});
     EXPECT_EQ(o.status, 0) << o.out;
     EXPECT_NE(o.out, "STATUS_SUCCESS\n") << name;

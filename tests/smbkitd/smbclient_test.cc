@@ -57,7 +57,8 @@ TEST_F(Smbclient, ListsTheSharesThroughSrvsvc) {
   auto o = testing::run_command({"smbclient", "-L", "//127.0.0.1", "-p", std::to_string(server_->port()), "-U",
                                  std::string(SambaServer::user()) + "%" + SambaServer::password()});
   ASSERT_EQ(o.status, 0) << o.out;
-  for (const char* s : {"share", "readonly", "secure", "public", "IPC$"}) EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
+  for (const char* s : {"share", "readonly", "secure", "public", "IPC$"})
+    EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;
   EXPECT_NE(o.out.find("Disk"), std::string::npos) << o.out;
 }
 
@@ -85,8 +86,8 @@ TEST_P(SmbclientModes, PutListGetRoundTrip) {
 INSTANTIATE_TEST_SUITE_P(Dialects, SmbclientModes,
                          ::testing::Values(Mode{"SMB2_02", "off"}, Mode{"SMB2_02", "sign"}, Mode{"SMB2_10", "sign"},
                                            Mode{"SMB3_00", "sign"}, Mode{"SMB3_00", "encrypt"},
-                                           Mode{"SMB3_02", "encrypt"}, Mode{"SMB3_11", "off"},
-                                           Mode{"SMB3_11", "sign"}, Mode{"SMB3_11", "encrypt"}),
+                                           Mode{"SMB3_02", "encrypt"}, Mode{"SMB3_11", "off"}, Mode{"SMB3_11", "sign"},
+                                           Mode{"SMB3_11", "encrypt"}),
                          [](const auto& i) { return std::string(i.param.max_protocol) + "_" + i.param.protection; });
 
 TEST_F(Smbclient, EverydayCommands) {
@@ -95,12 +96,14 @@ TEST_F(Smbclient, EverydayCommands) {
   write_file(local_.path() + "/tree/a.txt", "alpha");
   write_file(local_.path() + "/tree/sub/b.txt", "beta");
   write_file(local_.path() + "/one.txt", "one");
-  auto o = server_->smbclient(
-      "share",
-      "mkdir dir1; cd dir1; put " + local_.path() + "/one.txt one.txt; rename one.txt two.txt; cd ..; "
-      "mkdir gone; rmdir gone; "
-      "lcd " + local_.path() + "/tree; prompt off; recurse on; mkdir m; cd m; mput *; cd ..; "
-      "put " + local_.path() + "/one.txt del.txt; del del.txt");
+  auto o = server_->smbclient("share", "mkdir dir1; cd dir1; put " + local_.path() +
+                                           "/one.txt one.txt; rename one.txt two.txt; cd ..; "
+                                           "mkdir gone; rmdir gone; "
+                                           "lcd " +
+                                           local_.path() +
+                                           "/tree; prompt off; recurse on; mkdir m; cd m; mput *; cd ..; "
+                                           "put " +
+                                           local_.path() + "/one.txt del.txt; del del.txt");
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_EQ(read_file(root + "/dir1/two.txt"), "one");
   EXPECT_FALSE(fs::exists(root + "/dir1/one.txt"));

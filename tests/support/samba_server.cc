@@ -53,8 +53,7 @@ Result<void> ensure_unix_user(const char* user) {
     o = run_command({find_program("useradd"), "-M", "-s", "/usr/sbin/nologin", user});
     if (!getpwnam(user)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!getpwnam(user))
-    return sys_error(EPERM, std::string("cannot create Unix user for Samba (need root): ") + o.out);
+  if (!getpwnam(user)) return sys_error(EPERM, std::string("cannot create Unix user for Samba (need root): ") + o.out);
   return {};
 }
 
@@ -106,9 +105,8 @@ SambaServer::Output run_command(const std::vector<std::string>& argv, int timeou
   char buf[4096];
   for (;;) {
     pollfd p{pipefd[0], POLLIN, 0};
-    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    deadline - std::chrono::steady_clock::now())
-                                    .count());
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count());
     if (left <= 0) {
       kill(pid, SIGKILL);
       o.out += "\n[timed out]";
@@ -185,11 +183,12 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
   // runs as.
   if (!s->is_smbkitd()) SMBKIT_CHECK(ensure_unix_user(user()));
   std::error_code ec;
-  for (const char* d : {"state", "lock", "cache", "pid", "private", "ncalrpc", "share", "readonly",
-                        "secure", "public"})
+  for (const char* d : {"state", "lock", "cache", "pid", "private", "ncalrpc", "share", "readonly", "secure", "public"})
     fs::create_directories(s->dir_ + "/" + d, ec);
-  fs::permissions(s->dir_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                               fs::perms::others_read | fs::perms::others_exec, ec);
+  fs::permissions(s->dir_,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
   for (const char* d : {"share", "readonly", "secure", "public"}) {
     std::string p = s->dir_ + "/" + d;
     if (struct passwd* pw = s->is_smbkitd() ? nullptr : getpwnam(user()))
@@ -255,8 +254,7 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
   }
   // smbpasswd -s reads the password twice from stdin.
   {
-    std::string cmd = find_program("smbpasswd") + " -c '" + s->conf_ + "' -s -a " + user() +
-                      " >/dev/null 2>&1";
+    std::string cmd = find_program("smbpasswd") + " -c '" + s->conf_ + "' -s -a " + user() + " >/dev/null 2>&1";
     FILE* p = popen(cmd.c_str(), "w");
     if (!p) return sys_error(errno, "smbpasswd");
     std::fprintf(p, "%s\n%s\n", password(), password());
@@ -277,8 +275,8 @@ namespace {
 //
 // Protocol over a SOCK_SEQPACKET pair: a Command, answered by one int32.
 struct Command {
-  char op;    // 'L' launch smbd (reply: pid), 'P' has pid exited (reply
-              // 1/0, reaps it), 'K' kill pid's group and reap (reply 0)
+  char op;  // 'L' launch smbd (reply: pid), 'P' has pid exited (reply
+            // 1/0, reaps it), 'K' kill pid's group and reap (reply 0)
   pid_t pid;
 };
 
@@ -320,8 +318,10 @@ struct Command {
       int st;
       bool gone = false;
       for (int i = 0; i < 100 && !gone; i++) {
-        if (waitpid(c.pid, &st, WNOHANG) == c.pid) gone = true;
-        else usleep(20000);
+        if (waitpid(c.pid, &st, WNOHANG) == c.pid)
+          gone = true;
+        else
+          usleep(20000);
       }
       kill(-c.pid, SIGKILL);  // children and a stuck parent
       if (!gone) waitpid(c.pid, &st, 0);
@@ -397,8 +397,7 @@ void SambaServer::stop() {
   (void)ask_launcher('K', pid_);
   pid_ = -1;
   // Wait until the port is free again for restart().
-  for (int i = 0; i < 100 && port_accepts(port_); i++)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 100 && port_accepts(port_); i++) std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 Result<void> SambaServer::restart() {
