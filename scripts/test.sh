@@ -8,7 +8,7 @@ scripts/install-deps.sh
 # The optimized build is the one users and packagers make (Release, -O3),
 # with warnings as errors.
 BUILD_TYPE=Release scripts/build.sh
-FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 # The sanitized build: clang with ASan+UBSan; it builds the fuzz targets
 # and every test.
 CXX=clang++ BUILD_DIR=build-fuzz scripts/build.sh -DSMBKIT_FUZZ=ON
