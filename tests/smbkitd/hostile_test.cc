@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 
+#include "smbkitd/smbkitd_suite.h"
 #include "support/samba_server.h"
 
 namespace smbkit {
@@ -26,21 +27,11 @@ using testing::SambaServer;
 
 const std::string kScript = std::string(SMBKIT_SOURCE_DIR) + "/tests/smbkitd/impacket_client.py";
 
-class Hostile : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    testing::SambaOptions o;
-    o.server = "smbkitd";
-    o.global = {"smbkitd:max open files = 100"};
-    auto s = SambaServer::start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message();
-    server_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
+class Hostile : public SmbkitdSuite<Hostile> {
+ public:
+  static std::vector<std::string> global() { return {"smbkitd:max open files = 100"}; }
 
+ protected:
   static testing::SambaServer::Output impacket(std::vector<std::string> args) {
     std::vector<std::string> argv = {"/usr/bin/python3", kScript, std::to_string(server_->port()), SambaServer::user(),
                                      SambaServer::password()};
@@ -76,9 +67,7 @@ class Hostile : public ::testing::Test {
     }
     return false;
   }
-  static SambaServer* server_;
 };
-SambaServer* Hostile::server_ = nullptr;
 
 TEST_F(Hostile, GarbageFrameCostsItsConnection) {
   int fd = dial();

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 
+#include "smbkitd/smbkitd_suite.h"
 #include "support/samba_server.h"
 #include "support/temp_dir.h"
 
@@ -35,23 +36,10 @@ std::string random_text(size_t n, unsigned seed) {
   return s;
 }
 
-class Smbclient : public ::testing::Test {
+class Smbclient : public SmbkitdSuite<Smbclient> {
  protected:
-  static void SetUpTestSuite() {
-    testing::SambaOptions o;
-    o.server = "smbkitd";
-    auto s = SambaServer::start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message();
-    server_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static SambaServer* server_;
   testing::TempDir local_;
 };
-SambaServer* Smbclient::server_ = nullptr;
 
 TEST_F(Smbclient, ListsTheSharesThroughSrvsvc) {
   auto o = testing::run_command({"smbclient", "-L", "//127.0.0.1", "-p", std::to_string(server_->port()), "-U",

@@ -6,6 +6,7 @@
 
 #include <sstream>
 
+#include "smbkitd/smbkitd_suite.h"
 #include "support/samba_server.h"
 
 namespace smbkit {
@@ -13,22 +14,7 @@ namespace {
 
 using testing::SambaServer;
 
-class Torture : public ::testing::TestWithParam<const char*> {
- protected:
-  static void SetUpTestSuite() {
-    testing::SambaOptions o;
-    o.server = "smbkitd";
-    auto s = SambaServer::start(o);
-    ASSERT_TRUE(s.ok()) << s.error().message();
-    server_ = s->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static SambaServer* server_;
-};
-SambaServer* Torture::server_ = nullptr;
+class Torture : public SmbkitdSuite<Torture, ::testing::TestWithParam<const char*>> {};
 
 TEST_P(Torture, GroupPassesInFull) {
   auto o = testing::run_command({"smbtorture", "//127.0.0.1/share", "-p", std::to_string(server_->port()), "-U",
