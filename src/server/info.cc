@@ -91,7 +91,8 @@ FileStandardInformation standard_of(const struct stat& st, bool pending) {
   FileStandardInformation s;
   s.AllocationSize = allocation_size(st);
   s.EndOfFile = S_ISDIR(st.st_mode) ? 0 : static_cast<uint64_t>(st.st_size);
-  s.NumberOfLinks = static_cast<uint32_t>(st.st_nlink);
+  // MS-FSA 2.1.5.12.27: the links not marked for deletion.
+  s.NumberOfLinks = static_cast<uint32_t>(st.st_nlink) - (pending && st.st_nlink > 0 ? 1 : 0);
   s.DeletePending = pending ? 1 : 0;
   s.Directory = S_ISDIR(st.st_mode) ? 1 : 0;
   return s;

@@ -150,7 +150,11 @@ TEST_F(SetInfoTest, DispositionDeletesAtClose) {
   ASSERT_EQ(set_info(c.id(), FileDispositionInformation{1}), STATUS_SUCCESS);
   auto std_info = query<FileStandardInformation>(c.id());
   EXPECT_EQ(std_info.DeletePending, 1);
+  // MS-FSA 2.1.5.12.27: a link marked for deletion is not counted (as smbd,
+  // and what a POSIX fstat of an unlinked open file expects).
+  EXPECT_EQ(std_info.NumberOfLinks, 0u);
   ASSERT_EQ(set_info(c.id(), FileDispositionInformation{0}), STATUS_SUCCESS);
+  EXPECT_EQ(query<FileStandardInformation>(c.id()).NumberOfLinks, 1u);
   ASSERT_EQ(set_info(c.id(), FileDispositionInformation{1}), STATUS_SUCCESS);
   close(c.id());
   EXPECT_FALSE(exists("f"));
