@@ -282,14 +282,7 @@ FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, 
   resp.OplockLevel = SMB2_OPLOCK_LEVEL_NONE;
   resp.CreateAction = opened->action;
   const struct stat& st = opened->st;
-  const FileTimes t = file_times(st);
-  resp.CreationTime = t.creation;
-  resp.LastAccessTime = t.last_access;
-  resp.LastWriteTime = t.last_write;
-  resp.ChangeTime = t.change;
-  resp.AllocationSize = allocation_size(st);
-  resp.EndofFile = o->is_dir ? 0 : static_cast<uint64_t>(st.st_size);
-  resp.FileAttributes = file_attributes(st);
+  fill_times_sizes_attributes(st, resp);
   resp.FileId = o->id;
   add_contexts(*req, *ctx.tree, st, resp);
   return body_reply(STATUS_SUCCESS, resp, encode_create_response);
@@ -305,14 +298,7 @@ FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
     struct stat st {};
     if (fstat((*o)->fd, &st) == 0) {
       resp.Flags = SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB;
-      const FileTimes t = file_times(st);
-      resp.CreationTime = t.creation;
-      resp.LastAccessTime = t.last_access;
-      resp.LastWriteTime = t.last_write;
-      resp.ChangeTime = t.change;
-      resp.AllocationSize = allocation_size(st);
-      resp.EndofFile = S_ISDIR(st.st_mode) ? 0 : static_cast<uint64_t>(st.st_size);
-      resp.FileAttributes = file_attributes(st);
+      fill_times_sizes_attributes(st, resp);
     }
   }
   if (!opens.impl().remove((*o)->id)) return error_reply(STATUS_FILE_CLOSED);  // closed meanwhile

@@ -89,14 +89,7 @@ bool describe(const Open& o, const std::string& dir_path, const std::string& nam
       if (!ok) return false;
     }
   }
-  const FileTimes t = file_times(st);
-  e.CreationTime = t.creation;
-  e.LastAccessTime = t.last_access;
-  e.LastWriteTime = t.last_write;
-  e.ChangeTime = t.change;
-  e.EndOfFile = S_ISDIR(st.st_mode) ? 0 : static_cast<uint64_t>(st.st_size);
-  e.AllocationSize = allocation_size(st);
-  e.FileAttributes = file_attributes(st);
+  fill_times_sizes_attributes(st, e);
   e.FileId = file_index(st);
   e.FileName = name;
   return true;

@@ -145,6 +145,25 @@ struct FileTimes {
 };
 FileTimes file_times(const struct stat& st);
 uint64_t allocation_size(const struct stat& st);
+// The times, sizes and attributes every answer about a file carries in
+// the same shape (MS-SMB2 CREATE and CLOSE responses, MS-FSCC network open
+// information, directory entries), from one stat. The CREATE and CLOSE
+// responses spell the size field EndofFile.
+template <class T>
+void fill_times_sizes_attributes(const struct stat& st, T& out) {
+  const FileTimes t = file_times(st);
+  out.CreationTime = t.creation;
+  out.LastAccessTime = t.last_access;
+  out.LastWriteTime = t.last_write;
+  out.ChangeTime = t.change;
+  out.AllocationSize = allocation_size(st);
+  const uint64_t eof = S_ISDIR(st.st_mode) ? 0 : static_cast<uint64_t>(st.st_size);
+  if constexpr (requires { out.EndofFile; })
+    out.EndofFile = eof;
+  else
+    out.EndOfFile = eof;
+  out.FileAttributes = file_attributes(st);
+}
 // An on-disk id for FileInternalInformation / FileId directory classes.
 inline uint64_t file_index(const struct stat& st) { return static_cast<uint64_t>(st.st_ino); }
 

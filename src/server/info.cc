@@ -163,14 +163,7 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
     }
     case FILE_NETWORK_OPEN_INFORMATION: {
       FileNetworkOpenInformation n;
-      const FileTimes t = file_times(st);
-      n.CreationTime = t.creation;
-      n.LastAccessTime = t.last_access;
-      n.LastWriteTime = t.last_write;
-      n.ChangeTime = t.change;
-      n.AllocationSize = allocation_size(st);
-      n.EndOfFile = S_ISDIR(st.st_mode) ? 0 : static_cast<uint64_t>(st.st_size);
-      n.FileAttributes = file_attributes(st);
+      fill_times_sizes_attributes(st, n);
       return fixed_of(encode_info(n));
     }
     case FILE_ALTERNATE_NAME_INFORMATION:  // no 8.3 short names are made (as Samba answers)
