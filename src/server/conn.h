@@ -33,6 +33,10 @@ class ConnIo {
   virtual void send(session::OutFrame f, std::shared_ptr<void> hold) = 0;
   // Runs `work` on a worker thread, then `done` on this connection's loop.
   virtual void run_blocking(std::function<void()> work, std::function<void()> done) = 0;
+  // Posts `fn` to this connection's loop from any thread. The returned
+  // poster stays valid after the connection is gone (it posts to the
+  // loop), so `fn` must check that its connection is still open.
+  virtual std::function<void(std::function<void()>)> poster() = 0;
   virtual uint64_t now_filetime() = 0;
 };
 

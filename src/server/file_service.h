@@ -58,10 +58,32 @@ struct CallCtx {
 // with partial data) is sent with it. `body` starts at the command's
 // StructureSize (the 64-byte header is the caller's); `data` is sent right
 // after it (READ payload) without another copy.
+struct PendingCall;
+
 struct FileReply {
   uint32_t status = 0;
   Bytes body;
   Bytes data;
+  // Set when the request must wait (body, data and status are then
+  // unused): the connection sends an interim response and the final
+  // answer comes through the PendingCall.
+  std::shared_ptr<PendingCall> pending;
+};
+
+// A request the file layer cannot answer yet: a blocking lock waiting for
+// its range, a CREATE waiting for an oplock or lease break to be
+// acknowledged (MS-SMB2 3.3.4.2, 3.3.5.14, 3.3.4.6). The connection sends
+// an interim response (STATUS_PENDING with an AsyncId), then calls start;
+// the file layer calls `done` exactly once with the final reply, on any
+// thread and never under one of its locks (the connection posts it to its
+// loop). cancel() (CANCEL, or the tree, session or connection going away)
+// makes the call finish as soon as it can, normally with
+// STATUS_CANCELLED; `done` still runs once. cancel() before start() makes
+// start() finish at once.
+struct PendingCall {
+  virtual ~PendingCall() = default;
+  virtual void start(std::function<void(FileReply)> done) = 0;
+  virtual void cancel() = 0;
 };
 
 struct FileServiceOptions {

@@ -168,6 +168,10 @@ struct LoopConn final : ConnIo {
       l->post(std::move(done));
     });
   }
+  std::function<void(std::function<void()>)> poster() override {
+    Loop::Impl* l = &loop;
+    return [l](std::function<void()> fn) { l->post(std::move(fn)); };
+  }
   uint64_t now_filetime() override {
     timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);

@@ -44,6 +44,10 @@ class InlineIo : public ConnIo {
     work();
     done();
   }
+  // Posts run at once: the test is single-threaded.
+  std::function<void(std::function<void()>)> poster() override {
+    return [](std::function<void()> fn) { fn(); };
+  }
   uint64_t now_filetime() override { return kNow; }
 };
 
