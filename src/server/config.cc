@@ -289,6 +289,16 @@ Result<bool> parse_not(const Ctx& c, std::string_view v) {
   return !b;
 }
 
+// A Samba switch whose "no" is what smbkitd always does: accepted as no,
+// refused by name as yes (never silently ignored).
+Result<void> only_no(Ctx& c, std::string_view v) {
+  SMBKIT_TRY(bool b, parse_bool(c, v));
+  if (b)
+    return config_error(c.where, "'" + c.param + " = " + std::string(trim(v)) +
+                                     "' is not supported: smbkitd keeps share modes and oplocks in its own tables");
+  return {};
+}
+
 const Param kParams[] = {
     {"smbports", Scope::global, GLOBAL(smb_ports, parse_ports(c, v))},
     {"interfaces", Scope::global, GLOBAL(interfaces, parse_interfaces(c, v))},
@@ -365,6 +375,10 @@ const Param kParams[] = {
     {"validusers", Scope::share, SHARE(valid_users, parse_valid_users(c, v))},
     {"browseable", Scope::share, SHARE(browseable, parse_bool(c, v))},
     {"browsable", Scope::share, SHARE(browseable, parse_bool(c, v))},
+    // smbkitd keeps share modes and oplocks in its own tables, never in
+    // the kernel (flock, F_SETLEASE).
+    {"kernelsharemodes", Scope::both, only_no},
+    {"kerneloplocks", Scope::both, only_no},
 };
 
 #undef GLOBAL
