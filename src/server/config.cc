@@ -335,6 +335,7 @@ const Param kParams[] = {
      GLOBAL(max_open_files, parse_uint(c, v, 1, std::numeric_limits<uint32_t>::max()))},
     {"smbkitd:maxconnections", Scope::global,
      GLOBAL(max_connections, parse_uint(c, v, 1, std::numeric_limits<uint32_t>::max()))},
+    {"smbkitd:nowaitreads", Scope::global, GLOBAL(nowait_reads, parse_bool(c, v))},
     {"loglevel", Scope::global,
      [](Ctx& c, std::string_view v) -> Result<void> {
        SMBKIT_TRY(uint32_t n, parse_uint(c, v, 0, kMaxLogLevel));

@@ -181,6 +181,12 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.message_id = r.hdr.MessageId;
     job->ctx.chain_file_id = &c->fid;
     job->ctx.srvsvc = &job->snap->srvsvc;
+    // A READ of cached data is answered here, on the loop: no hand-off,
+    // and it never waits behind reads that wait for the disk.
+    if (auto fr = st_.files().execute_nowait(*opens_, job->ctx, cmd, r.msg())) {
+      take_reply(*c, *fr);
+      continue;
+    }
     std::shared_ptr<ConnOpens> opens = opens_;
     ServerState* st = &st_;
     auto self = shared_from_this();
@@ -188,31 +194,34 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
         [job, opens, st, c, cmd] { job->reply = st->files().execute(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
         [self, job, c] {
           if (self->closed_) return;
-          const ServerRequest& q = c->reqs[c->next];
-          FileReply& fr = job->reply;
-          const bool failed = fr.body.empty() && fr.status != STATUS_SUCCESS;
-          if (failed) {
-            c->rsps.push_back(ServerMachine::error_response(q, fr.status));
-            if (q.hdr.Command == SMB2_CREATE) c->create_err = fr.status;
-          } else {
-            ServerResponse rsp = ServerMachine::response_to(q, fr.status);
-            rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
-            if (!fr.data.empty()) {
-              if (c->reqs.size() == 1) {
-                c->keep.push_back(std::move(fr.data));
-                rsp.payload = c->keep.back();
-              } else {
-                rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
-              }
-            }
-            c->rsps.push_back(std::move(rsp));
-          }
-          c->next++;
+          self->take_reply(*c, job->reply);
           self->run_chain(c);
         });
     return;
   }
   if (!closed_) finish_chain(*c);
+}
+
+void Conn::take_reply(Chain& c, FileReply& fr) {
+  const ServerRequest& q = c.reqs[c.next];
+  const bool failed = fr.body.empty() && fr.status != STATUS_SUCCESS;
+  if (failed) {
+    c.rsps.push_back(ServerMachine::error_response(q, fr.status));
+    if (q.hdr.Command == SMB2_CREATE) c.create_err = fr.status;
+  } else {
+    ServerResponse rsp = ServerMachine::response_to(q, fr.status);
+    rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
+    if (!fr.data.empty()) {
+      if (c.reqs.size() == 1) {
+        c.keep.push_back(std::move(fr.data));
+        rsp.payload = c.keep.back();
+      } else {
+        rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
+      }
+    }
+    c.rsps.push_back(std::move(rsp));
+  }
+  c.next++;
 }
 
 void Conn::finish_chain(Chain& c) {

@@ -87,6 +87,8 @@ class Conn : public std::enable_shared_from_this<Conn> {
 
   void run_chain(std::shared_ptr<Chain> c);
   void finish_chain(Chain& c);
+  // A file command's reply becomes the chain's next answer.
+  void take_reply(Chain& c, FileReply& fr);
   // The inline commands: each returns the answer to queue (none for CANCEL).
   std::optional<session::ServerResponse> run_inline(const session::ServerRequest& r);
   session::ServerResponse negotiate(const session::ServerRequest& r);

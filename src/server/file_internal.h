@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -194,6 +195,8 @@ uint32_t errno_status(int e);
 FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+// A READ served only from the page cache; nullopt where it would wait.
+std::optional<FileReply> read_nowait(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_flush(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -91,6 +92,9 @@ struct FileServiceOptions {
   uint32_t max_read = 8 << 20;      // MaxReadSize/MaxWriteSize/MaxTransactSize we negotiate
   uint32_t max_write = 8 << 20;
   uint32_t max_transact = 8 << 20;
+  // READs of data in the page cache are served on the calling loop
+  // (execute_nowait); off: every READ goes to a worker.
+  bool nowait_reads = true;
   // Opens the server end of the named pipe `name` ("srvsvc", without a
   // leading '\\' or "PIPE\\") on IPC$ with the call's srvsvc view; nullptr
   // (or a null result): no such pipe (STATUS_OBJECT_NAME_NOT_FOUND). Tests
@@ -137,6 +141,13 @@ class FileService {
   // WRITE, LOCK, IOCTL (other than FSCTL_VALIDATE_NEGOTIATE_INFO, which
   // the connection answers), QUERY_DIRECTORY, QUERY_INFO, SET_INFO.
   FileReply execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg);
+
+  // The same on the calling thread (an event loop) when the command can
+  // finish without waiting for the disk: a READ whose data is all in the
+  // page cache (preadv2 RWF_NOWAIT). nullopt otherwise: run execute on a
+  // worker. A cached READ then costs no thread hand-off and never queues
+  // behind reads that wait for the disk.
+  std::optional<FileReply> execute_nowait(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg);
 
   const FileServiceOptions& options() const { return opts_; }
 
