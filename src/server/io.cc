@@ -3,9 +3,12 @@
 // pread/pwrite/fsync on the open's fd. Pipes go to pipe_ops.cc.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 #include <optional>
@@ -54,10 +57,47 @@ ssize_t pread_full(int fd, std::byte* buf, size_t len, uint64_t off) {
   return transfer_full(::pread, fd, buf, len, off);
 }
 
+// Linux cachestat(2) (6.5 and later; not in Debian 12's headers): how many
+// pages of a range are in the page cache, without touching them.
+constexpr long kSysCachestat = 451;
+struct CachestatRange {
+  uint64_t off, len;
+};
+struct Cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+std::atomic<bool> g_no_cachestat{false};
+
+// Whether every page of [off, off + len) below the end of the file is in
+// the page cache. A read that misses one must not be tried with
+// RWF_NOWAIT: on a miss that read starts the readahead itself, and
+// submitting it may sleep on a full device queue, on the loop. Without
+// cachestat: true (RWF_NOWAIT alone decides).
+bool all_cached(int fd, uint64_t off, size_t len) {
+  if (g_no_cachestat.load(std::memory_order_relaxed)) return true;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (off >= size || len == 0) return true;  // nothing to read: end of file
+  const uint64_t end = std::min<uint64_t>(size, off + len);
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  CachestatRange r{off, end - off};
+  Cachestat cs{};
+  if (syscall(kSysCachestat, fd, &r, &cs, 0) != 0) {
+    if (errno == ENOSYS) g_no_cachestat.store(true, std::memory_order_relaxed);
+    return errno == ENOSYS;
+  }
+  return cs.nr_cache >= (end + page - 1) / page - off / page;
+}
+
 // A pread that never waits for the disk: preadv2(RWF_NOWAIT) fails with
 // EAGAIN where the data is not in the page cache (after a short transfer
 // the next call says so for the rest).
 ssize_t pread_nowait_full(int fd, std::byte* buf, size_t len, uint64_t off) {
+  if (!all_cached(fd, off, len)) {
+    errno = EAGAIN;
+    return -1;
+  }
   return transfer_full(
       [](int d, std::byte* b, size_t n, off_t o) {
         iovec v{b, n};
