@@ -121,14 +121,20 @@ void FileService::Impl::release(Open& o) {
     MutexLock l(o.mu);
     doc = o.delete_on_close;
   }
-  MutexLock l(nodes_mu);
-  FileNode& n = *o.node;
-  std::erase(n.opens, &o);
-  std::erase_if(n.locks, [&](const ByteRangeLock& k) { return k.owner == &o; });
-  if (doc) n.delete_pending = true;
-  if (!n.opens.empty()) return;
-  if (n.delete_pending) delete_node_file(n);
-  nodes.erase({n.dev, n.ino});
+  std::vector<std::function<void()>> woken;
+  {
+    MutexLock l(nodes_mu);
+    FileNode& n = *o.node;
+    std::erase(n.opens, &o);
+    std::erase_if(n.locks, [&](const ByteRangeLock& k) { return k.owner == &o; });
+    woken = wake_lock_waiters(n);
+    if (doc) n.delete_pending = true;
+    if (n.opens.empty()) {
+      if (n.delete_pending) delete_node_file(n);
+      nodes.erase({n.dev, n.ino});
+    }
+  }
+  for (auto& w : woken) w();
 }
 
 }  // namespace smbkit::server
