@@ -113,10 +113,13 @@ class Reconnect : public ::testing::Test {
     to.progress = [&](uint64_t done, uint64_t) {
       if (at_offset) at_offset(done);
     };
-    auto up = cl::upload(t, f.id, data.size(), [&](uint64_t off, MutableByteView buf) -> Result<void> {
-      std::memcpy(buf.data(), data.data() + off, buf.size());
-      return {};
-    }, to);
+    auto up = cl::upload(
+        t, f.id, data.size(),
+        [&](uint64_t off, MutableByteView buf) -> Result<void> {
+          std::memcpy(buf.data(), data.data() + off, buf.size());
+          return {};
+        },
+        to);
     auto c = t.close(f.id);
     if (!up) return up.take_error();
     if (!c) return c.take_error();
@@ -513,7 +516,8 @@ TEST_F(Reconnect, LeasesAreGrantedAgainAfterARestart) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 20s) << "B waited for the lease break timeout";
   // B's write takes READ caching (the notification may come just after
   // B's WRITE returned).
-  EXPECT_TRUE(la.wait_for(key, [](uint32_t s) { return !(s & pr::SMB2_LEASE_READ_CACHING); }, 10s));
+  EXPECT_TRUE(la.wait_for(
+      key, [](uint32_t s) { return !(s & pr::SMB2_LEASE_READ_CACHING); }, 10s));
   EXPECT_GE(la.stats().breaks, 1u);
   IT_EXPECT_OK((*tb)->close(fb->id));
   IT_EXPECT_OK((*ta)->close(f2->file.id));
@@ -561,19 +565,6 @@ TEST_F(Reconnect, EchoKeepsAnIdleConnectionAndDetectsNothingWrong) {
   IT_EXPECT_OK((*t)->statfs());
 }
 
-// smbd's process group (smbd runs with --no-process-group in its own
-// session, so its pid is the group id); from the pid file it writes.
-pid_t smbd_group(const st::SambaServer& s) {
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(s.dir() + "/pid", ec)) {
-    if (e.path().extension() != ".pid") continue;
-    std::ifstream f(e.path());
-    long pid = 0;
-    if (f >> pid && pid > 1) return static_cast<pid_t>(pid);
-  }
-  return 0;
-}
-
 TEST_F(Reconnect, EchoNoticesAFrozenServerAndReconnects) {
   const size_t n = 4u << 20;
   Bytes data = random_bytes(n, 60);
@@ -588,7 +579,7 @@ TEST_F(Reconnect, EchoNoticesAFrozenServerAndReconnects) {
   IT_ASSERT_OK(t);
   auto f = (*t)->open("frozen.bin", read_params());
   IT_ASSERT_OK(f);
-  pid_t pg = smbd_group(*server_);
+  pid_t pg = server_->pid();  // the server's process group
   ASSERT_GT(pg, 1);
   ASSERT_EQ(::kill(-pg, SIGSTOP), 0);
   Bytes buf(n);

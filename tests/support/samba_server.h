@@ -59,6 +59,10 @@ class SambaServer {
   Result<void> restart();
   void stop();
   bool running() const { return pid_ > 0; }
+  // The server's process (smbd's parent, or smbkitd), the leader of a
+  // process group of its own that smbd's per-connection children are in:
+  // kill(-pid(), SIGSTOP) freezes the whole server.
+  pid_t pid() const { return pid_; }
 
   // Run smbclient against this server; returns its exit status and output.
   struct Output {
