@@ -336,6 +336,13 @@ const Param kParams[] = {
     {"smbkitd:maxconnections", Scope::global,
      GLOBAL(max_connections, parse_uint(c, v, 1, std::numeric_limits<uint32_t>::max()))},
     {"smbkitd:nowaitreads", Scope::global, GLOBAL(nowait_reads, parse_bool(c, v))},
+    {"guestaccount", Scope::global,
+     [](Ctx& c, std::string_view v) -> Result<void> {
+       std::string n(trim(v));
+       if (n.empty()) return c.bad_value(v, "a Unix account name");
+       c.global->guest_account = n;
+       return {};
+     }},
     {"loglevel", Scope::global,
      [](Ctx& c, std::string_view v) -> Result<void> {
        SMBKIT_TRY(uint32_t n, parse_uint(c, v, 0, kMaxLogLevel));

@@ -90,6 +90,9 @@ struct GlobalConfig {
   uint32_t max_connections = 1024;  // "smbkitd:max connections"
   // smbkitd:nowait reads: READs of cached data served on the event loop
   // (preadv2 RWF_NOWAIT) instead of on a worker. Read at start.
+  // "guest account": the Unix account guests and anonymous sessions are
+  // served as when smbkitd runs as root (identity.h).
+  std::string guest_account = "nobody";
   bool nowait_reads = true;
   uint32_t auth_timeout_seconds = 60;   // unauthenticated connection lifetime
   uint32_t idle_timeout_seconds = 900;  // "deadtime" is in minutes in Samba: this is seconds

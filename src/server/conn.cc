@@ -178,6 +178,7 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
       CallCtx ctx;
       std::shared_ptr<TreeCtx> tree;
       std::shared_ptr<const Snapshot> snap;
+      std::shared_ptr<const Identity> identity;
       FileReply reply;
     };
     auto job = std::make_shared<Job>();
@@ -189,6 +190,8 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.message_id = r.hdr.MessageId;
     job->ctx.chain_file_id = &c->fid;
     job->ctx.srvsvc = &job->snap->srvsvc;
+    job->identity = sessions_[r.session_id].identity;
+    job->ctx.identity = job->identity.get();
     // A READ of cached data is answered here, on the loop: no hand-off,
     // and it never waits behind reads that wait for the disk.
     if (auto fr = st_.files().execute_nowait(*opens_, job->ctx, cmd, r.msg())) {
@@ -429,6 +432,14 @@ ServerResponse Conn::session_setup(const ServerRequest& r) {
   if (outcome == auth::NtlmOutcome::guest && g.map_to_guest != MapToGuest::bad_user)
     return fail(STATUS_LOGON_FAILURE, "unknown user '" + ntlm.user + "'");
   if (reauth && !same_name(s->user, ntlm.user)) return fail(STATUS_ACCESS_DENIED, "re-authentication as another user");
+  if (!reauth && st_.files().options().as_session_users) {
+    // As root, a session is served as its user's Unix account (guests as
+    // the guest account); a user without one cannot log on, as with smbd.
+    const bool guest_like = outcome != auth::NtlmOutcome::authenticated;
+    auto ident = unix_identity(guest_like ? g.guest_account : ntlm.user);
+    if (!ident) return fail(STATUS_LOGON_FAILURE, ident.error().message());
+    s->identity = std::move(*ident);
+  }
   if (!reauth) {
     s->user = ntlm.user;
     s->guest = outcome == auth::NtlmOutcome::guest;

@@ -90,6 +90,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
     std::string user;
     std::shared_ptr<const Snapshot> snap;                // shares and users it authenticated against
     std::unique_ptr<auth::SpnegoNtlmAcceptor> acceptor;  // a setup in progress
+    std::shared_ptr<const Identity> identity;            // who its file operations run as (null: the server)
     std::map<uint32_t, Tree> trees;
     uint32_t next_tree_id = 1;
   };

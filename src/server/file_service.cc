@@ -15,6 +15,8 @@ FileService::~FileService() = default;
 
 FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg) {
   if (!ctx.tree || !ctx.tree->share) return error_reply(STATUS_INVALID_PARAMETER);
+  // As the session's user: the disk's permissions apply to what it does.
+  if (!become(ctx.identity)) return error_reply(STATUS_ACCESS_DENIED);
   switch (command) {
     case proto::SMB2_CREATE:
       return handle_create(*this, opens, ctx, msg);

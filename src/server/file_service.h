@@ -26,6 +26,7 @@
 #include "base/result.h"
 #include "proto/types.h"
 #include "rpc/pipe.h"
+#include "server/identity.h"
 #include "server/share.h"
 
 namespace smbkit::server {
@@ -52,6 +53,9 @@ struct CallCtx {
   proto::FileId* chain_file_id = nullptr;
   // srvsvc's view of the server, for pipes opened on IPC$.
   const rpc::SrvsvcOptions* srvsvc = nullptr;
+  // The Unix identity the request's file operations run as (identity.h);
+  // null: the server's own.
+  const Identity* identity = nullptr;
 };
 
 // A command's answer. An error status with an empty body becomes an SMB2
@@ -95,6 +99,9 @@ struct FileServiceOptions {
   // READs of data in the page cache are served on the calling loop
   // (execute_nowait); off: every READ goes to a worker.
   bool nowait_reads = true;
+  // Sessions are served as their users' Unix accounts (identity.h):
+  // Server::start sets it when smbkitd runs as root.
+  bool as_session_users = false;
   // Opens the server end of the named pipe `name` ("srvsvc", without a
   // leading '\\' or "PIPE\\") on IPC$ with the call's srvsvc view; nullptr
   // (or a null result): no such pipe (STATUS_OBJECT_NAME_NOT_FOUND). Tests

@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "base/worker_pool.h"
+#include "server/identity.h"
 #include "server/loop.h"
 #include "server/state.h"
 
@@ -130,6 +131,7 @@ Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOp
   fo.max_write = cfg.global.max_write;
   fo.max_transact = cfg.global.max_trans;
   fo.nowait_reads = cfg.global.nowait_reads;
+  fo.as_session_users = switches_identity();
   SMBKIT_TRY(auto snap, make_snapshot(std::move(cfg), std::move(users)));
   impl->st = std::make_unique<ServerState>(snap, fo);
   const GlobalConfig& g = snap->cfg.global;

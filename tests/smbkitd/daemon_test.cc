@@ -104,6 +104,8 @@ class Daemon : public ::testing::Test {
     if (second) f << "[two]\n  path = " << dir_.path() << "/two\n  read only = no\n";
   }
   void add_user(const char* name, const char* pw) {
+    // Run as root, smbkitd serves a session as its user's Unix account.
+    ASSERT_TRUE(testing::ensure_unix_user(name).ok());
     std::string cmd = smbkitd() + " -s '" + conf() + "' user add " + name + " >/dev/null 2>&1";
     FILE* p = popen(cmd.c_str(), "w");
     ASSERT_NE(p, nullptr);

@@ -44,6 +44,8 @@ std::string find_program(const char* name) {
   return name;
 }
 
+}  // namespace
+
 Result<void> ensure_unix_user(const char* user) {
   if (getpwnam(user)) return {};
   // Parallel test processes may race to create it: retry while another
@@ -53,11 +55,9 @@ Result<void> ensure_unix_user(const char* user) {
     o = run_command({find_program("useradd"), "-M", "-s", "/usr/sbin/nologin", user});
     if (!getpwnam(user)) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  if (!getpwnam(user)) return sys_error(EPERM, std::string("cannot create Unix user for Samba (need root): ") + o.out);
+  if (!getpwnam(user)) return sys_error(EPERM, std::string("cannot create Unix user (need root): ") + o.out);
   return {};
 }
-
-}  // namespace
 
 int run_inherit(const char* who, char** argv) {
   pid_t pid = fork();
@@ -181,7 +181,8 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
   }
   // smbd serves files as a Unix user of its own; smbkitd as the user it
   // runs as.
-  if (!s->is_smbkitd()) SMBKIT_CHECK(ensure_unix_user(user()));
+  // Both serve the session as the user's Unix account when run as root.
+  SMBKIT_CHECK(ensure_unix_user(user()));
   std::error_code ec;
   for (const char* d : {"state", "lock", "cache", "pid", "private", "ncalrpc", "share", "readonly", "secure", "public"})
     fs::create_directories(s->dir_ + "/" + d, ec);
@@ -191,7 +192,7 @@ Result<std::unique_ptr<SambaServer>> SambaServer::start(const SambaOptions& opts
                   ec);
   for (const char* d : {"share", "readonly", "secure", "public"}) {
     std::string p = s->dir_ + "/" + d;
-    if (struct passwd* pw = s->is_smbkitd() ? nullptr : getpwnam(user()))
+    if (struct passwd* pw = getpwnam(user()))
       if (chown(p.c_str(), pw->pw_uid, pw->pw_gid) != 0) return sys_error(errno, "chown " + p);
     chmod(p.c_str(), 0777);
   }

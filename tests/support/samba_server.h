@@ -94,6 +94,10 @@ SambaServer::Output run_command(const std::vector<std::string>& argv, int timeou
 // status, 128+signal when killed; `who` prefixes the exec error.
 int run_inherit(const char* who, char** argv);
 
+// Creates the Unix account `user` (no home, no shell) unless it exists:
+// smbd, and smbkitd run as root, serve a session as its user's account.
+Result<void> ensure_unix_user(const char* user);
+
 // A free TCP port on 127.0.0.1 (bound then released).
 uint16_t free_port();
 // The server tests run against: $SMBKIT_TEST_SERVER ("smbd" or "smbkitd"),
