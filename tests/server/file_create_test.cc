@@ -236,11 +236,46 @@ TEST_F(CreateTest, RelatedRequestsUseTheChainsFileId) {
   auto c = create("f", FILE_CREATE);
   ASSERT_EQ(c.status, STATUS_SUCCESS);
   EXPECT_EQ(chain, c.id());
+  ctx_.related = true;
   EXPECT_EQ(write(kRelatedFileId, 0, "abc"), STATUS_SUCCESS);
   EXPECT_EQ(close(kRelatedFileId), STATUS_SUCCESS);
   EXPECT_EQ(get("f"), "abc");
+  // The chain's file is closed: the related requests after the CLOSE find
+  // nothing (smbtorture smb2.compound.related2).
+  EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
   ctx_.chain_file_id = nullptr;
   EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
+}
+
+// MS-SMB2 3.3.5.2.7.2: all ones names the chain's file only in a related
+// request; an unrelated request naming it names no open and starts the
+// chain afresh (smbtorture smb2.compound.unrelated1, invalid3).
+TEST_F(CreateTest, AllOnesInAnUnrelatedRequestNamesNoOpen) {
+  FileId chain = kRelatedFileId;
+  ctx_.chain_file_id = &chain;
+  auto c = create("f", FILE_CREATE);
+  ASSERT_EQ(c.status, STATUS_SUCCESS);
+  EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
+  ctx_.related = true;
+  EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
+  ctx_.related = false;
+  EXPECT_EQ(close(c.id()), STATUS_SUCCESS);
+}
+
+// The file a request names by its FileId becomes the chain's file, as
+// after a CREATE.
+TEST_F(CreateTest, ARequestNamingAnOpenMakesItTheChainsFile) {
+  FileId chain = kRelatedFileId;
+  ctx_.chain_file_id = &chain;
+  auto f = create("f", FILE_CREATE);
+  auto g = create("g", FILE_CREATE);
+  ASSERT_EQ(f.status, STATUS_SUCCESS);
+  ASSERT_EQ(g.status, STATUS_SUCCESS);
+  EXPECT_EQ(write(f.id(), 0, "f1"), STATUS_SUCCESS);
+  ctx_.related = true;
+  EXPECT_EQ(write(kRelatedFileId, 2, "f2"), STATUS_SUCCESS);
+  EXPECT_EQ(get("f"), "f1f2");
+  EXPECT_EQ(get("g"), "");
 }
 
 class LimitedCreateTest : public FileFixture {
