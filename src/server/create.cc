@@ -134,7 +134,7 @@ Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Va
   Opened out;
   out.fd = fd;
   out.action = FILE_CREATED;
-  if (!dir && (req.FileAttributes & FILE_ATTRIBUTE_READONLY)) {
+  if (req.FileAttributes & FILE_ATTRIBUTE_READONLY) {
     struct stat st {};
     if (fstat(fd, &st) == 0) (void)fchmod(fd, st.st_mode & ~kWriteBits);
   }

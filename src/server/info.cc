@@ -2,10 +2,12 @@
 // fstat(2) of the open, file system classes (MS-FSCC 2.5) from fstatvfs(2),
 // a minimal security descriptor, no quotas.
 //
-// Sizes (MS-FSA 2.1.5.11/12): a buffer smaller than a class's fixed part is
-// STATUS_INFO_LENGTH_MISMATCH; a class with a variable tail (names,
-// streams) that does not fit is cut at OutputBufferLength and answered
-// with STATUS_BUFFER_OVERFLOW.
+// Sizes (MS-FSA 2.1.5.11/12): a buffer smaller than a class's fixed part
+// (Windows' structure size, which for a class with a name counts the
+// first character and the padding: smbtorture smb2.getinfo's
+// qfile/qfs_buffercheck) is STATUS_INFO_LENGTH_MISMATCH; a class with a
+// variable tail (names, streams) that does not fit is cut at
+// OutputBufferLength and answered with STATUS_BUFFER_OVERFLOW.
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -37,6 +39,18 @@ constexpr std::string_view kFileSystemName = "NTFS";
 constexpr uint16_t kSeDaclPresent = 0x0004;
 constexpr uint16_t kSeSelfRelative = 0x8000;
 constexpr uint8_t kSdRevision = 1;
+// The structure sizes Windows checks a buffer against (MS-FSCC 2.4, 2.5,
+// as Windows' sizeof): smaller is STATUS_INFO_LENGTH_MISMATCH.
+constexpr size_t kAllInformationMinimum = 104;
+constexpr size_t kStreamInformationMinimum = 32;
+constexpr size_t kFsVolumeInformationMinimum = 24;
+constexpr size_t kFsAttributeInformationMinimum = 16;
+// MS-FSCC 2.5.2 FileFsControlInformation and 2.5.6
+// FileFsObjectIdInformation: fixed sizes.
+constexpr size_t kFsControlInformationSize = 48;
+constexpr size_t kFsObjectIdInformationSize = 64;
+// MS-FSCC 2.5.2: a quota threshold or limit of -1 means none.
+constexpr uint64_t kNoQuota = UINT64_MAX;
 
 struct Encoded {
   Bytes bytes;
@@ -76,6 +90,20 @@ bool delete_pending(FileService& svc, const Open& o) {
   return o.node->delete_pending;
 }
 
+// MS-FSCC 2.4.27 (also 2.4.30): FileNameLength, FileName.
+Result<Encoded> name_information(const std::string& name_utf8) {
+  SMBKIT_TRY(Bytes name, utf8_to_utf16le(name_utf8));
+  // Written in place: GCC 12 at -O3 misreads an insert after a 4-byte
+  // write into a fresh vector as an overflow.
+  Encoded e;
+  e.bytes.resize(4 + name.size());
+  store_le32(e.bytes.data(), static_cast<uint32_t>(name.size()));
+  if (!name.empty()) std::memcpy(e.bytes.data() + 4, name.data(), name.size());
+  e.fixed = 4;
+  e.variable = true;
+  return e;
+}
+
 FileBasicInformation basic_of(const struct stat& st) {
   FileBasicInformation b;
   const FileTimes t = file_times(st);
@@ -98,7 +126,7 @@ FileStandardInformation standard_of(const struct stat& st, bool pending) {
   return s;
 }
 
-Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
+Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls, uint16_t dialect) {
   if (o.pipe) {
     if (cls != FILE_STANDARD_INFORMATION) return nt_error(STATUS_INVALID_PARAMETER);
     FileStandardInformation s;
@@ -133,18 +161,8 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       return fixed_of(encode_info(FileModeInformation{mode}));
     case FILE_ALIGNMENT_INFORMATION:  // MS-FSCC 2.4.3: FILE_BYTE_ALIGNMENT
       return raw(4, [](ByteWriter& w) { w.u32(0); });
-    case FILE_NAME_INFORMATION: {  // MS-FSCC 2.4.27: FileNameLength, FileName
-      SMBKIT_TRY(Bytes name, utf8_to_utf16le(wire_name(path)));
-      // Written in place: GCC 12 at -O3 misreads an insert after a 4-byte
-      // write into a fresh vector as an overflow.
-      Encoded e;
-      e.bytes.resize(4 + name.size());
-      store_le32(e.bytes.data(), static_cast<uint32_t>(name.size()));
-      if (!name.empty()) std::memcpy(e.bytes.data() + 4, name.data(), name.size());
-      e.fixed = 4;
-      e.variable = true;
-      return e;
-    }
+    case FILE_NAME_INFORMATION:
+      return name_information(wire_name(path));
     case FILE_ALL_INFORMATION: {
       FileAllInformation a;
       a.BasicInformation = basic_of(st);
@@ -157,7 +175,7 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(a));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = kFileAllInformationFixedSize;
+      e.fixed = kAllInformationMinimum;
       e.variable = true;
       return e;
     }
@@ -180,9 +198,17 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(s));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = 0;
+      e.fixed = kStreamInformationMinimum;
       e.variable = true;
       return e;
+    }
+    case FILE_NORMALIZED_NAME_INFORMATION: {
+      // MS-SMB2 3.3.5.20.1: SMB 3.1.1 only. MS-FSCC 2.4.30: the name from
+      // the share root without a leading '' (empty for the root).
+      if (dialect < SMB2_DIALECT_0311) return nt_error(STATUS_NOT_SUPPORTED);
+      std::string n = path;
+      std::replace(n.begin(), n.end(), '/', '\\');
+      return name_information(n);
     }
     case FILE_COMPRESSION_INFORMATION:  // MS-FSCC 2.4.9: not compressed
       return raw(16, [&](ByteWriter& w) {
@@ -214,7 +240,7 @@ Result<Encoded> fs_class(Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(v));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = 18;  // MS-FSCC 2.5.9: the fields before VolumeLabel
+      e.fixed = kFsVolumeInformationMinimum;
       e.variable = true;
       return e;
     }
@@ -244,10 +270,26 @@ Result<Encoded> fs_class(Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(a));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = 12;  // MS-FSCC 2.5.1: the fields before FileSystemName
+      e.fixed = kFsAttributeInformationMinimum;
       e.variable = true;
       return e;
     }
+    case FILE_FS_CONTROL_INFORMATION:  // MS-FSCC 2.5.2: no quotas, no content indexing
+      return raw(kFsControlInformationSize, [](ByteWriter& w) {
+        w.u64(0);         // FreeSpaceStartFiltering
+        w.u64(0);         // FreeSpaceThreshold
+        w.u64(0);         // FreeSpaceStopFiltering
+        w.u64(kNoQuota);  // DefaultQuotaThreshold
+        w.u64(kNoQuota);  // DefaultQuotaLimit
+        w.u32(0);         // FileSystemControlFlags
+        w.u32(0);         // Padding
+      });
+    case FILE_FS_OBJECT_ID_INFORMATION:  // MS-FSCC 2.5.6: the volume's id from st_dev
+      return raw(kFsObjectIdInformationSize, [&](ByteWriter& w) {
+        w.u64(static_cast<uint64_t>(st.st_dev));
+        w.u64(0);
+        w.zeros(kFsObjectIdInformationSize - 16);  // ExtendedInfo
+      });
     case FILE_FS_DEVICE_INFORMATION:
       return fixed_of(encode_info(FileFsDeviceInformation{kFileDeviceDisk, kFileDeviceIsMounted}));
     case FILE_FS_SECTOR_SIZE_INFORMATION: {
@@ -306,7 +348,7 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
       // access, position, mode, alignment, stream, name) need nothing.
       if (!(*o)->pipe && !((*o)->granted & FILE_READ_ATTRIBUTES) && needs_read_attributes(req->FileInfoClass))
         return error_reply(STATUS_ACCESS_DENIED);
-      enc = file_class(svc, **o, req->FileInfoClass);
+      enc = file_class(svc, **o, req->FileInfoClass, ctx.dialect);
       break;
     case SMB2_0_INFO_FILESYSTEM:
       enc = fs_class(**o, req->FileInfoClass);
@@ -324,8 +366,9 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
   if (!enc) return error_reply(enc.error().status ? enc.error().status : STATUS_INVALID_PARAMETER);
   Encoded& e = *enc;
   uint32_t status = STATUS_SUCCESS;
+  if (req->OutputBufferLength < e.fixed) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
   if (e.bytes.size() > req->OutputBufferLength) {
-    if (!e.variable || req->OutputBufferLength < e.fixed) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
+    if (!e.variable) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
     e.bytes.resize(req->OutputBufferLength);
     status = STATUS_BUFFER_OVERFLOW;
   }
