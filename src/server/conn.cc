@@ -145,7 +145,9 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     }
     if (r.refused) {
       c->rsps.push_back(ServerMachine::error_response(r, r.refused));
-      if (cmd == SMB2_CREATE) c->create_err = r.refused;
+      // A refused CREATE, or a chain whose first request is refused (a
+      // related first request), fails the related requests after it.
+      if (cmd == SMB2_CREATE || c->next == 0) c->create_err = r.refused;
       c->next++;
       continue;
     }

@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 #include "base/utf16.h"
 #include "proto/create.h"
@@ -43,6 +45,13 @@ constexpr uint8_t kSdRevision = 1;
 // as Windows' sizeof): smaller is STATUS_INFO_LENGTH_MISMATCH.
 constexpr size_t kAllInformationMinimum = 104;
 constexpr size_t kStreamInformationMinimum = 32;
+constexpr size_t kAlternateNameMinimum = 8;
+// MS-FSCC 2.1.5.2.1: an 8.3 name's base and extension lengths.
+constexpr size_t kShortBaseMax = 8;
+constexpr size_t kShortExtMax = 3;
+// A made-up short name keeps this much of the name before its '~'.
+constexpr size_t kMangledPrefix = 6;
+constexpr std::string_view kShortNameExtras = "!#$%&'()-@^_`{}~";
 constexpr size_t kFsVolumeInformationMinimum = 24;
 constexpr size_t kFsAttributeInformationMinimum = 16;
 // MS-FSCC 2.5.2 FileFsControlInformation and 2.5.6
@@ -88,6 +97,46 @@ bool delete_pending(FileService& svc, const Open& o) {
   if (!o.node) return false;
   MutexLock l(svc.impl().nodes_mu);
   return o.node->delete_pending;
+}
+
+bool short_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         kShortNameExtras.find(c) != std::string_view::npos;
+}
+
+// The 8.3 name of a file (MS-FSCC 2.1.5.2.1). No short names are kept on a
+// POSIX file system: a name that is already a legal 8.3 name is its own (in
+// upper case, as Windows shows them); any other gets one made, as Samba's
+// default "mangled names" does, from its first legal characters, '~' and a
+// digit from a hash of the whole name, and the first legal characters of
+// its extension. A made-up short name is not accepted by CREATE.
+std::string short_name(std::string_view leaf) {
+  auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; };
+  const size_t dot = leaf.rfind('.');
+  const std::string_view base = dot == std::string_view::npos ? leaf : leaf.substr(0, dot);
+  const std::string_view ext = dot == std::string_view::npos ? std::string_view{} : leaf.substr(dot + 1);
+  const bool legal = !base.empty() && base.size() <= kShortBaseMax && ext.size() <= kShortExtMax &&
+                     std::all_of(base.begin(), base.end(), short_name_char) &&
+                     std::all_of(ext.begin(), ext.end(), short_name_char) &&
+                     (dot == std::string_view::npos || !ext.empty());
+  std::string out;
+  if (legal) {
+    for (char c : leaf) out += upper(c);
+    return out;
+  }
+  for (char c : base)
+    if (short_name_char(c) && out.size() < kMangledPrefix) out += upper(c);
+  if (out.empty()) out.push_back('_');
+  out += '~';
+  out += static_cast<char>('1' + std::hash<std::string_view>{}(leaf) % 9);
+  std::string e;
+  for (char c : ext)
+    if (short_name_char(c) && e.size() < kShortExtMax) e += upper(c);
+  if (!e.empty()) {
+    out += '.';
+    out += e;
+  }
+  return out;
 }
 
 // MS-FSCC 2.4.27 (also 2.4.30): FileNameLength, FileName.
@@ -151,6 +200,8 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls, uint16_t dial
       return fixed_of(encode_info(standard_of(st, delete_pending(svc, o))));
     case FILE_INTERNAL_INFORMATION:
       return fixed_of(encode_info(FileInternalInformation{file_index(st)}));
+    case FILE_FULL_EA_INFORMATION:  // MS-FSA 2.1.5.12.11: needs FILE_READ_EA; no EAs are kept
+      return nt_error(o.granted & FILE_READ_EA ? STATUS_NO_EAS_ON_FILE : STATUS_ACCESS_DENIED);
     case FILE_EA_INFORMATION:  // MS-FSCC 2.4.12: EaSize; no EAs are kept
       return raw(4, [](ByteWriter& w) { w.u32(0); });
     case FILE_ACCESS_INFORMATION:  // MS-FSCC 2.4.1: AccessFlags
@@ -184,8 +235,12 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls, uint16_t dial
       fill_times_sizes_attributes(st, n);
       return fixed_of(encode_info(n));
     }
-    case FILE_ALTERNATE_NAME_INFORMATION:  // no 8.3 short names are made (as Samba answers)
-      return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);
+    case FILE_ALTERNATE_NAME_INFORMATION: {                             // MS-FSCC 2.4.5: the 8.3 name
+      if (path.empty()) return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);  // the root has none
+      SMBKIT_TRY(Encoded e, name_information(short_name(path.substr(path.rfind('/') + 1))));
+      e.fixed = kAlternateNameMinimum;
+      return e;
+    }
     case FILE_ATTRIBUTE_TAG_INFORMATION:  // MS-FSCC 2.4.6: FileAttributes, ReparseTag
       return raw(8, [&](ByteWriter& w) {
         w.u32(file_attributes(st));

@@ -114,17 +114,18 @@ uint32_t set_disposition(FileService& svc, Open& o, ByteView buf) {
 using Fd = UniqueFd;
 
 // What other opens forbid a rename of `o` (at `source`) into the directory
-// `target_dir`, as smbd answers (smbtorture smb2.rename): an open of the
-// target's parent directory holding DELETE access is
+// `target_dir` (smbtorture smb2.rename): Windows opens the target's
+// directory to add the name (FILE_ADD_FILE, sharing read and write), so an
+// open of that directory holding DELETE, or not sharing write, is
 // STATUS_SHARING_VIOLATION; a directory with an open file or directory
-// anywhere below it cannot be renamed, STATUS_ACCESS_DENIED (Windows'
-// rule, MS-FSA 2.1.5.14.11). Requires nodes_mu.
+// anywhere below it cannot be renamed, STATUS_ACCESS_DENIED (Windows' rule,
+// MS-FSA 2.1.5.14.11, and smbd's answer). Requires nodes_mu.
 uint32_t rename_conflict(FileService& svc, const Open& o, const std::string& source, const struct stat& target_dir)
     REQUIRES(svc.impl().nodes_mu) {
   auto& nodes = svc.impl().nodes;
-  if (auto it = nodes.find({target_dir.st_dev, target_dir.st_ino}); it != nodes.end())
-    for (const Open* p : it->second->opens)
-      if (p != &o && (p->granted & DELETE)) return STATUS_SHARING_VIOLATION;
+  if (auto it = nodes.find({target_dir.st_dev, target_dir.st_ino});
+      it != nodes.end() && !share_access_ok(*it->second, FILE_ADD_FILE, FILE_SHARE_READ | FILE_SHARE_WRITE))
+    return STATUS_SHARING_VIOLATION;
   if (o.is_dir) {
     const std::string prefix = source + "/";
     for (const auto& [key, node] : nodes) {

@@ -55,8 +55,11 @@ TEST_F(QueryInfoTest, FileClasses) {
     EXPECT_FALSE(b.empty()) << int(cls);
   }
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, 0x77, nullptr), STATUS_INVALID_INFO_CLASS);
-  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALTERNATE_NAME_INFORMATION, nullptr),
-            STATUS_OBJECT_NAME_NOT_FOUND);
+  // No extended attributes are kept; reading them needs FILE_READ_EA.
+  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_FULL_EA_INFORMATION, nullptr), STATUS_NO_EAS_ON_FILE);
+  auto noea = create("d\\f", FILE_OPEN, FILE_READ_DATA);
+  EXPECT_EQ(query_info(noea.id(), SMB2_0_INFO_FILE, FILE_FULL_EA_INFORMATION, nullptr), STATUS_ACCESS_DENIED);
+  close(noea.id());
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_QUOTA, 0, nullptr), STATUS_NOT_SUPPORTED);
   Bytes sd;
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_SECURITY, 0, &sd), STATUS_SUCCESS);
@@ -121,6 +124,34 @@ TEST_F(QueryInfoTest, BufferSizesFollowWindowsStructureSizes) {
     EXPECT_EQ(query_info(k.id, k.type, k.cls, &b, static_cast<uint32_t>(full.size())), STATUS_SUCCESS) << int(k.cls);
   }
   close(c.id());
+  close(root.id());
+}
+
+// MS-FSCC 2.4.5: a legal 8.3 name is its own short name in upper case;
+// another gets one made from its first characters, '~' and a digit, and
+// its extension; the root has none (smbtorture smb2.getinfo
+// getinfo_access, qfile_buffercheck).
+TEST_F(QueryInfoTest, AlternateNamesAreShortNames) {
+  put("bufsize.txt", "x");
+  put("a rather long name.text", "x");
+  auto short_of = [&](const std::string& name) {
+    auto c = create(name, FILE_OPEN, FILE_READ_ATTRIBUTES);
+    Bytes b;
+    EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALTERNATE_NAME_INFORMATION, &b), STATUS_SUCCESS);
+    close(c.id());
+    EXPECT_GE(b.size(), 4u);
+    std::string out;
+    for (size_t i = 4; i + 1 < b.size(); i += 2) out += static_cast<char>(b[i]);
+    return out;
+  };
+  EXPECT_EQ(short_of("bufsize.txt"), "BUFSIZE.TXT");
+  std::string mangled = short_of("a rather long name.text");
+  ASSERT_EQ(mangled.size(), 12u) << mangled;
+  EXPECT_EQ(mangled.substr(0, 7), "ARATHE~");
+  EXPECT_EQ(mangled.substr(8), ".TEX");
+  auto root = create("", FILE_OPEN, FILE_READ_ATTRIBUTES);
+  EXPECT_EQ(query_info(root.id(), SMB2_0_INFO_FILE, FILE_ALTERNATE_NAME_INFORMATION, nullptr),
+            STATUS_OBJECT_NAME_NOT_FOUND);
   close(root.id());
 }
 
@@ -301,9 +332,10 @@ TEST_F(SetInfoTest, ReadOnlyDirectoriesAreTheirWriteBits) {
   EXPECT_FALSE(exists("ro"));
 }
 
-// smbtorture smb2.rename share_delete_and_delete_access and
-// no_share_delete_but_delete_access: an open of the target's directory
-// holding DELETE makes a rename into it a sharing violation; one without
+// smbtorture smb2.rename share_delete_and_delete_access,
+// no_share_delete_but_delete_access, no_share_delete_no_delete_access: an
+// open of the target's directory holding DELETE, or not sharing write,
+// makes a rename into it a sharing violation; one sharing all without
 // DELETE does not.
 TEST_F(SetInfoTest, RenameMeetsAnOpenOfTheDirectoryWithDelete) {
   ASSERT_EQ(::mkdir(disk("d").c_str(), 0755), 0);
@@ -317,6 +349,10 @@ TEST_F(SetInfoTest, RenameMeetsAnOpenOfTheDirectoryWithDelete) {
   EXPECT_EQ(set_info(f.id(), r), STATUS_SHARING_VIOLATION);
   EXPECT_TRUE(exists("d/f"));
   close(dir.id());
+  auto noshare = create("d", FILE_OPEN, FILE_READ_DATA, FILE_SHARE_READ, FILE_DIRECTORY_FILE);
+  ASSERT_EQ(noshare.status, STATUS_SUCCESS);
+  EXPECT_EQ(set_info(f.id(), r), STATUS_SHARING_VIOLATION);
+  close(noshare.id());
   auto dir2 = create("d", FILE_OPEN, FILE_READ_ATTRIBUTES | FILE_READ_DATA, kShareAll, FILE_DIRECTORY_FILE);
   ASSERT_EQ(dir2.status, STATUS_SUCCESS);
   EXPECT_EQ(set_info(f.id(), r), STATUS_SUCCESS);
