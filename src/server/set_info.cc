@@ -49,6 +49,8 @@ uint32_t set_basic(Open& o, ByteView buf) {
   if (fstat(o.fd, &st) != 0) return errno_status(errno);
   if (b.FileAttributes) {
     if ((b.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !S_ISDIR(st.st_mode)) return STATUS_INVALID_PARAMETER;
+    // MS-FSA 2.1.5.14.2: a directory cannot be temporary.
+    if ((b.FileAttributes & FILE_ATTRIBUTE_TEMPORARY) && S_ISDIR(st.st_mode)) return STATUS_INVALID_PARAMETER;
     // READONLY is the write bits, on directories too (as smbd maps it).
     const bool ro = b.FileAttributes & FILE_ATTRIBUTE_READONLY;
     const mode_t want = ro ? (st.st_mode & ~kWriteBits) : (st.st_mode | S_IWUSR);

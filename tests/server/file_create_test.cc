@@ -69,6 +69,21 @@ TEST_F(CreateTest, CreatingDispositionsOnAMissingFile) {
   EXPECT_EQ(create("x", 6).status, STATUS_INVALID_PARAMETER);  // no such disposition
 }
 
+// MS-SMB2 3.3.5.9 (smbtorture smb2.create.impersonation): a level past
+// Delegate is STATUS_BAD_IMPERSONATION_LEVEL.
+TEST_F(CreateTest, AnImpersonationLevelPastDelegateIsBad) {
+  CreateRequest req;
+  req.Name = "imp";
+  req.CreateDisposition = FILE_OPEN_IF;
+  req.DesiredAccess = kReadWrite;
+  req.ShareAccess = kShareAll;
+  req.ImpersonationLevel = SMB2_IMPERSONATION_DELEGATE + 1;
+  auto r =
+      run(SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) { EXPECT_TRUE(encode_create_request(req, w).ok()); }));
+  EXPECT_EQ(r.status, STATUS_BAD_IMPERSONATION_LEVEL);
+  EXPECT_FALSE(exists("imp"));
+}
+
 TEST_F(CreateTest, DirectoriesAndTheDirectoryOptions) {
   auto d = create("dir", FILE_CREATE, FILE_LIST_DIRECTORY, kShareAll, FILE_DIRECTORY_FILE);
   ASSERT_EQ(d.status, STATUS_SUCCESS);

@@ -327,6 +327,10 @@ TEST_F(SetInfoTest, ReadOnlyDirectoriesAreTheirWriteBits) {
   b.FileAttributes = FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_READONLY;
   ASSERT_EQ(set_info(ro->FileId, b), STATUS_SUCCESS);
   EXPECT_EQ(query<FileBasicInformation>(ro->FileId).FileAttributes, FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_READONLY);
+  // MS-FSA 2.1.5.14.2 (smbtorture smb2.create.dosattr_tmp_dir): a
+  // directory cannot be temporary.
+  b.FileAttributes = FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_TEMPORARY;
+  EXPECT_EQ(set_info(ro->FileId, b), STATUS_INVALID_PARAMETER);
   EXPECT_EQ(set_info(ro->FileId, FileDispositionInformation{1}), STATUS_SUCCESS);
   close(ro->FileId);
   EXPECT_FALSE(exists("ro"));
