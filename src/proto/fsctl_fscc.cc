@@ -1,12 +1,13 @@
 #include "proto/fsctl_fscc.h"
 
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 namespace smbkit::proto {
 
 // MS-FSCC 2.3.64: SetSparse (1 byte); an empty buffer sets the file sparse.
-Bytes encode_set_sparse(const FileSetSparseBuffer &v) {
+Bytes encode_set_sparse(const FileSetSparseBuffer& v) {
   Bytes b;
   ByteWriter w(b);
   w.u8(v.SetSparse);
@@ -22,10 +23,10 @@ Result<FileSetSparseBuffer> decode_set_sparse(ByteView buf) {
 }
 
 // MS-FSCC 2.3.67: FileOffset, BeyondFinalZero (signed 64-bit each).
-static bool zero_data_ok(const FileZeroDataInformation &v) {
+static bool zero_data_ok(const FileZeroDataInformation& v) {
   return v.FileOffset <= v.BeyondFinalZero && v.BeyondFinalZero <= kMaxFileOffset;
 }
-Result<Bytes> encode_zero_data(const FileZeroDataInformation &v) {
+Result<Bytes> encode_zero_data(const FileZeroDataInformation& v) {
   if (!zero_data_ok(v)) return sys_error(EINVAL, "FILE_ZERO_DATA_INFORMATION: range out of order or too large");
   Bytes b;
   ByteWriter w(b);
@@ -45,10 +46,10 @@ Result<FileZeroDataInformation> decode_zero_data(ByteView buf) {
 }
 
 // MS-FSCC 2.3.48: FileOffset, Length (signed 64-bit each).
-static bool range_fits(const FileAllocatedRangeBuffer &v) {
+static bool range_fits(const FileAllocatedRangeBuffer& v) {
   return v.FileOffset <= kMaxFileOffset && v.Length <= kMaxFileOffset - v.FileOffset;
 }
-Result<Bytes> encode_allocated_range(const FileAllocatedRangeBuffer &v) {
+Result<Bytes> encode_allocated_range(const FileAllocatedRangeBuffer& v) {
   if (!range_fits(v)) return sys_error(EINVAL, "FILE_ALLOCATED_RANGE_BUFFER: range past the largest offset");
   Bytes b;
   ByteWriter w(b);
@@ -70,7 +71,7 @@ Result<FileAllocatedRangeBuffer> decode_allocated_range(ByteView buf) {
 // MS-FSCC 2.3.48: the element count is the output size over the element
 // size; every element intersects the queried range.
 Result<std::vector<FileAllocatedRangeBuffer>> decode_allocated_ranges(ByteView buf,
-                                                                      const FileAllocatedRangeBuffer &asked) {
+                                                                      const FileAllocatedRangeBuffer& asked) {
   if (buf.size() % kFileAllocatedRangeBufferSize != 0)
     return protocol_error("QUERY_ALLOCATED_RANGES output of " + std::to_string(buf.size()) +
                           " bytes is not a whole number of ranges");
@@ -91,14 +92,33 @@ Result<std::vector<FileAllocatedRangeBuffer>> decode_allocated_ranges(ByteView b
   return out;
 }
 
-Bytes encode_allocated_ranges(const std::vector<FileAllocatedRangeBuffer> &v) {
+Bytes encode_allocated_ranges(const std::vector<FileAllocatedRangeBuffer>& v) {
   Bytes b;
   ByteWriter w(b);
-  for (const auto &r : v) {
+  for (const auto& r : v) {
     w.u64(r.FileOffset);
     w.u64(r.Length);
   }
   return b;
+}
+
+// MS-FSCC 2.1.3.1: ObjectId, BirthVolumeId, BirthObjectId, DomainId.
+Bytes encode_object_id(const FileObjectIdBuffer& v) {
+  Bytes b;
+  ByteWriter w(b);
+  for (const auto* g : {&v.ObjectId, &v.BirthVolumeId, &v.BirthObjectId, &v.DomainId}) w.bytes(ByteView(*g));
+  return b;
+}
+Result<FileObjectIdBuffer> decode_object_id(ByteView buf) {
+  if (buf.size() != kFileObjectIdBufferSize)
+    return protocol_error("FILE_OBJECTID_BUFFER of " + std::to_string(buf.size()) + " bytes");
+  FileObjectIdBuffer v;
+  size_t off = 0;
+  for (auto* g : {&v.ObjectId, &v.BirthVolumeId, &v.BirthObjectId, &v.DomainId}) {
+    std::memcpy(g->data(), buf.data() + off, g->size());
+    off += g->size();
+  }
+  return v;
 }
 
 }  // namespace smbkit::proto

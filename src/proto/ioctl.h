@@ -42,6 +42,8 @@ enum CtlCode : uint32_t {
   FSCTL_SET_ZERO_DATA = 0x000980C8,
   FSCTL_QUERY_ALLOCATED_RANGES = 0x000940CF,
   FSCTL_DUPLICATE_EXTENTS_TO_FILE = 0x00098344,
+  FSCTL_GET_OBJECT_ID = 0x0009009C,
+  FSCTL_CREATE_OR_GET_OBJECT_ID = 0x000900C0,
 };
 
 // The FileId of IOCTLs that are not on an open (MS-SMB2 3.2.4.20: DFS
@@ -53,11 +55,11 @@ inline constexpr FileId kNoFileId{~0ull, ~0ull};
 struct IoctlRequest {
   uint32_t CtlCode = 0;
   proto::FileId FileId;
-  Bytes Input;                     // InputOffset/InputCount
+  Bytes Input;  // InputOffset/InputCount
   uint32_t MaxInputResponse = 0;
-  Bytes Output;                    // OutputOffset/OutputCount (almost always empty)
+  Bytes Output;  // OutputOffset/OutputCount (almost always empty)
   uint32_t MaxOutputResponse = 0;
-  uint32_t Flags = 0;              // SMB2_0_IOCTL_IS_FSCTL
+  uint32_t Flags = 0;  // SMB2_0_IOCTL_IS_FSCTL
   bool operator==(const IoctlRequest&) const = default;
 };
 
@@ -65,7 +67,7 @@ struct IoctlRequest {
 struct IoctlResponse {
   uint32_t CtlCode = 0;
   proto::FileId FileId;
-  Bytes Input;   // usually empty (servers may echo it)
+  Bytes Input;  // usually empty (servers may echo it)
   Bytes Output;
   uint32_t Flags = 0;
   bool operator==(const IoctlResponse&) const = default;

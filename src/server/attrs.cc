@@ -22,7 +22,8 @@ bool before(const timespec& a, const timespec& b) {
 }  // namespace
 
 // Attributes: DIRECTORY for directories; READONLY when the owner's write
-// bit is clear (SET_INFO maps it back, set_info.cc); ARCHIVE otherwise for
+// bit is clear, for directories too as smbd maps it (SET_INFO and CREATE
+// map it back, set_info.cc, create.cc); ARCHIVE otherwise for
 // files (Samba's "map archive" default reports it for every file). No
 // HIDDEN/SYSTEM: nothing on a POSIX file system keeps them.
 uint32_t file_attributes(const struct stat& st) {
@@ -31,7 +32,7 @@ uint32_t file_attributes(const struct stat& st) {
     a |= FILE_ATTRIBUTE_DIRECTORY;
   else
     a |= FILE_ATTRIBUTE_ARCHIVE;
-  if (!S_ISDIR(st.st_mode) && !(st.st_mode & S_IWUSR)) a |= FILE_ATTRIBUTE_READONLY;
+  if (!(st.st_mode & S_IWUSR)) a |= FILE_ATTRIBUTE_READONLY;
   return a;
 }
 

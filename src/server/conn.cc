@@ -153,6 +153,9 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     }
     if (r.refused) {
       c->rsps.push_back(ServerMachine::error_response(r, r.refused));
+      // A refused CREATE, or a chain whose first request is refused (a
+      // related first request), fails the related requests after it.
+      if (cmd == SMB2_CREATE || c->next == 0) c->create_err = r.refused;
       c->next++;
       continue;
     }
@@ -168,6 +171,9 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     }
     Tree* tree = nullptr;
     if (uint32_t st = check_file_command(r, &tree)) {
+      // A related request inherits the session of the one before it: when
+      // that one had none, the chain itself is invalid, as smbd answers.
+      if (r.related && st == STATUS_USER_SESSION_DELETED) st = STATUS_INVALID_PARAMETER;
       c->rsps.push_back(ServerMachine::error_response(r, st));
       if (cmd == SMB2_CREATE) c->create_err = st;
       c->next++;
@@ -189,6 +195,7 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.dialect = machine_.dialect();
     job->ctx.message_id = r.hdr.MessageId;
     job->ctx.chain_file_id = &c->fid;
+    job->ctx.related = r.related;
     job->ctx.srvsvc = &job->snap->srvsvc;
     job->identity = sessions_[r.session_id].identity;
     job->ctx.identity = job->identity.get();
@@ -310,8 +317,11 @@ std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
     case SMB2_CANCEL:
       return std::nullopt;
     default:
+      // MS-SMB2 3.3.5.2.6 (as Windows and smbd answer): a command code
+      // past the last one is an invalid request.
+      if (r.hdr.Command > SMB2_OPLOCK_BREAK) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
       // CHANGE_NOTIFY, OPLOCK_BREAK acknowledgements (we grant no oplock
-      // or lease) and unknown commands.
+      // or lease).
       if (!valid_session(r.session_id)) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
       return ServerMachine::error_response(r, STATUS_NOT_SUPPORTED);
   }

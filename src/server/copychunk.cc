@@ -36,14 +36,6 @@ CopychunkKey key_of(const FileId& id) {
 
 FileId id_of(const CopychunkKey& k) { return FileId{load_le64(k.data()), load_le64(k.data() + 8)}; }
 
-FileReply ioctl_reply(uint32_t status, uint32_t ctl, const FileId& id, Bytes output) {
-  IoctlResponse resp;
-  resp.CtlCode = ctl;
-  resp.FileId = id;
-  resp.Output = std::move(output);
-  return body_reply(status, resp, encode_ioctl_response);
-}
-
 FileReply copychunk_reply(uint32_t status, uint32_t ctl, const FileId& id, const SrvCopychunkResponse& r) {
   auto out = encode_copychunk_response(r);
   if (!out) return error_reply(STATUS_INSUFFICIENT_RESOURCES);

@@ -36,7 +36,8 @@ struct Validated {
 // MS-SMB2 3.3.5.9 / MS-FSA 2.1.5.1 parameter checks before any disk access.
 Result<Validated> validate(const CreateRequest& req) {
   if (req.CreateDisposition > FILE_OVERWRITE_IF) return nt_error(STATUS_INVALID_PARAMETER);
-  if (req.ImpersonationLevel > SMB2_IMPERSONATION_DELEGATE) return nt_error(STATUS_INVALID_PARAMETER);
+  // MS-SMB2 3.3.5.9: an ImpersonationLevel past Delegate.
+  if (req.ImpersonationLevel > SMB2_IMPERSONATION_DELEGATE) return nt_error(STATUS_BAD_IMPERSONATION_LEVEL);
   const uint32_t opt = req.CreateOptions;
   if ((opt & FILE_DIRECTORY_FILE) && (opt & FILE_NON_DIRECTORY_FILE)) return nt_error(STATUS_INVALID_PARAMETER);
   if ((opt & FILE_DIRECTORY_FILE) && req.CreateDisposition != FILE_CREATE && req.CreateDisposition != FILE_OPEN &&
@@ -134,7 +135,7 @@ Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Va
   Opened out;
   out.fd = fd;
   out.action = FILE_CREATED;
-  if (!dir && (req.FileAttributes & FILE_ATTRIBUTE_READONLY)) {
+  if (req.FileAttributes & FILE_ATTRIBUTE_READONLY) {
     struct stat st {};
     if (fstat(fd, &st) == 0) (void)fchmod(fd, st.st_mode & ~kWriteBits);
   }

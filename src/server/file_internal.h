@@ -25,6 +25,7 @@
 #include "base/result.h"
 #include "proto/constants.h"
 #include "proto/fscc_dir_info.h"
+#include "proto/ioctl.h"
 #include "proto/types.h"
 #include "server/file_service.h"
 
@@ -216,6 +217,15 @@ FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, co
 FileReply pipe_read(Open& o, uint32_t length);
 FileReply pipe_write(Open& o, ByteView data);
 FileReply pipe_transceive(Open& o, const proto::FileId& id, ByteView in, uint32_t max_out);
+
+// An IOCTL response (MS-SMB2 2.2.32) carrying `output` (ioctl.cc).
+FileReply ioctl_reply(uint32_t status, uint32_t ctl, const proto::FileId& id, Bytes output);
+
+// The sparse-file controls (sparse.cc): FSCTL_SET_SPARSE,
+// FSCTL_SET_ZERO_DATA, FSCTL_QUERY_ALLOCATED_RANGES.
+FileReply set_sparse(Open& o, const proto::IoctlRequest& req);
+FileReply set_zero_data(FileService& svc, Open& o, const proto::IoctlRequest& req);
+FileReply query_allocated_ranges(Open& o, const proto::IoctlRequest& req);
 
 // Server-side copy (copychunk.cc).
 FileReply resume_key(Open& o, const proto::FileId& id, uint32_t max_out);

@@ -17,6 +17,8 @@ FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t co
   if (!ctx.tree || !ctx.tree->share) return error_reply(STATUS_INVALID_PARAMETER);
   // As the session's user: the disk's permissions apply to what it does.
   if (!become(ctx.identity)) return error_reply(STATUS_ACCESS_DENIED);
+  // MS-SMB2 3.3.5.2.7.2: an unrelated request begins a new chain of files.
+  if (ctx.chain_file_id && !ctx.related) *ctx.chain_file_id = proto::kRelatedFileId;
   switch (command) {
     case proto::SMB2_CREATE:
       return handle_create(*this, opens, ctx, msg);
@@ -58,13 +60,17 @@ FileReply error_reply(uint32_t status) {
 Result<OpenPtr> resolve_open(ConnOpens& opens, const CallCtx& ctx, const proto::FileId& id) {
   proto::FileId use = id;
   // MS-SMB2 3.3.5.2.7.2: a related request's FileId of all ones is the
-  // chain's; with no file in the chain the open is not there.
-  if (use == proto::kRelatedFileId) {
+  // chain's; with no file in the chain the open is not there. In an
+  // unrelated request all ones is just a FileId no open has.
+  if (use == proto::kRelatedFileId && ctx.related) {
     if (!ctx.chain_file_id || *ctx.chain_file_id == proto::kRelatedFileId) return nt_error(STATUS_FILE_CLOSED);
     use = *ctx.chain_file_id;
   }
   OpenPtr o = opens.impl().find(use, ctx.session_id, ctx.tree->tree_id);
   if (!o) return nt_error(STATUS_FILE_CLOSED);
+  // The file a request names is the one the related requests after it
+  // work on, as after a CREATE.
+  if (ctx.chain_file_id) *ctx.chain_file_id = o->id;
   return o;
 }
 

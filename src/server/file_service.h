@@ -48,9 +48,15 @@ struct CallCtx {
   uint16_t dialect = 0;
   uint64_t message_id = 0;
   // The compound chain's FileId (MS-SMB2 3.3.5.2.7.2): a related request
-  // naming kRelatedFileId uses it; a CREATE that succeeds sets it. The
-  // caller keeps it across one chain.
+  // naming kRelatedFileId uses it; a CREATE that succeeds, or any request
+  // that names an open by its FileId, sets it; an unrelated request starts
+  // it afresh (kRelatedFileId: no file). The caller keeps it across one
+  // chain.
   proto::FileId* chain_file_id = nullptr;
+  // The request carries SMB2_FLAGS_RELATED_OPERATIONS: only then does
+  // kRelatedFileId mean the chain's file (an unrelated request naming it
+  // names no open: STATUS_FILE_CLOSED).
+  bool related = false;
   // srvsvc's view of the server, for pipes opened on IPC$.
   const rpc::SrvsvcOptions* srvsvc = nullptr;
   // The Unix identity the request's file operations run as (identity.h);

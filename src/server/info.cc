@@ -2,15 +2,19 @@
 // fstat(2) of the open, file system classes (MS-FSCC 2.5) from fstatvfs(2),
 // a minimal security descriptor, no quotas.
 //
-// Sizes (MS-FSA 2.1.5.11/12): a buffer smaller than a class's fixed part is
-// STATUS_INFO_LENGTH_MISMATCH; a class with a variable tail (names,
-// streams) that does not fit is cut at OutputBufferLength and answered
-// with STATUS_BUFFER_OVERFLOW.
+// Sizes (MS-FSA 2.1.5.11/12): a buffer smaller than a class's fixed part
+// (Windows' structure size, which for a class with a name counts the
+// first character and the padding: smbtorture smb2.getinfo's
+// qfile/qfs_buffercheck) is STATUS_INFO_LENGTH_MISMATCH; a class with a
+// variable tail (names, streams) that does not fit is cut at
+// OutputBufferLength and answered with STATUS_BUFFER_OVERFLOW.
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <string_view>
 
 #include "base/utf16.h"
 #include "proto/create.h"
@@ -37,6 +41,25 @@ constexpr std::string_view kFileSystemName = "NTFS";
 constexpr uint16_t kSeDaclPresent = 0x0004;
 constexpr uint16_t kSeSelfRelative = 0x8000;
 constexpr uint8_t kSdRevision = 1;
+// The structure sizes Windows checks a buffer against (MS-FSCC 2.4, 2.5,
+// as Windows' sizeof): smaller is STATUS_INFO_LENGTH_MISMATCH.
+constexpr size_t kAllInformationMinimum = 104;
+constexpr size_t kStreamInformationMinimum = 32;
+constexpr size_t kAlternateNameMinimum = 8;
+// MS-FSCC 2.1.5.2.1: an 8.3 name's base and extension lengths.
+constexpr size_t kShortBaseMax = 8;
+constexpr size_t kShortExtMax = 3;
+// A made-up short name keeps this much of the name before its '~'.
+constexpr size_t kMangledPrefix = 6;
+constexpr std::string_view kShortNameExtras = "!#$%&'()-@^_`{}~";
+constexpr size_t kFsVolumeInformationMinimum = 24;
+constexpr size_t kFsAttributeInformationMinimum = 16;
+// MS-FSCC 2.5.2 FileFsControlInformation and 2.5.6
+// FileFsObjectIdInformation: fixed sizes.
+constexpr size_t kFsControlInformationSize = 48;
+constexpr size_t kFsObjectIdInformationSize = 64;
+// MS-FSCC 2.5.2: a quota threshold or limit of -1 means none.
+constexpr uint64_t kNoQuota = UINT64_MAX;
 
 struct Encoded {
   Bytes bytes;
@@ -76,6 +99,60 @@ bool delete_pending(FileService& svc, const Open& o) {
   return o.node->delete_pending;
 }
 
+bool short_name_char(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+         kShortNameExtras.find(c) != std::string_view::npos;
+}
+
+// The 8.3 name of a file (MS-FSCC 2.1.5.2.1). No short names are kept on a
+// POSIX file system: a name that is already a legal 8.3 name is its own (in
+// upper case, as Windows shows them); any other gets one made, as Samba's
+// default "mangled names" does, from its first legal characters, '~' and a
+// digit from a hash of the whole name, and the first legal characters of
+// its extension. A made-up short name is not accepted by CREATE.
+std::string short_name(std::string_view leaf) {
+  auto upper = [](char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; };
+  const size_t dot = leaf.rfind('.');
+  const std::string_view base = dot == std::string_view::npos ? leaf : leaf.substr(0, dot);
+  const std::string_view ext = dot == std::string_view::npos ? std::string_view{} : leaf.substr(dot + 1);
+  const bool legal = !base.empty() && base.size() <= kShortBaseMax && ext.size() <= kShortExtMax &&
+                     std::all_of(base.begin(), base.end(), short_name_char) &&
+                     std::all_of(ext.begin(), ext.end(), short_name_char) &&
+                     (dot == std::string_view::npos || !ext.empty());
+  std::string out;
+  if (legal) {
+    for (char c : leaf) out += upper(c);
+    return out;
+  }
+  for (char c : base)
+    if (short_name_char(c) && out.size() < kMangledPrefix) out += upper(c);
+  if (out.empty()) out.push_back('_');
+  out += '~';
+  out += static_cast<char>('1' + std::hash<std::string_view>{}(leaf) % 9);
+  std::string e;
+  for (char c : ext)
+    if (short_name_char(c) && e.size() < kShortExtMax) e += upper(c);
+  if (!e.empty()) {
+    out += '.';
+    out += e;
+  }
+  return out;
+}
+
+// MS-FSCC 2.4.27 (also 2.4.30): FileNameLength, FileName.
+Result<Encoded> name_information(const std::string& name_utf8) {
+  SMBKIT_TRY(Bytes name, utf8_to_utf16le(name_utf8));
+  // Written in place: GCC 12 at -O3 misreads an insert after a 4-byte
+  // write into a fresh vector as an overflow.
+  Encoded e;
+  e.bytes.resize(4 + name.size());
+  store_le32(e.bytes.data(), static_cast<uint32_t>(name.size()));
+  if (!name.empty()) std::memcpy(e.bytes.data() + 4, name.data(), name.size());
+  e.fixed = 4;
+  e.variable = true;
+  return e;
+}
+
 FileBasicInformation basic_of(const struct stat& st) {
   FileBasicInformation b;
   const FileTimes t = file_times(st);
@@ -98,7 +175,7 @@ FileStandardInformation standard_of(const struct stat& st, bool pending) {
   return s;
 }
 
-Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
+Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls, uint16_t dialect) {
   if (o.pipe) {
     if (cls != FILE_STANDARD_INFORMATION) return nt_error(STATUS_INVALID_PARAMETER);
     FileStandardInformation s;
@@ -123,6 +200,8 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       return fixed_of(encode_info(standard_of(st, delete_pending(svc, o))));
     case FILE_INTERNAL_INFORMATION:
       return fixed_of(encode_info(FileInternalInformation{file_index(st)}));
+    case FILE_FULL_EA_INFORMATION:  // MS-FSA 2.1.5.12.11: needs FILE_READ_EA; no EAs are kept
+      return nt_error(o.granted & FILE_READ_EA ? STATUS_NO_EAS_ON_FILE : STATUS_ACCESS_DENIED);
     case FILE_EA_INFORMATION:  // MS-FSCC 2.4.12: EaSize; no EAs are kept
       return raw(4, [](ByteWriter& w) { w.u32(0); });
     case FILE_ACCESS_INFORMATION:  // MS-FSCC 2.4.1: AccessFlags
@@ -133,18 +212,8 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       return fixed_of(encode_info(FileModeInformation{mode}));
     case FILE_ALIGNMENT_INFORMATION:  // MS-FSCC 2.4.3: FILE_BYTE_ALIGNMENT
       return raw(4, [](ByteWriter& w) { w.u32(0); });
-    case FILE_NAME_INFORMATION: {  // MS-FSCC 2.4.27: FileNameLength, FileName
-      SMBKIT_TRY(Bytes name, utf8_to_utf16le(wire_name(path)));
-      // Written in place: GCC 12 at -O3 misreads an insert after a 4-byte
-      // write into a fresh vector as an overflow.
-      Encoded e;
-      e.bytes.resize(4 + name.size());
-      store_le32(e.bytes.data(), static_cast<uint32_t>(name.size()));
-      if (!name.empty()) std::memcpy(e.bytes.data() + 4, name.data(), name.size());
-      e.fixed = 4;
-      e.variable = true;
-      return e;
-    }
+    case FILE_NAME_INFORMATION:
+      return name_information(wire_name(path));
     case FILE_ALL_INFORMATION: {
       FileAllInformation a;
       a.BasicInformation = basic_of(st);
@@ -157,7 +226,7 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(a));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = kFileAllInformationFixedSize;
+      e.fixed = kAllInformationMinimum;
       e.variable = true;
       return e;
     }
@@ -166,8 +235,12 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       fill_times_sizes_attributes(st, n);
       return fixed_of(encode_info(n));
     }
-    case FILE_ALTERNATE_NAME_INFORMATION:  // no 8.3 short names are made (as Samba answers)
-      return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);
+    case FILE_ALTERNATE_NAME_INFORMATION: {                             // MS-FSCC 2.4.5: the 8.3 name
+      if (path.empty()) return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);  // the root has none
+      SMBKIT_TRY(Encoded e, name_information(short_name(path.substr(path.rfind('/') + 1))));
+      e.fixed = kAlternateNameMinimum;
+      return e;
+    }
     case FILE_ATTRIBUTE_TAG_INFORMATION:  // MS-FSCC 2.4.6: FileAttributes, ReparseTag
       return raw(8, [&](ByteWriter& w) {
         w.u32(file_attributes(st));
@@ -180,9 +253,17 @@ Result<Encoded> file_class(FileService& svc, Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(s));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = 0;
+      e.fixed = kStreamInformationMinimum;
       e.variable = true;
       return e;
+    }
+    case FILE_NORMALIZED_NAME_INFORMATION: {
+      // MS-SMB2 3.3.5.20.1: SMB 3.1.1 only. MS-FSCC 2.4.30: the name from
+      // the share root without a leading '' (empty for the root).
+      if (dialect < SMB2_DIALECT_0311) return nt_error(STATUS_NOT_SUPPORTED);
+      std::string n = path;
+      std::replace(n.begin(), n.end(), '/', '\\');
+      return name_information(n);
     }
     case FILE_COMPRESSION_INFORMATION:  // MS-FSCC 2.4.9: not compressed
       return raw(16, [&](ByteWriter& w) {
@@ -214,7 +295,7 @@ Result<Encoded> fs_class(Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(v));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = 18;  // MS-FSCC 2.5.9: the fields before VolumeLabel
+      e.fixed = kFsVolumeInformationMinimum;
       e.variable = true;
       return e;
     }
@@ -244,10 +325,26 @@ Result<Encoded> fs_class(Open& o, uint8_t cls) {
       SMBKIT_TRY(Bytes b, encode_info(a));
       Encoded e;
       e.bytes = std::move(b);
-      e.fixed = 12;  // MS-FSCC 2.5.1: the fields before FileSystemName
+      e.fixed = kFsAttributeInformationMinimum;
       e.variable = true;
       return e;
     }
+    case FILE_FS_CONTROL_INFORMATION:  // MS-FSCC 2.5.2: no quotas, no content indexing
+      return raw(kFsControlInformationSize, [](ByteWriter& w) {
+        w.u64(0);         // FreeSpaceStartFiltering
+        w.u64(0);         // FreeSpaceThreshold
+        w.u64(0);         // FreeSpaceStopFiltering
+        w.u64(kNoQuota);  // DefaultQuotaThreshold
+        w.u64(kNoQuota);  // DefaultQuotaLimit
+        w.u32(0);         // FileSystemControlFlags
+        w.u32(0);         // Padding
+      });
+    case FILE_FS_OBJECT_ID_INFORMATION:  // MS-FSCC 2.5.6: the volume's id from st_dev
+      return raw(kFsObjectIdInformationSize, [&](ByteWriter& w) {
+        w.u64(static_cast<uint64_t>(st.st_dev));
+        w.u64(0);
+        w.zeros(kFsObjectIdInformationSize - 16);  // ExtendedInfo
+      });
     case FILE_FS_DEVICE_INFORMATION:
       return fixed_of(encode_info(FileFsDeviceInformation{kFileDeviceDisk, kFileDeviceIsMounted}));
     case FILE_FS_SECTOR_SIZE_INFORMATION: {
@@ -306,7 +403,7 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
       // access, position, mode, alignment, stream, name) need nothing.
       if (!(*o)->pipe && !((*o)->granted & FILE_READ_ATTRIBUTES) && needs_read_attributes(req->FileInfoClass))
         return error_reply(STATUS_ACCESS_DENIED);
-      enc = file_class(svc, **o, req->FileInfoClass);
+      enc = file_class(svc, **o, req->FileInfoClass, ctx.dialect);
       break;
     case SMB2_0_INFO_FILESYSTEM:
       enc = fs_class(**o, req->FileInfoClass);
@@ -324,8 +421,9 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
   if (!enc) return error_reply(enc.error().status ? enc.error().status : STATUS_INVALID_PARAMETER);
   Encoded& e = *enc;
   uint32_t status = STATUS_SUCCESS;
+  if (req->OutputBufferLength < e.fixed) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
   if (e.bytes.size() > req->OutputBufferLength) {
-    if (!e.variable || req->OutputBufferLength < e.fixed) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
+    if (!e.variable) return error_reply(STATUS_INFO_LENGTH_MISMATCH);
     e.bytes.resize(req->OutputBufferLength);
     status = STATUS_BUFFER_OVERFLOW;
   }

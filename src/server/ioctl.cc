@@ -1,15 +1,48 @@
 // SMB2 IOCTL on opens (MS-SMB2 3.3.5.15): FSCTL_PIPE_TRANSCEIVE on pipes,
 // server-side copy (FSCTL_SRV_REQUEST_RESUME_KEY, FSCTL_SRV_COPYCHUNK and
-// _WRITE, copychunk.cc). Every other control code answers
-// STATUS_NOT_SUPPORTED (the server connection answers
-// FSCTL_VALIDATE_NEGOTIATE_INFO itself).
+// _WRITE, copychunk.cc), object ids, and the sparse-file controls
+// (sparse.cc). Every other control code answers STATUS_NOT_SUPPORTED (the
+// server connection answers FSCTL_VALIDATE_NEGOTIATE_INFO itself).
 #include "proto/ioctl.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "proto/fsctl_fscc.h"
 #include "server/file_internal.h"
 
 namespace smbkit::server {
 
 using namespace proto;
+
+namespace {
+
+// MS-FSA 2.1.5.10.1 / 2.1.5.10.13: the object id of a file. POSIX has no
+// stored object id: (st_ino, st_dev) identify the file for its lifetime,
+// as FileInternalInformation and the QFid context do; its birth object id
+// is the same and the volume and domain ids are empty.
+FileReply object_id(const Open& o, const IoctlRequest& req) {
+  if (o.pipe) return error_reply(STATUS_NOT_SUPPORTED);
+  if (req.MaxOutputResponse < kFileObjectIdBufferSize) return error_reply(STATUS_INVALID_PARAMETER);
+  struct stat st {};
+  if (fstat(o.fd, &st) != 0) return error_reply(errno_status(errno));
+  FileObjectIdBuffer b;
+  store_le64(b.ObjectId.data(), static_cast<uint64_t>(st.st_ino));
+  store_le64(b.ObjectId.data() + 8, static_cast<uint64_t>(st.st_dev));
+  b.BirthObjectId = b.ObjectId;
+  return ioctl_reply(STATUS_SUCCESS, req.CtlCode, o.id, encode_object_id(b));
+}
+
+}  // namespace
+
+FileReply ioctl_reply(uint32_t status, uint32_t ctl, const FileId& id, Bytes output) {
+  IoctlResponse resp;
+  resp.CtlCode = ctl;
+  resp.FileId = id;
+  resp.Output = std::move(output);
+  return body_reply(status, resp, encode_ioctl_response);
+}
 
 FileReply handle_ioctl(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
   auto req = decode_ioctl_request(msg);
@@ -20,24 +53,30 @@ FileReply handle_ioctl(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   const uint32_t max = svc.options().max_transact;
   if (req->MaxOutputResponse > max || req->MaxInputResponse > max || req->Input.size() > max)
     return error_reply(STATUS_INVALID_PARAMETER);
+  // Every control served here works on an open: an unknown FileId (or,
+  // in a related request, a chain without a file) is STATUS_FILE_CLOSED
+  // before the control code is looked at, as Windows and Samba answer.
+  auto o = resolve_open(opens, ctx, req->FileId);
+  if (!o) return error_reply(o.error().status);
+  Open& open = **o;
   switch (req->CtlCode) {
-    case FSCTL_PIPE_TRANSCEIVE: {
-      auto o = resolve_open(opens, ctx, req->FileId);
-      if (!o) return error_reply(o.error().status);
-      if (!(*o)->pipe) return error_reply(STATUS_NOT_SUPPORTED);
-      return pipe_transceive(**o, (*o)->id, req->Input, req->MaxOutputResponse);
-    }
-    case FSCTL_SRV_REQUEST_RESUME_KEY: {
-      auto o = resolve_open(opens, ctx, req->FileId);
-      if (!o) return error_reply(o.error().status);
-      return resume_key(**o, (*o)->id, req->MaxOutputResponse);
-    }
+    case FSCTL_PIPE_TRANSCEIVE:
+      if (!open.pipe) return error_reply(STATUS_NOT_SUPPORTED);
+      return pipe_transceive(open, open.id, req->Input, req->MaxOutputResponse);
+    case FSCTL_SRV_REQUEST_RESUME_KEY:
+      return resume_key(open, open.id, req->MaxOutputResponse);
     case FSCTL_SRV_COPYCHUNK:
-    case FSCTL_SRV_COPYCHUNK_WRITE: {
-      auto o = resolve_open(opens, ctx, req->FileId);
-      if (!o) return error_reply(o.error().status);
-      return copychunk(svc, opens, ctx, **o, req->CtlCode, req->Input, req->MaxOutputResponse);
-    }
+    case FSCTL_SRV_COPYCHUNK_WRITE:
+      return copychunk(svc, opens, ctx, open, req->CtlCode, req->Input, req->MaxOutputResponse);
+    case FSCTL_SET_SPARSE:
+      return set_sparse(open, *req);
+    case FSCTL_SET_ZERO_DATA:
+      return set_zero_data(svc, open, *req);
+    case FSCTL_QUERY_ALLOCATED_RANGES:
+      return query_allocated_ranges(open, *req);
+    case FSCTL_GET_OBJECT_ID:
+    case FSCTL_CREATE_OR_GET_OBJECT_ID:
+      return object_id(open, *req);
     default:
       return error_reply(STATUS_NOT_SUPPORTED);
   }

@@ -44,7 +44,7 @@ Result<std::string> normalize_name(std::string_view name) {
     name.remove_suffix(kDataStream.size());
   std::string out;
   if (name.empty()) return out;
-  if (name.size() >= PATH_MAX) return nt_error(STATUS_NAME_TOO_LONG, "name");
+  if (name.size() > kMaxNameBytes) return nt_error(STATUS_NAME_TOO_LONG, "name");
   if (name.front() == '\\') return nt_error(STATUS_OBJECT_NAME_INVALID, "absolute name");
   out.reserve(name.size());
   size_t start = 0;
@@ -95,7 +95,9 @@ bool directory_is_empty(int dirfd) {
   return empty;
 }
 
-int open_beneath(int root_fd, const std::string& path, int flags, mode_t mode) {
+namespace {
+
+int openat2_beneath(int dir_fd, const std::string& path, int flags, mode_t mode) {
   open_how how{};
   how.flags = static_cast<uint64_t>(flags | O_CLOEXEC);
   how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
@@ -105,11 +107,35 @@ int open_beneath(int root_fd, const std::string& path, int flags, mode_t mode) {
   // kernel to retry or fail rather than risk an escape); a few more tries.
   constexpr int kRetries = 8;
   for (int i = 0;; i++) {
-    long fd = syscall(SYS_openat2, root_fd, p, &how, sizeof(how));
+    long fd = syscall(SYS_openat2, dir_fd, p, &how, sizeof(how));
     if (fd >= 0) return static_cast<int>(fd);
     if ((errno == EINTR || errno == EAGAIN) && i < kRetries) continue;
     return -errno;
   }
+}
+
+}  // namespace
+
+int open_beneath(int root_fd, const std::string& path, int flags, mode_t mode) {
+  if (path.size() < PATH_MAX) return openat2_beneath(root_fd, path, flags, mode);
+  // A name the kernel takes in one call is under PATH_MAX: resolve the
+  // longest leading directories that fit, then the rest beneath them, each
+  // step still RESOLVE_BENEATH its own start (so a symlink further down
+  // may not climb above the directory its part started from, which the
+  // one-call lookup would allow inside the share: stricter, never looser).
+  UniqueFd dir;  // the directory the next part starts from (root_fd first)
+  int at = root_fd;
+  std::string_view rest = path;
+  while (rest.size() >= PATH_MAX) {
+    const size_t cut = rest.rfind('/', PATH_MAX - 1);
+    if (cut == std::string_view::npos || cut == 0) return -ENAMETOOLONG;
+    const int fd = openat2_beneath(at, std::string(rest.substr(0, cut)), O_PATH | O_DIRECTORY, 0);
+    if (fd < 0) return fd;
+    if (dir.fd >= 0) ::close(dir.fd);
+    dir.fd = at = fd;
+    rest.remove_prefix(cut + 1);
+  }
+  return openat2_beneath(at, std::string(rest), flags, mode);
 }
 
 }  // namespace smbkit::server

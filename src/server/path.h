@@ -22,9 +22,14 @@ namespace smbkit::server {
 // served), '/', wildcards and control characters (MS-FSCC 2.1.5.2), "."
 // and ".." components, a leading '\' (an absolute name: SMB2 names are
 // relative to the share) and empty components. STATUS_NAME_TOO_LONG past
-// PATH_MAX or a component past NAME_MAX. A trailing '\' is dropped, and
+// kMaxNameBytes or a component past NAME_MAX. A trailing '\' is dropped, and
 // so is a trailing "::$DATA" (the unnamed data stream is the file).
 Result<std::string> normalize_name(std::string_view name);
+
+// The longest name served: Windows' 32767-character path limit, counted in
+// UTF-8 bytes. Longer than PATH_MAX is resolved a part at a time
+// (open_beneath).
+inline constexpr size_t kMaxNameBytes = 32767;
 
 // Splits "a/b/c" into ("a/b", "c"); "c" into ("", "c").
 std::pair<std::string, std::string> split_parent(const std::string& path);
@@ -48,7 +53,9 @@ struct UniqueFd {
 };
 
 // openat2(root_fd, path or ".", flags, mode) beneath root_fd. Returns the
-// fd or -errno.
+// fd or -errno. A path of PATH_MAX bytes or more is resolved a part at a
+// time (the longest leading directories under PATH_MAX, then the rest
+// beneath them), every step RESOLVE_BENEATH its own start.
 int open_beneath(int root_fd, const std::string& path, int flags, mode_t mode = 0);
 
 }  // namespace smbkit::server

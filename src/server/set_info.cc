@@ -49,11 +49,12 @@ uint32_t set_basic(Open& o, ByteView buf) {
   if (fstat(o.fd, &st) != 0) return errno_status(errno);
   if (b.FileAttributes) {
     if ((b.FileAttributes & FILE_ATTRIBUTE_DIRECTORY) && !S_ISDIR(st.st_mode)) return STATUS_INVALID_PARAMETER;
-    if (!S_ISDIR(st.st_mode)) {
-      const bool ro = b.FileAttributes & FILE_ATTRIBUTE_READONLY;
-      const mode_t want = ro ? (st.st_mode & ~kWriteBits) : (st.st_mode | S_IWUSR);
-      if ((want & 07777) != (st.st_mode & 07777) && fchmod(o.fd, want & 07777) != 0) return errno_status(errno);
-    }
+    // MS-FSA 2.1.5.14.2: a directory cannot be temporary.
+    if ((b.FileAttributes & FILE_ATTRIBUTE_TEMPORARY) && S_ISDIR(st.st_mode)) return STATUS_INVALID_PARAMETER;
+    // READONLY is the write bits, on directories too (as smbd maps it).
+    const bool ro = b.FileAttributes & FILE_ATTRIBUTE_READONLY;
+    const mode_t want = ro ? (st.st_mode & ~kWriteBits) : (st.st_mode | S_IWUSR);
+    if ((want & 07777) != (st.st_mode & 07777) && fchmod(o.fd, want & 07777) != 0) return errno_status(errno);
   }
   // CreationTime and ChangeTime are the file system's to keep.
   const timespec times[2] = {to_utime(b.LastAccessTime), to_utime(b.LastWriteTime)};
@@ -114,6 +115,30 @@ uint32_t set_disposition(FileService& svc, Open& o, ByteView buf) {
 
 using Fd = UniqueFd;
 
+// What other opens forbid a rename of `o` (at `source`) into the directory
+// `target_dir` (smbtorture smb2.rename): Windows opens the target's
+// directory to add the name (FILE_ADD_FILE, sharing read and write), so an
+// open of that directory holding DELETE, or not sharing write, is
+// STATUS_SHARING_VIOLATION; a directory with an open file or directory
+// anywhere below it cannot be renamed, STATUS_ACCESS_DENIED (Windows' rule,
+// MS-FSA 2.1.5.14.11, and smbd's answer). Requires nodes_mu.
+uint32_t rename_conflict(FileService& svc, const Open& o, const std::string& source, const struct stat& target_dir)
+    REQUIRES(svc.impl().nodes_mu) {
+  auto& nodes = svc.impl().nodes;
+  if (auto it = nodes.find({target_dir.st_dev, target_dir.st_ino});
+      it != nodes.end() && !share_access_ok(*it->second, FILE_ADD_FILE, FILE_SHARE_READ | FILE_SHARE_WRITE))
+    return STATUS_SHARING_VIOLATION;
+  if (o.is_dir) {
+    const std::string prefix = source + "/";
+    for (const auto& [key, node] : nodes) {
+      if (node->opens.empty() || !node->share) continue;
+      if (node->share != o.share && node->share->root_fd != o.share->root_fd) continue;
+      if (node->path.compare(0, prefix.size(), prefix) == 0) return STATUS_ACCESS_DENIED;
+    }
+  }
+  return STATUS_SUCCESS;
+}
+
 uint32_t set_rename(FileService& svc, Open& o, ByteView buf) {
   if (!(o.granted & DELETE)) return STATUS_ACCESS_DENIED;
   if (o.read_only_tree) return STATUS_ACCESS_DENIED;
@@ -143,7 +168,11 @@ uint32_t set_rename(FileService& svc, Open& o, ByteView buf) {
   if (fstatat(sp.fd, sleaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != o.dev || st.st_ino != o.ino)
     return STATUS_OBJECT_NAME_NOT_FOUND;
 
+  struct stat tpst {};
+  if (fstat(tp.fd, &tpst) != 0) return errno_status(errno);
+
   MutexLock l(svc.impl().nodes_mu);
+  if (uint32_t s = rename_conflict(svc, o, source, tpst)) return s;
   unsigned flags = RENAME_NOREPLACE;
   if (r.ReplaceIfExists) {
     struct stat tst {};

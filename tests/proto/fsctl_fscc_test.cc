@@ -5,7 +5,7 @@
 namespace smbkit::proto {
 namespace {
 
-Bytes from_hex(const std::string &h) {
+Bytes from_hex(const std::string& h) {
   Bytes b;
   for (size_t i = 0; i + 1 < h.size(); i += 2)
     b.push_back(static_cast<std::byte>(std::stoi(h.substr(i, 2), nullptr, 16)));
@@ -84,6 +84,25 @@ TEST(FsctlFscc, AllocatedRangesRefuseWhatCannotBe) {
   EXPECT_FALSE(decode_allocated_ranges(encode_allocated_ranges({{~0ull, 2}}), kAsked).ok()) << "negative offset";
   // A range that starts before the query but reaches into it intersects.
   EXPECT_TRUE(decode_allocated_ranges(encode_allocated_ranges({{0, 200}}), {100, 50}).ok());
+}
+
+// MS-FSCC 2.1.3.1: four GUIDs in order, 64 bytes exactly.
+TEST(FsctlFscc, ObjectIdRoundTripsAndRefusesOtherSizes) {
+  FileObjectIdBuffer v;
+  v.ObjectId[0] = std::byte{1};
+  v.BirthVolumeId[1] = std::byte{2};
+  v.BirthObjectId[2] = std::byte{3};
+  v.DomainId[15] = std::byte{4};
+  Bytes b = encode_object_id(v);
+  ASSERT_EQ(b.size(), kFileObjectIdBufferSize);
+  EXPECT_EQ(b[16 + 1], std::byte{2});
+  EXPECT_EQ(b[63], std::byte{4});
+  auto d = decode_object_id(b);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(*d, v);
+  EXPECT_FALSE(decode_object_id(ByteView(b).first(63)).ok());
+  b.push_back(std::byte{0});
+  EXPECT_FALSE(decode_object_id(b).ok());
 }
 
 }  // namespace

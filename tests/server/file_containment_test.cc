@@ -97,5 +97,49 @@ TEST_F(ContainmentTest, RenameCannotLeaveTheShare) {
   close(c.id());
 }
 
+// Names longer than PATH_MAX (as smbd serves them: integration
+// CliLongPaths) are resolved a part at a time, each part still beneath
+// where it starts: created, written, listed and named back; a symlink out
+// of the share on the way is still refused; past kMaxNameBytes the name is
+// too long.
+TEST_F(ContainmentTest, NamesLongerThanPathMaxStayBeneathTheShare) {
+  std::string dir = "top";
+  ASSERT_EQ(create(dir, FILE_CREATE, kReadWrite, kShareAll, FILE_DIRECTORY_FILE).status, STATUS_SUCCESS);
+  for (char c = 'a'; dir.size() < PATH_MAX + 1000; c++) {
+    dir += "\\" + std::string(250, c);
+    auto r = create(dir, FILE_CREATE, kReadWrite, kShareAll, FILE_DIRECTORY_FILE);
+    ASSERT_EQ(r.status, STATUS_SUCCESS) << dir.size();
+    close(r.id());
+  }
+  const std::string file = dir + "\\leaf";
+  auto f = create(file, FILE_CREATE);
+  ASSERT_EQ(f.status, STATUS_SUCCESS);
+  EXPECT_EQ(write(f.id(), 0, "abc"), STATUS_SUCCESS);
+  close(f.id());
+  auto again = create(file, FILE_OPEN, FILE_READ_DATA);
+  ASSERT_EQ(again.status, STATUS_SUCCESS);
+  std::string got;
+  EXPECT_EQ(read(again.id(), 0, 3, &got), STATUS_SUCCESS);
+  EXPECT_EQ(got, "abc");
+  close(again.id());
+  auto d = create(dir, FILE_OPEN, FILE_READ_DATA | FILE_READ_ATTRIBUTES, kShareAll, FILE_DIRECTORY_FILE);
+  std::vector<DirEntry> out;
+  EXPECT_EQ(query_directory(d.id(), "leaf", &out), STATUS_SUCCESS);
+  EXPECT_EQ(out.size(), 1u);
+  close(d.id());
+
+  ASSERT_EQ(::symlink("/", disk("top/esc").c_str()), 0);
+  std::string out_name = "top\\esc";
+  while (out_name.size() < PATH_MAX + 100) out_name += "\\" + std::string(250, 'x');
+  EXPECT_EQ(create(out_name, FILE_OPEN_IF).status, STATUS_ACCESS_DENIED);
+  // Two UTF-8 bytes a character: over kMaxNameBytes, still within what a
+  // CREATE carries (NameLength is 16 bits of UTF-16).
+  std::string component;
+  for (int i = 0; i < 100; i++) component += "\u00e9";
+  std::string huge;
+  while (huge.size() <= kMaxNameBytes) huge += component + "\\";
+  EXPECT_EQ(create(huge + "x", FILE_OPEN_IF).status, STATUS_NAME_TOO_LONG);
+}
+
 }  // namespace
 }  // namespace smbkit::server::testing

@@ -8,15 +8,6 @@ namespace {
 
 class CopychunkTest : public FileFixture {
  protected:
-  FileReply ioctl(uint32_t ctl, const FileId& id, Bytes input, uint32_t max_out = 1024) {
-    IoctlRequest io;
-    io.CtlCode = ctl;
-    io.FileId = id;
-    io.Flags = SMB2_0_IOCTL_IS_FSCTL;
-    io.Input = std::move(input);
-    io.MaxOutputResponse = max_out;
-    return run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& w) { ASSERT_TRUE(encode_ioctl_request(io, w).ok()); }));
-  }
   CopychunkKey key(const FileId& id) {
     auto r = ioctl(FSCTL_SRV_REQUEST_RESUME_KEY, id, {});
     EXPECT_EQ(r.status, STATUS_SUCCESS);

@@ -69,6 +69,21 @@ TEST_F(CreateTest, CreatingDispositionsOnAMissingFile) {
   EXPECT_EQ(create("x", 6).status, STATUS_INVALID_PARAMETER);  // no such disposition
 }
 
+// MS-SMB2 3.3.5.9 (smbtorture smb2.create.impersonation): a level past
+// Delegate is STATUS_BAD_IMPERSONATION_LEVEL.
+TEST_F(CreateTest, AnImpersonationLevelPastDelegateIsBad) {
+  CreateRequest req;
+  req.Name = "imp";
+  req.CreateDisposition = FILE_OPEN_IF;
+  req.DesiredAccess = kReadWrite;
+  req.ShareAccess = kShareAll;
+  req.ImpersonationLevel = SMB2_IMPERSONATION_DELEGATE + 1;
+  auto r =
+      run(SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) { EXPECT_TRUE(encode_create_request(req, w).ok()); }));
+  EXPECT_EQ(r.status, STATUS_BAD_IMPERSONATION_LEVEL);
+  EXPECT_FALSE(exists("imp"));
+}
+
 TEST_F(CreateTest, DirectoriesAndTheDirectoryOptions) {
   auto d = create("dir", FILE_CREATE, FILE_LIST_DIRECTORY, kShareAll, FILE_DIRECTORY_FILE);
   ASSERT_EQ(d.status, STATUS_SUCCESS);
@@ -236,11 +251,46 @@ TEST_F(CreateTest, RelatedRequestsUseTheChainsFileId) {
   auto c = create("f", FILE_CREATE);
   ASSERT_EQ(c.status, STATUS_SUCCESS);
   EXPECT_EQ(chain, c.id());
+  ctx_.related = true;
   EXPECT_EQ(write(kRelatedFileId, 0, "abc"), STATUS_SUCCESS);
   EXPECT_EQ(close(kRelatedFileId), STATUS_SUCCESS);
   EXPECT_EQ(get("f"), "abc");
+  // The chain's file is closed: the related requests after the CLOSE find
+  // nothing (smbtorture smb2.compound.related2).
+  EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
   ctx_.chain_file_id = nullptr;
   EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
+}
+
+// MS-SMB2 3.3.5.2.7.2: all ones names the chain's file only in a related
+// request; an unrelated request naming it names no open and starts the
+// chain afresh (smbtorture smb2.compound.unrelated1, invalid3).
+TEST_F(CreateTest, AllOnesInAnUnrelatedRequestNamesNoOpen) {
+  FileId chain = kRelatedFileId;
+  ctx_.chain_file_id = &chain;
+  auto c = create("f", FILE_CREATE);
+  ASSERT_EQ(c.status, STATUS_SUCCESS);
+  EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
+  ctx_.related = true;
+  EXPECT_EQ(close(kRelatedFileId), STATUS_FILE_CLOSED);
+  ctx_.related = false;
+  EXPECT_EQ(close(c.id()), STATUS_SUCCESS);
+}
+
+// The file a request names by its FileId becomes the chain's file, as
+// after a CREATE.
+TEST_F(CreateTest, ARequestNamingAnOpenMakesItTheChainsFile) {
+  FileId chain = kRelatedFileId;
+  ctx_.chain_file_id = &chain;
+  auto f = create("f", FILE_CREATE);
+  auto g = create("g", FILE_CREATE);
+  ASSERT_EQ(f.status, STATUS_SUCCESS);
+  ASSERT_EQ(g.status, STATUS_SUCCESS);
+  EXPECT_EQ(write(f.id(), 0, "f1"), STATUS_SUCCESS);
+  ctx_.related = true;
+  EXPECT_EQ(write(kRelatedFileId, 2, "f2"), STATUS_SUCCESS);
+  EXPECT_EQ(get("f"), "f1f2");
+  EXPECT_EQ(get("g"), "");
 }
 
 class LimitedCreateTest : public FileFixture {

@@ -154,6 +154,16 @@ class FileFixture : public ::testing::Test {
     return r.status;
   }
 
+  FileReply ioctl(uint32_t ctl, const FileId& id, Bytes input, uint32_t max_out = 1024) {
+    IoctlRequest io;
+    io.CtlCode = ctl;
+    io.FileId = id;
+    io.Flags = SMB2_0_IOCTL_IS_FSCTL;
+    io.Input = std::move(input);
+    io.MaxOutputResponse = max_out;
+    return run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& w) { EXPECT_TRUE(encode_ioctl_request(io, w).ok()); }));
+  }
+
   uint32_t read(const FileId& id, uint64_t offset, uint32_t length, std::string* out = nullptr,
                 ConnOpens* c = nullptr) {
     ReadRequest req;

@@ -55,8 +55,11 @@ TEST_F(QueryInfoTest, FileClasses) {
     EXPECT_FALSE(b.empty()) << int(cls);
   }
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, 0x77, nullptr), STATUS_INVALID_INFO_CLASS);
-  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALTERNATE_NAME_INFORMATION, nullptr),
-            STATUS_OBJECT_NAME_NOT_FOUND);
+  // No extended attributes are kept; reading them needs FILE_READ_EA.
+  EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_FULL_EA_INFORMATION, nullptr), STATUS_NO_EAS_ON_FILE);
+  auto noea = create("d\\f", FILE_OPEN, FILE_READ_DATA);
+  EXPECT_EQ(query_info(noea.id(), SMB2_0_INFO_FILE, FILE_FULL_EA_INFORMATION, nullptr), STATUS_ACCESS_DENIED);
+  close(noea.id());
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_QUOTA, 0, nullptr), STATUS_NOT_SUPPORTED);
   Bytes sd;
   EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_SECURITY, 0, &sd), STATUS_SUCCESS);
@@ -73,8 +76,8 @@ TEST_F(QueryInfoTest, OnlyAttributeClassesNeedReadAttributes) {
   auto c = create("r", FILE_OPEN, FILE_READ_DATA);
   ASSERT_EQ(c.status, STATUS_SUCCESS);
   EXPECT_EQ(query<FileStandardInformation>(c.id()).EndOfFile, 3u);
-  for (uint8_t cls : {FILE_BASIC_INFORMATION, FILE_ALL_INFORMATION, FILE_NETWORK_OPEN_INFORMATION,
-                      FILE_ATTRIBUTE_TAG_INFORMATION})
+  for (uint8_t cls :
+       {FILE_BASIC_INFORMATION, FILE_ALL_INFORMATION, FILE_NETWORK_OPEN_INFORMATION, FILE_ATTRIBUTE_TAG_INFORMATION})
     EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, cls, nullptr), STATUS_ACCESS_DENIED) << int(cls);
 }
 
@@ -90,6 +93,89 @@ TEST_F(QueryInfoTest, SmallBuffers) {
   ASSERT_TRUE(decode_info(b, all).ok());
   EXPECT_TRUE(all.FileNameTruncated);
   close(c.id());
+}
+
+// smbtorture smb2.getinfo qfile_buffercheck / qfs_buffercheck: below
+// Windows' structure size a buffer is STATUS_INFO_LENGTH_MISMATCH, from it
+// up to the whole answer STATUS_BUFFER_OVERFLOW with what fits.
+TEST_F(QueryInfoTest, BufferSizesFollowWindowsStructureSizes) {
+  put("a-rather-long-file-name", "x");
+  auto c = create("a-rather-long-file-name", FILE_OPEN, GENERIC_READ);
+  auto root = create("", FILE_OPEN, FILE_READ_ATTRIBUTES);
+  struct Case {
+    uint8_t type, cls;
+    FileId id;
+    uint32_t fixed;
+  };
+  for (const Case& k : {Case{SMB2_0_INFO_FILE, FILE_ALL_INFORMATION, c.id(), 104},
+                        Case{SMB2_0_INFO_FILE, FILE_STREAM_INFORMATION, c.id(), 32},
+                        Case{SMB2_0_INFO_FILESYSTEM, FILE_FS_VOLUME_INFORMATION, root.id(), 24},
+                        Case{SMB2_0_INFO_FILESYSTEM, FILE_FS_ATTRIBUTE_INFORMATION, root.id(), 16},
+                        Case{SMB2_0_INFO_FILESYSTEM, FILE_FS_CONTROL_INFORMATION, root.id(), 48},
+                        Case{SMB2_0_INFO_FILESYSTEM, FILE_FS_OBJECT_ID_INFORMATION, root.id(), 64}}) {
+    Bytes full;
+    ASSERT_EQ(query_info(k.id, k.type, k.cls, &full), STATUS_SUCCESS) << int(k.cls);
+    ASSERT_GE(full.size(), k.fixed) << int(k.cls);
+    Bytes b;
+    EXPECT_EQ(query_info(k.id, k.type, k.cls, &b, k.fixed - 1), STATUS_INFO_LENGTH_MISMATCH) << int(k.cls);
+    if (full.size() > k.fixed) {
+      EXPECT_EQ(query_info(k.id, k.type, k.cls, &b, k.fixed), STATUS_BUFFER_OVERFLOW) << int(k.cls);
+    }
+    EXPECT_EQ(query_info(k.id, k.type, k.cls, &b, static_cast<uint32_t>(full.size())), STATUS_SUCCESS) << int(k.cls);
+  }
+  close(c.id());
+  close(root.id());
+}
+
+// MS-FSCC 2.4.5: a legal 8.3 name is its own short name in upper case;
+// another gets one made from its first characters, '~' and a digit, and
+// its extension; the root has none (smbtorture smb2.getinfo
+// getinfo_access, qfile_buffercheck).
+TEST_F(QueryInfoTest, AlternateNamesAreShortNames) {
+  put("bufsize.txt", "x");
+  put("a rather long name.text", "x");
+  auto short_of = [&](const std::string& name) {
+    auto c = create(name, FILE_OPEN, FILE_READ_ATTRIBUTES);
+    Bytes b;
+    EXPECT_EQ(query_info(c.id(), SMB2_0_INFO_FILE, FILE_ALTERNATE_NAME_INFORMATION, &b), STATUS_SUCCESS);
+    close(c.id());
+    EXPECT_GE(b.size(), 4u);
+    std::string out;
+    for (size_t i = 4; i + 1 < b.size(); i += 2) out += static_cast<char>(b[i]);
+    return out;
+  };
+  EXPECT_EQ(short_of("bufsize.txt"), "BUFSIZE.TXT");
+  std::string mangled = short_of("a rather long name.text");
+  ASSERT_EQ(mangled.size(), 12u) << mangled;
+  EXPECT_EQ(mangled.substr(0, 7), "ARATHE~");
+  EXPECT_EQ(mangled.substr(8), ".TEX");
+  auto root = create("", FILE_OPEN, FILE_READ_ATTRIBUTES);
+  EXPECT_EQ(query_info(root.id(), SMB2_0_INFO_FILE, FILE_ALTERNATE_NAME_INFORMATION, nullptr),
+            STATUS_OBJECT_NAME_NOT_FOUND);
+  close(root.id());
+}
+
+// MS-FSCC 2.4.30 FileNormalizedNameInformation (SMB 3.1.1 only): the name
+// from the share root without a leading '\', empty for the root.
+TEST_F(QueryInfoTest, NormalizedNameIsTheShareRelativeName) {
+  ASSERT_EQ(::mkdir(disk("d").c_str(), 0755), 0);
+  put("d/f", "x");
+  auto root = create("", FILE_OPEN, FILE_READ_ATTRIBUTES);
+  auto f = create("d\\f", FILE_OPEN, FILE_READ_ATTRIBUTES);
+  Bytes b;
+  ASSERT_EQ(query_info(root.id(), SMB2_0_INFO_FILE, FILE_NORMALIZED_NAME_INFORMATION, &b), STATUS_SUCCESS);
+  EXPECT_EQ(b, Bytes(4));
+  ASSERT_EQ(query_info(f.id(), SMB2_0_INFO_FILE, FILE_NORMALIZED_NAME_INFORMATION, &b), STATUS_SUCCESS);
+  ASSERT_EQ(b.size(), 4u + 6u);
+  EXPECT_EQ(load_le32(b.data()), 6u);
+  EXPECT_EQ(b[4], std::byte{'d'});
+  EXPECT_EQ(b[6], std::byte{'\\'});
+  EXPECT_EQ(b[8], std::byte{'f'});
+  ctx_.dialect = 0x0302;
+  EXPECT_EQ(query_info(f.id(), SMB2_0_INFO_FILE, FILE_NORMALIZED_NAME_INFORMATION, &b), STATUS_NOT_SUPPORTED);
+  ctx_.dialect = 0x0311;
+  close(root.id());
+  close(f.id());
 }
 
 TEST_F(QueryInfoTest, FileSystemClasses) {
@@ -211,6 +297,93 @@ TEST_F(SetInfoTest, Rename) {
   close(x.id());
   close(y.id());
   EXPECT_EQ(get("y"), "Y");
+}
+
+// FILE_ATTRIBUTE_READONLY is the write bits on directories too, as smbd
+// maps it: a directory created read-only has none, SET_INFO clears and
+// sets them, and a read-only directory can still be deleted.
+TEST_F(SetInfoTest, ReadOnlyDirectoriesAreTheirWriteBits) {
+  CreateRequest req;
+  req.Name = "ro";
+  req.CreateDisposition = FILE_CREATE;
+  req.DesiredAccess = DELETE | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES;
+  req.ShareAccess = kShareAll;
+  req.CreateOptions = FILE_DIRECTORY_FILE;
+  req.FileAttributes = FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_READONLY;
+  auto r =
+      run(SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) { EXPECT_TRUE(encode_create_request(req, w).ok()); }));
+  ASSERT_EQ(r.status, STATUS_SUCCESS);
+  auto ro = decode_create_response(as_message(r));
+  ASSERT_TRUE(ro.ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(disk("ro").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0222, 0u);
+  EXPECT_EQ(ro->FileAttributes, FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_READONLY);
+  FileBasicInformation b;
+  b.FileAttributes = FILE_ATTRIBUTE_DIRECTORY;
+  ASSERT_EQ(set_info(ro->FileId, b), STATUS_SUCCESS);
+  ASSERT_EQ(::stat(disk("ro").c_str(), &st), 0);
+  EXPECT_NE(st.st_mode & S_IWUSR, 0u);
+  b.FileAttributes = FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_READONLY;
+  ASSERT_EQ(set_info(ro->FileId, b), STATUS_SUCCESS);
+  EXPECT_EQ(query<FileBasicInformation>(ro->FileId).FileAttributes, FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_READONLY);
+  // MS-FSA 2.1.5.14.2 (smbtorture smb2.create.dosattr_tmp_dir): a
+  // directory cannot be temporary.
+  b.FileAttributes = FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_TEMPORARY;
+  EXPECT_EQ(set_info(ro->FileId, b), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(set_info(ro->FileId, FileDispositionInformation{1}), STATUS_SUCCESS);
+  close(ro->FileId);
+  EXPECT_FALSE(exists("ro"));
+}
+
+// smbtorture smb2.rename share_delete_and_delete_access,
+// no_share_delete_but_delete_access, no_share_delete_no_delete_access: an
+// open of the target's directory holding DELETE, or not sharing write,
+// makes a rename into it a sharing violation; one sharing all without
+// DELETE does not.
+TEST_F(SetInfoTest, RenameMeetsAnOpenOfTheDirectoryWithDelete) {
+  ASSERT_EQ(::mkdir(disk("d").c_str(), 0755), 0);
+  put("d/f", "F");
+  auto dir = create("d", FILE_OPEN, DELETE | FILE_READ_ATTRIBUTES, kShareAll, FILE_DIRECTORY_FILE);
+  ASSERT_EQ(dir.status, STATUS_SUCCESS);
+  auto f = create("d\\f", FILE_OPEN, DELETE | FILE_READ_ATTRIBUTES, 0);
+  ASSERT_EQ(f.status, STATUS_SUCCESS);
+  FileRenameInformation r;
+  r.FileName = "d\\g";
+  EXPECT_EQ(set_info(f.id(), r), STATUS_SHARING_VIOLATION);
+  EXPECT_TRUE(exists("d/f"));
+  close(dir.id());
+  auto noshare = create("d", FILE_OPEN, FILE_READ_DATA, FILE_SHARE_READ, FILE_DIRECTORY_FILE);
+  ASSERT_EQ(noshare.status, STATUS_SUCCESS);
+  EXPECT_EQ(set_info(f.id(), r), STATUS_SHARING_VIOLATION);
+  close(noshare.id());
+  auto dir2 = create("d", FILE_OPEN, FILE_READ_ATTRIBUTES | FILE_READ_DATA, kShareAll, FILE_DIRECTORY_FILE);
+  ASSERT_EQ(dir2.status, STATUS_SUCCESS);
+  EXPECT_EQ(set_info(f.id(), r), STATUS_SUCCESS);
+  EXPECT_EQ(get("d/g"), "F");
+  close(dir2.id());
+  close(f.id());
+}
+
+// smbtorture smb2.rename rename_dir_openfile: a directory with an open
+// file anywhere below it is not renamed (STATUS_ACCESS_DENIED, as smbd);
+// once it is closed the rename goes through.
+TEST_F(SetInfoTest, ADirectoryWithOpenFilesBelowIsNotRenamed) {
+  ASSERT_EQ(::mkdir(disk("d").c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(disk("d/sub").c_str(), 0755), 0);
+  put("d/sub/f", "F");
+  auto f = create("d\\sub\\f", FILE_OPEN, FILE_READ_DATA);
+  ASSERT_EQ(f.status, STATUS_SUCCESS);
+  auto dir = create("d", FILE_OPEN, DELETE | FILE_READ_ATTRIBUTES, kShareAll, FILE_DIRECTORY_FILE);
+  ASSERT_EQ(dir.status, STATUS_SUCCESS);
+  FileRenameInformation r;
+  r.FileName = "e";
+  EXPECT_EQ(set_info(dir.id(), r), STATUS_ACCESS_DENIED);
+  EXPECT_TRUE(exists("d/sub/f"));
+  close(f.id());
+  EXPECT_EQ(set_info(dir.id(), r), STATUS_SUCCESS);
+  EXPECT_EQ(get("e/sub/f"), "F");
+  close(dir.id());
 }
 
 }  // namespace

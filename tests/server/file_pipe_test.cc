@@ -167,7 +167,7 @@ TEST_F(PipeTest, IoctlOnAFileIsNotSupported) {
   auto t =
       run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) { ASSERT_TRUE(encode_ioctl_request(io, bw).ok()); }));
   EXPECT_EQ(t.status, STATUS_NOT_SUPPORTED);
-  io.CtlCode = FSCTL_SET_SPARSE;
+  io.CtlCode = FSCTL_SET_REPARSE_POINT;  // no reparse points are served
   t = run(SMB2_IOCTL, request(SMB2_IOCTL, [&](ByteWriter& bw) { ASSERT_TRUE(encode_ioctl_request(io, bw).ok()); }));
   EXPECT_EQ(t.status, STATUS_NOT_SUPPORTED);
   close(c.id());
