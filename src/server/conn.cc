@@ -181,6 +181,7 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.message_id = r.hdr.MessageId;
     job->ctx.chain_file_id = &c->fid;
     job->ctx.srvsvc = &job->snap->srvsvc;
+    job->ctx.who = sessions_[r.session_id].who;
     std::shared_ptr<ConnOpens> opens = opens_;
     ServerState* st = &st_;
     auto self = shared_from_this();
@@ -382,6 +383,7 @@ ServerResponse Conn::session_setup(const ServerRequest& r) {
     s->user = ntlm.user;
     s->guest = outcome == auth::NtlmOutcome::guest;
     s->anonymous = outcome == auth::NtlmOutcome::anonymous;
+    s->who = std::make_shared<const SessionIdentity>(SessionIdentity{s->user, s->guest, s->anonymous, g.netbios_name});
     const bool keyed = outcome == auth::NtlmOutcome::authenticated;
     if (keyed) {
       auto sec = session::SessionSecurity::derive(session::Role::server, id, neg_->dialect, neg_->cipher,

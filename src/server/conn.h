@@ -70,6 +70,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
     bool valid = false;  // authenticated (or guest / anonymous) and usable
     bool guest = false, anonymous = false;
     std::string user;
+    std::shared_ptr<const SessionIdentity> who;          // for the file layer's access checks
     std::shared_ptr<const Snapshot> snap;                // shares and users it authenticated against
     std::unique_ptr<auth::SpnegoNtlmAcceptor> acceptor;  // a setup in progress
     std::map<uint32_t, Tree> trees;

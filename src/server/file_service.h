@@ -39,6 +39,15 @@ struct TreeCtx {
   uint32_t maximal_access = 0;
 };
 
+// Who a session is, for access checks against security descriptors
+// (acl.h builds its token of SIDs from it).
+struct SessionIdentity {
+  std::string user;
+  bool guest = false;
+  bool anonymous = false;
+  std::string server_name;  // netbios name: the server's domain SID is derived from it
+};
+
 // One request's context.
 struct CallCtx {
   uint64_t session_id = 0;
@@ -51,6 +60,8 @@ struct CallCtx {
   proto::FileId* chain_file_id = nullptr;
   // srvsvc's view of the server, for pipes opened on IPC$.
   const rpc::SrvsvcOptions* srvsvc = nullptr;
+  // The session's identity; null: the daemon's own (tests).
+  std::shared_ptr<const SessionIdentity> who;
 };
 
 // A command's answer. An error status with an empty body becomes an SMB2
