@@ -132,6 +132,10 @@ Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Va
   if (disp == FILE_OPEN || disp == FILE_OVERWRITE) return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);
   if (ctx.tree->read_only || ctx.tree->share->cfg.read_only) return nt_error(STATUS_ACCESS_DENIED);
   const bool dir = req.CreateOptions & FILE_DIRECTORY_FILE;
+  // MS-FSA 2.1.5.1.1: a new read-only file cannot be delete-on-close
+  // (refused before anything is created).
+  if ((req.CreateOptions & FILE_DELETE_ON_CLOSE) && (req.FileAttributes & FILE_ATTRIBUTE_READONLY))
+    return nt_error(STATUS_CANNOT_DELETE);
   // MS-FSA 2.1.5.1.1: the parent's DACL must allow adding the entry.
   if (!(directory_rights(ctx, pfd.fd) & (dir ? FILE_ADD_SUBDIRECTORY : FILE_ADD_FILE)))
     return nt_error(STATUS_ACCESS_DENIED);

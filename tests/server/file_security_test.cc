@@ -217,6 +217,22 @@ TEST_F(SecurityTest, InheritedAcesAndTheParentsDeleteChild) {
   close(d.id());
 }
 
+// smbtorture smb2.delete-on-close-perms READONLY: a new read-only file
+// asked delete-on-close is refused before it exists.
+TEST_F(SecurityTest, ANewReadOnlyDeleteOnCloseFileIsNotCreated) {
+  CreateRequest req;
+  req.Name = "ro";
+  req.CreateDisposition = FILE_CREATE;
+  req.DesiredAccess = kFileAllAccess;
+  req.ShareAccess = kShareAll;
+  req.CreateOptions = FILE_DELETE_ON_CLOSE | FILE_NON_DIRECTORY_FILE;
+  req.FileAttributes = FILE_ATTRIBUTE_READONLY;
+  auto r =
+      run(SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) { EXPECT_TRUE(encode_create_request(req, w).ok()); }));
+  EXPECT_EQ(r.status, STATUS_CANNOT_DELETE);
+  EXPECT_FALSE(exists("ro"));
+}
+
 TEST_F(SecurityTest, TheSdBufferContextDescribesANewFile) {
   as_user("alice");
   const Sid alice = token_for(ctx_.who.get()).user;
