@@ -119,6 +119,11 @@ Token token_for(const SessionIdentity* who) {
   return t;
 }
 
+// The x bit of a regular file means nothing to SMB clients (smbkitd
+// never sets it): read permission also grants FILE_EXECUTE, as smbd's
+// "acl allow execute always".
+static unsigned effective_bits(unsigned bits, bool dir) { return !dir && (bits & 4) ? bits | 1 : bits; }
+
 SecurityDescriptor derived_descriptor(const struct stat& st) {
   const bool dir = S_ISDIR(st.st_mode);
   SecurityDescriptor sd;
@@ -127,9 +132,11 @@ SecurityDescriptor derived_descriptor(const struct stat& st) {
   Acl acl;
   constexpr uint32_t kOwnerExtra =
       READ_CONTROL | WRITE_DAC | WRITE_OWNER | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES;
-  acl.Aces.push_back(allow(*sd.owner, rights_of_bits((st.st_mode >> 6) & 7, dir) | kOwnerExtra));
-  if (uint32_t g = rights_of_bits((st.st_mode >> 3) & 7, dir)) acl.Aces.push_back(allow(*sd.group, g));
-  if (uint32_t o = rights_of_bits(st.st_mode & 7, dir)) acl.Aces.push_back(allow(everyone_sid(), o));
+  acl.Aces.push_back(allow(*sd.owner, rights_of_bits(effective_bits((st.st_mode >> 6) & 7, dir), dir) | kOwnerExtra));
+  if (uint32_t g = rights_of_bits(effective_bits((st.st_mode >> 3) & 7, dir), dir))
+    acl.Aces.push_back(allow(*sd.group, g));
+  if (uint32_t o = rights_of_bits(effective_bits(st.st_mode & 7, dir), dir))
+    acl.Aces.push_back(allow(everyone_sid(), o));
   sd.dacl = std::move(acl);
   return sd;
 }

