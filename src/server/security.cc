@@ -27,6 +27,7 @@ namespace {
 constexpr uint8_t kXattrVersion = 1;
 // Linux's limit for one xattr value (XATTR_SIZE_MAX).
 constexpr size_t kXattrMaxSize = 65536;
+constexpr size_t kXattrFirstRead = 1024;
 // What the security information classes need (MS-SMB2 3.3.5.20.3,
 // 3.3.5.21.3; MS-FSA 2.1.5.13, 2.1.5.16).
 constexpr uint32_t kOwnerGroupInfo = OWNER_SECURITY_INFORMATION | GROUP_SECURITY_INFORMATION;
@@ -68,8 +69,16 @@ FileReply buffer_too_small(size_t needed) {
 }  // namespace
 
 std::optional<SecurityDescriptor> stored_descriptor(int fd) {
-  Bytes buf(kXattrMaxSize);
-  const ssize_t n = get_xattr(fd, buf.data(), buf.size());
+  // Most descriptors are a few hundred bytes: one call, a larger buffer
+  // only when the value says it needs one.
+  Bytes buf(kXattrFirstRead);
+  ssize_t n = get_xattr(fd, buf.data(), buf.size());
+  if (n < 0 && errno == ERANGE) {
+    const ssize_t size = get_xattr(fd, nullptr, 0);
+    if (size <= 0 || static_cast<size_t>(size) > kXattrMaxSize) return std::nullopt;
+    buf.resize(static_cast<size_t>(size));
+    n = get_xattr(fd, buf.data(), buf.size());
+  }
   if (n < 1 || static_cast<uint8_t>(buf[0]) != kXattrVersion) return std::nullopt;
   auto sd = decode_security_descriptor(ByteView(buf).subspan(1, static_cast<size_t>(n) - 1));
   if (!sd) return std::nullopt;

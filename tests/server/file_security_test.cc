@@ -139,6 +139,20 @@ TEST_F(SecurityTest, ADaclSetIsKeptAndChecked) {
   EXPECT_FALSE(load_le32(acc.data()) & FILE_WRITE_DATA);
 }
 
+// A descriptor larger than the first xattr read is read whole.
+TEST_F(SecurityTest, ALargeDescriptorIsKeptWhole) {
+  put("f", "x");
+  auto c = create("f", FILE_OPEN, READ_CONTROL | WRITE_DAC);
+  std::vector<Ace> aces;
+  for (uint32_t i = 0; i < 60; i++)
+    aces.push_back(ace(ACCESS_ALLOWED_ACE_TYPE, make_sid(5, {21, 1, 2, 3, 1000 + i}), i));
+  auto sd = dacl_only(aces);
+  ASSERT_GT(encode_security_descriptor(sd).value().size(), 1024u);  // ext4 keeps up to a block
+  ASSERT_EQ(set_sd(c.id(), DACL_SECURITY_INFORMATION, sd), STATUS_SUCCESS);
+  EXPECT_EQ(get_sd(c.id()).dacl, sd.dacl);
+  close(c.id());
+}
+
 TEST_F(SecurityTest, SetNeedsWriteDacAndOwnerMustBeTheCallers) {
   put("f", "x");
   auto c = create("f", FILE_OPEN, READ_CONTROL);

@@ -33,7 +33,8 @@ TEST_P(Torture, GroupPassesInFull) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Groups, Torture,
-                         ::testing::Values("smb2.connect", "smb2.read", "smb2.credits", "smb2.sharemode"),
+                         ::testing::Values("smb2.connect", "smb2.read", "smb2.credits", "smb2.sharemode",
+                                           "smb2.delete-on-close-perms"),
                          [](const auto& i) {
                            std::string n = i.param;
                            for (char& c : n)
