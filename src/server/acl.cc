@@ -1,5 +1,6 @@
 #include "server/acl.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +39,7 @@ constexpr uint32_t kFirstUserRid = 1000;
 constexpr uint32_t kUserRidSpan = 0x3FFFFC00;
 
 constexpr uint32_t kFileAllAccess = 0x001F01FF;
+constexpr size_t kPasswdBufferSize = 16384;  // getpwnam_r's strings
 constexpr uint8_t kInheritFlags =
     OBJECT_INHERIT_ACE | CONTAINER_INHERIT_ACE | NO_PROPAGATE_INHERIT_ACE | INHERIT_ONLY_ACE;
 
@@ -113,6 +115,10 @@ Token token_for(const SessionIdentity* who) {
     t.sids = {t.user, t.group, everyone_sid(), make_sid(kNtAuthority, {kAuthenticatedUsersRid}),
               make_sid(kNtAuthority, {kBuiltinDomainRid, kBuiltinUsersRid})};
   }
+  if (who && who->has_unix_account) {
+    t.sids.push_back(unix_user_sid(who->unix_uid));
+    t.sids.push_back(unix_group_sid(who->unix_gid));
+  }
   // Every session acts on disk as the daemon's POSIX identity.
   t.sids.push_back(unix_user_sid(geteuid()));
   t.sids.push_back(unix_group_sid(getegid()));
@@ -123,6 +129,20 @@ Token token_for(const SessionIdentity* who) {
 // never sets it): read permission also grants FILE_EXECUTE, as smbd's
 // "acl allow execute always".
 static unsigned effective_bits(unsigned bits, bool dir) { return !dir && (bits & 4) ? bits | 1 : bits; }
+
+SessionIdentity make_identity(std::string user, bool guest, bool anonymous, std::string server_name) {
+  SessionIdentity id{std::move(user), guest, anonymous, std::move(server_name)};
+  if (guest || anonymous || id.user.empty()) return id;
+  struct passwd pw {};
+  struct passwd* found = nullptr;
+  std::vector<char> buf(kPasswdBufferSize);
+  if (getpwnam_r(id.user.c_str(), &pw, buf.data(), buf.size(), &found) == 0 && found) {
+    id.has_unix_account = true;
+    id.unix_uid = static_cast<uint32_t>(pw.pw_uid);
+    id.unix_gid = static_cast<uint32_t>(pw.pw_gid);
+  }
+  return id;
+}
 
 SecurityDescriptor derived_descriptor(const struct stat& st) {
   const bool dir = S_ISDIR(st.st_mode);

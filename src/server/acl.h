@@ -37,11 +37,14 @@ proto::Sid server_domain_sid(std::string_view server_name);
 
 // The token of a session: its user under the server's domain (RID from
 // the name, stable across restarts), guest (RID 501) or anonymous
-// (S-1-5-7), the usual groups, and the POSIX identity the daemon acts
-// with on disk (S-1-22-1-euid, S-1-22-2-egid), which every session
-// shares. `who` null (the daemon itself, tests): a user named by the
-// process's uid.
+// (S-1-5-7), the usual groups, the Unix SIDs of a POSIX account of the
+// same name, and the POSIX identity the daemon acts with on disk
+// (S-1-22-1-euid, S-1-22-2-egid), which every session shares. `who` null (the daemon itself, tests): a user named by
+// the process's uid.
 Token token_for(const SessionIdentity* who);
+// A session's identity, with the POSIX account named `user` looked up
+// (not for guests and anonymous sessions).
+SessionIdentity make_identity(std::string user, bool guest, bool anonymous, std::string server_name);
 
 // The descriptor of a file that has none stored: owner S-1-22-1-uid,
 // group S-1-22-2-gid, a DACL of three ACEs from the owner, group and

@@ -12,6 +12,7 @@
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
+#include "server/acl.h"
 
 namespace smbkit::server {
 
@@ -383,7 +384,7 @@ ServerResponse Conn::session_setup(const ServerRequest& r) {
     s->user = ntlm.user;
     s->guest = outcome == auth::NtlmOutcome::guest;
     s->anonymous = outcome == auth::NtlmOutcome::anonymous;
-    s->who = std::make_shared<const SessionIdentity>(SessionIdentity{s->user, s->guest, s->anonymous, g.netbios_name});
+    s->who = std::make_shared<const SessionIdentity>(make_identity(s->user, s->guest, s->anonymous, g.netbios_name));
     const bool keyed = outcome == auth::NtlmOutcome::authenticated;
     if (keyed) {
       auto sec = session::SessionSecurity::derive(session::Role::server, id, neg_->dialect, neg_->cipher,

@@ -46,6 +46,10 @@ struct SessionIdentity {
   bool guest = false;
   bool anonymous = false;
   std::string server_name;  // netbios name: the server's domain SID is derived from it
+  // The POSIX account of the same name, when there is one (as smbd maps
+  // users): its SIDs S-1-22-1-uid / S-1-22-2-gid are the user's too.
+  bool has_unix_account = false;
+  uint32_t unix_uid = 0, unix_gid = 0;
 };
 
 // One request's context.

@@ -48,6 +48,17 @@ TEST(Token, UsersHaveStableDistinctSidsUnderTheServerDomain) {
   EXPECT_EQ(token_for(&guest).user.SubAuthority.back(), 501u);
 }
 
+// As smbd maps users: a POSIX account of the same name lends its Unix
+// SIDs, so files it owns are the user's.
+TEST(Token, AUserWithAPosixAccountHoldsItsUnixSids) {
+  const SessionIdentity root = make_identity("root", false, false, "SERVER");
+  ASSERT_TRUE(root.has_unix_account);
+  EXPECT_EQ(root.unix_uid, 0u);
+  EXPECT_TRUE(token_for(&root).has(unix_user_sid(0)));
+  EXPECT_FALSE(make_identity("no-such-posix-user-7q", false, false, "SERVER").has_unix_account);
+  EXPECT_FALSE(make_identity("root", true, false, "SERVER").has_unix_account);  // a guest borrows no account
+}
+
 TEST(AccessCheck, AcesInOrderDenyBeforeAllowWins) {
   auto alice = user("alice");
   const Token t = token_for(&alice);
