@@ -197,7 +197,9 @@ TEST_F(SecurityTest, UsersAreToldApartByTheirSids) {
 TEST_F(SecurityTest, InheritedAcesAndTheParentsDeleteChild) {
   auto d = create("d", FILE_CREATE, READ_CONTROL | WRITE_DAC | WRITE_OWNER, kShareAll, FILE_DIRECTORY_FILE);
   ASSERT_EQ(d.status, STATUS_SUCCESS);
-  const Sid owner = *get_sd(d.id()).owner;
+  const auto dsd = get_sd(d.id());
+  ASSERT_TRUE(dsd.owner);
+  const Sid owner = *dsd.owner;
   constexpr uint32_t kNoDelete = 0x001E01BF & ~(DELETE | FILE_DELETE_CHILD);
   ASSERT_EQ(set_sd(d.id(), DACL_SECURITY_INFORMATION,
                    dacl_only({ace(ACCESS_ALLOWED_ACE_TYPE, owner, kNoDelete, OBJECT_INHERIT_ACE)})),
