@@ -24,7 +24,7 @@ while [ $# -gt 0 ]; do
 done
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(smb2.connect smb2.read smb2.rw smb2.create smb2.dir smb2.compound smb2.credits
-  smb2.session smb2.lock smb2.getinfo smb2.setinfo smb2.rename smb2.delete-on-close-perms smb2.sharemode)
+  smb2.session smb2.lock smb2.getinfo smb2.setinfo smb2.rename smb2.delete-on-close-perms smb2.sharemode smb2.acls)
 timeout_s=${TORTURE_TIMEOUT:-300}
 logdir=build/torture
 mkdir -p "$logdir"

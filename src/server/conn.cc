@@ -12,6 +12,7 @@
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
+#include "server/acl.h"
 
 namespace smbkit::server {
 
@@ -184,7 +185,6 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
       CallCtx ctx;
       std::shared_ptr<TreeCtx> tree;
       std::shared_ptr<const Snapshot> snap;
-      std::shared_ptr<const Identity> identity;
       FileReply reply;
     };
     auto job = std::make_shared<Job>();
@@ -197,8 +197,7 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.chain_file_id = &c->fid;
     job->ctx.related = r.related;
     job->ctx.srvsvc = &job->snap->srvsvc;
-    job->identity = sessions_[r.session_id].identity;
-    job->ctx.identity = job->identity.get();
+    job->ctx.who = sessions_[r.session_id].who;
     // A READ of cached data is answered here, on the loop: no hand-off,
     // and it never waits behind reads that wait for the disk.
     if (auto fr = st_.files().execute_nowait(*opens_, job->ctx, cmd, r.msg())) {
@@ -442,18 +441,25 @@ ServerResponse Conn::session_setup(const ServerRequest& r) {
   if (outcome == auth::NtlmOutcome::guest && g.map_to_guest != MapToGuest::bad_user)
     return fail(STATUS_LOGON_FAILURE, "unknown user '" + ntlm.user + "'");
   if (reauth && !same_name(s->user, ntlm.user)) return fail(STATUS_ACCESS_DENIED, "re-authentication as another user");
-  if (!reauth && st_.files().options().as_session_users) {
-    // As root, a session is served as its user's Unix account (guests as
-    // the guest account); a user without one cannot log on, as with smbd.
-    const bool guest_like = outcome != auth::NtlmOutcome::authenticated;
-    auto ident = unix_identity(guest_like ? g.guest_account : ntlm.user);
-    if (!ident) return fail(STATUS_LOGON_FAILURE, ident.error().message());
-    s->identity = std::move(*ident);
-  }
   if (!reauth) {
+    const bool guest = outcome == auth::NtlmOutcome::guest, anonymous = outcome == auth::NtlmOutcome::anonymous;
+    SessionIdentity who = make_identity(ntlm.user, guest, anonymous, g.netbios_name);
+    if (st_.files().options().as_session_users) {
+      // As root, a session is served as its user's Unix account (guests
+      // as the guest account); a user without one cannot log on, as with
+      // smbd.
+      if (guest || anonymous) {
+        auto a = unix_identity(g.guest_account);
+        if (!a) return fail(STATUS_LOGON_FAILURE, "guest account: " + a.error().message());
+        who.account = std::move(*a);
+      }
+      if (!who.account) return fail(STATUS_LOGON_FAILURE, "no Unix account '" + ntlm.user + "'");
+      who.acts_as_account = true;
+    }
     s->user = ntlm.user;
-    s->guest = outcome == auth::NtlmOutcome::guest;
-    s->anonymous = outcome == auth::NtlmOutcome::anonymous;
+    s->guest = guest;
+    s->anonymous = anonymous;
+    s->who = std::make_shared<const SessionIdentity>(std::move(who));
     const bool keyed = outcome == auth::NtlmOutcome::authenticated;
     if (keyed) {
       auto sec = session::SessionSecurity::derive(session::Role::server, id, neg_->dialect, neg_->cipher,

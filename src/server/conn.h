@@ -88,9 +88,9 @@ class Conn : public std::enable_shared_from_this<Conn> {
     bool valid = false;  // authenticated (or guest / anonymous) and usable
     bool guest = false, anonymous = false;
     std::string user;
+    std::shared_ptr<const SessionIdentity> who;          // for the file layer's access checks
     std::shared_ptr<const Snapshot> snap;                // shares and users it authenticated against
     std::unique_ptr<auth::SpnegoNtlmAcceptor> acceptor;  // a setup in progress
-    std::shared_ptr<const Identity> identity;            // who its file operations run as (null: the server)
     std::map<uint32_t, Tree> trees;
     uint32_t next_tree_id = 1;
   };

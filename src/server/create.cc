@@ -12,6 +12,7 @@
 #include "proto/close.h"
 #include "server/file_internal.h"
 #include "server/path.h"
+#include "server/security.h"
 
 namespace smbkit::server {
 
@@ -31,6 +32,7 @@ constexpr int kCreateRetries = 4;  // a name appearing/vanishing under us
 struct Validated {
   uint32_t access = 0;  // generic rights mapped, MAXIMUM_ALLOWED kept
   std::string path;
+  std::optional<SecurityDescriptor> sd;  // SMB2_CREATE_SD_BUFFER (MS-SMB2 2.2.13.2)
 };
 
 // MS-SMB2 3.3.5.9 / MS-FSA 2.1.5.1 parameter checks before any disk access.
@@ -52,6 +54,11 @@ Result<Validated> validate(const CreateRequest& req) {
   // relative to the share; one starting with '\' is malformed.
   if (!req.Name.empty() && req.Name.front() == '\\') return nt_error(STATUS_INVALID_PARAMETER);
   SMBKIT_TRY(v.path, normalize_name(req.Name));
+  if (const auto* c = find_create_context(req.CreateContexts, SMB2_CREATE_SD_BUFFER)) {
+    auto sd = decode_security_descriptor(c->Data);
+    if (!sd) return nt_error(STATUS_INVALID_SECURITY_DESCR);
+    v.sd = std::move(*sd);
+  }
   return v;
 }
 
@@ -69,6 +76,7 @@ struct Opened {
   uint32_t action = FILE_OPENED;
   bool truncate = false;
   uint32_t granted = 0;
+  uint32_t maximal = 0;  // what MxAc reports
   struct stat st {};
 };
 
@@ -84,9 +92,10 @@ Result<Opened> open_existing(const CallCtx& ctx, const CreateRequest& req, const
   if (!is_dir && (req.CreateOptions & FILE_DIRECTORY_FILE)) return nt_error(STATUS_NOT_A_DIRECTORY);
   const bool overwrite = disp == FILE_SUPERSEDE || disp == FILE_OVERWRITE || disp == FILE_OVERWRITE_IF;
   if (is_dir && overwrite) return nt_error(STATUS_FILE_IS_A_DIRECTORY);
-  const uint32_t max = maximal_access(*ctx.tree, st);
+  const uint32_t max = file_rights(ctx, path_fd, st, v.path);
   if (overwrite && !(max & FILE_WRITE_DATA)) return nt_error(STATUS_ACCESS_DENIED);
   Opened out;
+  out.maximal = max;
   SMBKIT_TRY(out.granted, grant(v.access, max));
   if (overwrite) {
     out.truncate = true;
@@ -124,6 +133,13 @@ Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Va
   if (disp == FILE_OPEN || disp == FILE_OVERWRITE) return nt_error(STATUS_OBJECT_NAME_NOT_FOUND);
   if (ctx.tree->read_only || ctx.tree->share->cfg.read_only) return nt_error(STATUS_ACCESS_DENIED);
   const bool dir = req.CreateOptions & FILE_DIRECTORY_FILE;
+  // MS-FSA 2.1.5.1.1: a new read-only file cannot be delete-on-close
+  // (refused before anything is created).
+  if ((req.CreateOptions & FILE_DELETE_ON_CLOSE) && (req.FileAttributes & FILE_ATTRIBUTE_READONLY))
+    return nt_error(STATUS_CANNOT_DELETE);
+  // MS-FSA 2.1.5.1.1: the parent's DACL must allow adding the entry.
+  if (!(directory_rights(ctx, pfd.fd) & (dir ? FILE_ADD_SUBDIRECTORY : FILE_ADD_FILE)))
+    return nt_error(STATUS_ACCESS_DENIED);
   int fd;
   if (dir) {
     if (mkdirat(pfd.fd, leaf.c_str(), kNewDirMode) != 0) return nt_error(errno_status(errno));
@@ -143,7 +159,16 @@ Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Va
     ::close(fd);
     return nt_error(errno_status(errno));
   }
-  // The creator may do what the tree allows, whatever the new mode says.
+  // The descriptor the client gave, or the parent's inheritable ACEs.
+  if (auto sd = new_file_descriptor(ctx, pfd.fd, out.st, v.sd)) {
+    if (auto r = store_descriptor(fd, *sd); !r && v.sd) {
+      ::close(fd);
+      (void)unlinkat(pfd.fd, leaf.c_str(), dir ? AT_REMOVEDIR : 0);
+      return r.take_error();
+    }
+  }
+  // The creator may do what the tree allows, whatever the new mode and
+  // descriptor say (as Windows and smbd grant a new file's creator).
   struct stat writable = out.st;
   writable.st_mode |= S_IWUSR;
   auto g = grant(v.access, maximal_access(*ctx.tree, writable));
@@ -152,6 +177,7 @@ Result<Opened> create_new(const CallCtx& ctx, const CreateRequest& req, const Va
     return g.take_error();
   }
   out.granted = *g;
+  out.maximal = file_rights(ctx, fd, out.st, v.path);
   return out;
 }
 
@@ -210,11 +236,11 @@ uint32_t register_open(FileService& svc, const OpenPtr& o, const std::string& pa
   return STATUS_SUCCESS;
 }
 
-void add_contexts(const CreateRequest& req, const TreeCtx& tree, const struct stat& st, CreateResponse& resp) {
+void add_contexts(const CreateRequest& req, uint32_t maximal, const struct stat& st, CreateResponse& resp) {
   if (const auto* c = find_create_context(req.CreateContexts, SMB2_CREATE_QUERY_MAXIMAL_ACCESS_REQUEST)) {
     CreateQueryMaximalAccessResponse m;
     if (decode_maximal_access_request(c->Data))
-      m.MaximalAccess = maximal_access(tree, st);
+      m.MaximalAccess = maximal;
     else
       m.QueryStatus = STATUS_INVALID_PARAMETER;
     resp.CreateContexts.push_back(to_create_context(m));
@@ -260,7 +286,8 @@ FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, 
     o->delete_on_close = doc;
   }
   if (doc) {
-    if (v->path.empty()) return error_reply(STATUS_CANNOT_DELETE);  // the share root
+    if (!(o->granted & DELETE)) return error_reply(STATUS_ACCESS_DENIED);  // MAXIMUM_ALLOWED without it
+    if (v->path.empty()) return error_reply(STATUS_CANNOT_DELETE);         // the share root
     if (!o->is_dir && !(opened->st.st_mode & S_IWUSR)) return error_reply(STATUS_CANNOT_DELETE);
     if (o->is_dir && !directory_is_empty(o->fd)) return error_reply(STATUS_DIRECTORY_NOT_EMPTY);
   }
@@ -285,7 +312,7 @@ FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, 
   const struct stat& st = opened->st;
   fill_times_sizes_attributes(st, resp);
   resp.FileId = o->id;
-  add_contexts(*req, *ctx.tree, st, resp);
+  add_contexts(*req, opened->maximal, st, resp);
   return body_reply(STATUS_SUCCESS, resp, encode_create_response);
 }
 

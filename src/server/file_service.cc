@@ -16,7 +16,7 @@ FileService::~FileService() = default;
 FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg) {
   if (!ctx.tree || !ctx.tree->share) return error_reply(STATUS_INVALID_PARAMETER);
   // As the session's user: the disk's permissions apply to what it does.
-  if (!become(ctx.identity)) return error_reply(STATUS_ACCESS_DENIED);
+  if (!become(ctx.who ? ctx.who->on_disk() : nullptr)) return error_reply(STATUS_ACCESS_DENIED);
   // MS-SMB2 3.3.5.2.7.2: an unrelated request begins a new chain of files.
   if (ctx.chain_file_id && !ctx.related) *ctx.chain_file_id = proto::kRelatedFileId;
   switch (command) {

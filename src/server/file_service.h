@@ -41,6 +41,24 @@ struct TreeCtx {
   uint32_t maximal_access = 0;
 };
 
+// Who a session is, for access checks against security descriptors
+// (acl.h builds its token of SIDs from it).
+struct SessionIdentity {
+  std::string user;
+  bool guest = false;
+  bool anonymous = false;
+  std::string server_name;  // netbios name: the server's domain SID is derived from it
+  // The Unix account of the same name, when there is one (as smbd maps
+  // users; guests: `guest account` when smbkitd runs as root): its SIDs
+  // S-1-22-1-uid and S-1-22-2-gid (and its groups') are the session's too.
+  std::shared_ptr<const Identity> account;
+  // File operations run as `account` (smbkitd as root, identity.h);
+  // otherwise as the daemon, whose Unix SIDs every session then holds.
+  bool acts_as_account = false;
+  // Who the file operations run as: null is the daemon itself.
+  const Identity* on_disk() const { return acts_as_account ? account.get() : nullptr; }
+};
+
 // One request's context.
 struct CallCtx {
   uint64_t session_id = 0;
@@ -59,9 +77,8 @@ struct CallCtx {
   bool related = false;
   // srvsvc's view of the server, for pipes opened on IPC$.
   const rpc::SrvsvcOptions* srvsvc = nullptr;
-  // The Unix identity the request's file operations run as (identity.h);
-  // null: the server's own.
-  const Identity* identity = nullptr;
+  // The session's identity; null: the daemon's own (tests).
+  std::shared_ptr<const SessionIdentity> who;
 };
 
 // A command's answer. An error status with an empty body becomes an SMB2

@@ -1,6 +1,6 @@
 // SMB2 QUERY_INFO (MS-SMB2 3.3.5.20): file classes (MS-FSCC 2.4) from
 // fstat(2) of the open, file system classes (MS-FSCC 2.5) from fstatvfs(2),
-// a minimal security descriptor, no quotas.
+// the security descriptor (security.cc), no quotas.
 //
 // Sizes (MS-FSA 2.1.5.11/12): a buffer smaller than a class's fixed part
 // (Windows' structure size, which for a class with a name counts the
@@ -22,6 +22,7 @@
 #include "proto/fscc_fs_info.h"
 #include "proto/query_info.h"
 #include "server/file_internal.h"
+#include "server/security.h"
 
 namespace smbkit::server {
 
@@ -37,10 +38,6 @@ constexpr uint32_t kFileDeviceIsMounted = 0x00000020;
 constexpr uint32_t kBytesPerSector = 512;
 // Samba's answer too: clients test for "NTFS" before using its features.
 constexpr std::string_view kFileSystemName = "NTFS";
-// MS-DTYP 2.4.6: SECURITY_DESCRIPTOR Control bits.
-constexpr uint16_t kSeDaclPresent = 0x0004;
-constexpr uint16_t kSeSelfRelative = 0x8000;
-constexpr uint8_t kSdRevision = 1;
 // The structure sizes Windows checks a buffer against (MS-FSCC 2.4, 2.5,
 // as Windows' sizeof): smaller is STATUS_INFO_LENGTH_MISMATCH.
 constexpr size_t kAllInformationMinimum = 104;
@@ -360,21 +357,6 @@ Result<Encoded> fs_class(Open& o, uint8_t cls) {
   }
 }
 
-// MS-DTYP 2.4.6: a self-relative descriptor with no owner, no group and a
-// NULL DACL (everyone may do everything the share allows): what the file
-// layer can honestly say without mapping POSIX owners to SIDs.
-Encoded security_descriptor() {
-  return raw(20, [](ByteWriter& w) {
-    w.u8(kSdRevision);
-    w.u8(0);  // Sbz1
-    w.u16(kSeSelfRelative | kSeDaclPresent);
-    w.u32(0);  // OffsetOwner
-    w.u32(0);  // OffsetGroup
-    w.u32(0);  // OffsetSacl
-    w.u32(0);  // OffsetDacl: 0 with SE_DACL_PRESENT is a NULL DACL
-  });
-}
-
 }  // namespace
 
 static bool needs_read_attributes(uint8_t info_class) {
@@ -409,10 +391,8 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
       enc = fs_class(**o, req->FileInfoClass);
       break;
     case SMB2_0_INFO_SECURITY:
-      if (!((*o)->granted & READ_CONTROL)) return error_reply(STATUS_ACCESS_DENIED);
-      enc = security_descriptor();
-      if (enc->bytes.size() > req->OutputBufferLength) return error_reply(STATUS_BUFFER_TOO_SMALL);
-      break;
+      if ((*o)->pipe || !(*o)->node) return error_reply(STATUS_NOT_SUPPORTED);
+      return query_security(ctx, **o, req->AdditionalInformation, req->OutputBufferLength);
     case SMB2_0_INFO_QUOTA:
       return error_reply(STATUS_NOT_SUPPORTED);
     default:

@@ -18,6 +18,7 @@
 #include "proto/query_info.h"
 #include "server/file_internal.h"
 #include "server/path.h"
+#include "server/security.h"
 
 namespace smbkit::server {
 
@@ -239,8 +240,11 @@ FileReply handle_set_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
   if (req->Buffer.size() > svc.options().max_transact) return error_reply(STATUS_INVALID_PARAMETER);
-  if (req->InfoType != SMB2_0_INFO_FILE || f.pipe || !f.node) return error_reply(STATUS_NOT_SUPPORTED);
-  const uint32_t s = set_file_class(svc, f, req->FileInfoClass, req->Buffer);
+  if ((req->InfoType != SMB2_0_INFO_FILE && req->InfoType != SMB2_0_INFO_SECURITY) || f.pipe || !f.node)
+    return error_reply(STATUS_NOT_SUPPORTED);
+  const uint32_t s = req->InfoType == SMB2_0_INFO_SECURITY
+                         ? set_security(ctx, f, req->AdditionalInformation, req->Buffer)
+                         : set_file_class(svc, f, req->FileInfoClass, req->Buffer);
   if (s != STATUS_SUCCESS) return error_reply(s);
   return body_reply(STATUS_SUCCESS, SetInfoResponse{}, encode_set_info_response);
 }

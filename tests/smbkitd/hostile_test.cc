@@ -10,9 +10,11 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <sstream>
 
@@ -150,6 +152,21 @@ TEST_F(Hostile, OpensPastTheBoundAreRefused) {
   EXPECT_EQ(opened, 100) << o.out;
   EXPECT_NE(first_error, "none") << o.out;
   still_serving();
+}
+
+// An independent parser reads the descriptor: a file smbkitd did not
+// give one is described by its mode and owner (owner rw, group and
+// others r: three allow ACEs).
+TEST_F(Hostile, ImpacketReadsASecurityDescriptor) {
+  const std::string path = server_->share_path("share") + "/sd.txt";
+  { std::ofstream(path) << "x"; }
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  auto o = impacket({"sd", "share", "sd.txt"});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("owner S-1-22-1-" + std::to_string(geteuid()) + "\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("group S-1-22-2-" + std::to_string(getegid()) + "\n"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ace 0 0x001f01ff S-1-22-1-"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("ace 0 0x001200a9 S-1-1-0\n"), std::string::npos) << o.out;
 }
 
 TEST_F(Hostile, ImpacketListsTheShares) {

@@ -12,12 +12,16 @@ could not run:
   opens SHARE COUNT           opens COUNT new files, keeping them open;
                               prints how many opened, then the first error
   shares                      prints the share names NetShareEnumAll lists
+  sd SHARE NAME               prints the owner and group SIDs of NAME's
+                              security descriptor and one line per DACL
+                              ACE (type, mask, SID), parsed by impacket
 """
 import io
 import random
 import sys
 
-from impacket.smb3structs import FILE_READ_DATA, FILE_SHARE_READ, FILE_OPEN
+from impacket.ldap.ldaptypes import SR_SECURITY_DESCRIPTOR
+from impacket.smb3structs import FILE_READ_DATA, FILE_SHARE_READ, FILE_OPEN, READ_CONTROL, SMB2_0_INFO_SECURITY
 from impacket.smbconnection import SMBConnection, SessionError
 
 
@@ -74,6 +78,20 @@ def main():
     elif action == "shares":
         for s in c.listShares():
             print(s["shi1_netname"][:-1])
+    elif action == "sd":
+        share, name = args
+        tid = c.connectTree(share)
+        fid = c.openFile(tid, name, desiredAccess=READ_CONTROL, shareMode=FILE_SHARE_READ,
+                         creationDisposition=FILE_OPEN)
+        # OWNER | GROUP | DACL (MS-SMB2 2.2.37 AdditionalInformation).
+        blob = c.getSMBServer().queryInfo(tid, fid, infoType=SMB2_0_INFO_SECURITY, fileInfoClass=0,
+                                          additionalInformation=7)
+        c.closeFile(tid, fid)
+        sd = SR_SECURITY_DESCRIPTOR(data=blob)
+        print("owner", sd["OwnerSid"].formatCanonical())
+        print("group", sd["GroupSid"].formatCanonical())
+        for ace in sd["Dacl"].aces:
+            print("ace", ace["AceType"], "0x%08x" % ace["Ace"]["Mask"]["Mask"], ace["Ace"]["Sid"].formatCanonical())
     else:
         sys.exit("unknown action " + action)
     c.logoff()

@@ -42,6 +42,7 @@ TEST_P(Torture, GroupPassesInFull) {
 
 INSTANTIATE_TEST_SUITE_P(Groups, Torture,
                          ::testing::Values("smb2.connect", "smb2.read", "smb2.credits", "smb2.sharemode", "smb2.rename",
+                                           "smb2.delete-on-close-perms",
                                            // Compound FileId rules (MS-SMB2 3.3.5.2.7.2).
                                            "smb2.compound.related3", "smb2.compound.related5", "smb2.compound.related9",
                                            "smb2.compound.unrelated1", "smb2.compound.invalid1",
