@@ -289,6 +289,13 @@ Result<bool> parse_not(const Ctx& c, std::string_view v) {
   return !b;
 }
 
+// A Samba parameter whose "no" is smbkitd's only behaviour.
+Result<void> no_only(Ctx& c, std::string_view v) {
+  SMBKIT_TRY(bool b, parse_bool(c, v));
+  if (b) return c.bad_value(v, "no (not supported)");
+  return {};
+}
+
 const Param kParams[] = {
     {"smbports", Scope::global, GLOBAL(smb_ports, parse_ports(c, v))},
     {"interfaces", Scope::global, GLOBAL(interfaces, parse_interfaces(c, v))},
@@ -314,6 +321,11 @@ const Param kParams[] = {
        c.global->server_string = std::string(trim(v));
        return {};
      }},
+    {"smb2leases", Scope::global, GLOBAL(smb2_leases, parse_bool(c, v))},
+    // smbkitd never uses kernel oplocks or flock share modes: "no" is
+    // what it does anyway, "yes" cannot be honoured.
+    {"kerneloplocks", Scope::global, no_only},
+    {"kernelsharemodes", Scope::global, no_only},
     {"smbkitd:maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxread", Scope::global, GLOBAL(max_read, parse_uint(c, v, kMinIoSize, kMaxIoSize))},
@@ -364,6 +376,7 @@ const Param kParams[] = {
     {"public", Scope::share, SHARE(guest_ok, parse_bool(c, v))},
     {"validusers", Scope::share, SHARE(valid_users, parse_valid_users(c, v))},
     {"browseable", Scope::share, SHARE(browseable, parse_bool(c, v))},
+    {"oplocks", Scope::share, SHARE(oplocks, parse_bool(c, v))},
     {"browsable", Scope::share, SHARE(browseable, parse_bool(c, v))},
 };
 

@@ -9,6 +9,7 @@
 #include "proto/echo.h"
 #include "proto/ioctl.h"
 #include "proto/logoff.h"
+#include "proto/oplock_break.h"
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
@@ -108,6 +109,7 @@ bool Conn::is_file_command(uint16_t command, const ServerRequest& r) const {
     case SMB2_QUERY_DIRECTORY:
     case SMB2_QUERY_INFO:
     case SMB2_SET_INFO:
+    case SMB2_OPLOCK_BREAK:  // acknowledgments (MS-SMB2 3.3.5.22)
       return true;
     case SMB2_IOCTL: {
       auto q = decode_ioctl_request(r.msg());
@@ -136,6 +138,7 @@ uint32_t Conn::check_file_command(const ServerRequest& r, Tree** tree) {
 }
 
 void Conn::run_chain(std::shared_ptr<Chain> c) {
+  if (!break_sink_set_) install_break_sink();
   while (c->next < c->reqs.size() && !closed_) {
     const ServerRequest& r = c->reqs[c->next];
     const uint16_t cmd = r.hdr.Command;
@@ -181,6 +184,8 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.message_id = r.hdr.MessageId;
     job->ctx.chain_file_id = &c->fid;
     job->ctx.srvsvc = &job->snap->srvsvc;
+    job->ctx.client_guid = neg_->client_guid;
+    job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
     std::shared_ptr<ConnOpens> opens = opens_;
     ServerState* st = &st_;
     auto self = shared_from_this();
@@ -188,31 +193,74 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
         [job, opens, st, c, cmd] { job->reply = st->files().execute(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
         [self, job, c] {
           if (self->closed_) return;
-          const ServerRequest& q = c->reqs[c->next];
-          FileReply& fr = job->reply;
-          const bool failed = fr.body.empty() && fr.status != STATUS_SUCCESS;
-          if (failed) {
-            c->rsps.push_back(ServerMachine::error_response(q, fr.status));
-            if (q.hdr.Command == SMB2_CREATE) c->create_err = fr.status;
-          } else {
-            ServerResponse rsp = ServerMachine::response_to(q, fr.status);
-            rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
-            if (!fr.data.empty()) {
-              if (c->reqs.size() == 1) {
-                c->keep.push_back(std::move(fr.data));
-                rsp.payload = c->keep.back();
-              } else {
-                rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
-              }
-            }
-            c->rsps.push_back(std::move(rsp));
-          }
-          c->next++;
-          self->run_chain(c);
+          if (!job->reply.pending) return self->file_done(c, std::move(job->reply));
+          // A CREATE waiting for an oplock or lease break: the chain goes
+          // on when it finishes (on any thread: posted back here).
+          std::weak_ptr<Conn> weak = self;
+          auto post = self->io_.poster();
+          job->reply.pending->start([weak, post, c](FileReply r) {
+            post([weak, c, r = std::move(r)]() mutable {
+              if (auto me = weak.lock(); me && !me->closed_) me->file_done(c, std::move(r));
+            });
+          });
         });
     return;
   }
   if (!closed_) finish_chain(*c);
+}
+
+void Conn::install_break_sink() {
+  break_sink_set_ = true;
+  // The file layer calls the sink on any thread; the notice is sent from
+  // this connection's loop, if the connection is still there.
+  std::weak_ptr<Conn> weak = weak_from_this();
+  auto post = io_.poster();
+  opens_->set_break_sink([weak, post](const BreakNotice& n) {
+    post([weak, n] {
+      if (auto self = weak.lock()) self->send_break(n);
+    });
+  });
+}
+
+void Conn::send_break(const BreakNotice& n) {
+  if (closed_) return;
+  // MS-SMB2 3.3.4.6 / 3.3.4.7: OPLOCK_BREAK, MessageId all ones, SessionId
+  // and TreeId 0 (as smbd); sealed when the holder's session encrypts.
+  ServerResponse rsp;
+  rsp.hdr.Command = SMB2_OPLOCK_BREAK;
+  rsp.msg.resize(kHeaderSize);
+  ByteWriter w(rsp.msg);
+  auto e = n.lease ? encode_lease_break_notification(n.lease_break, w) : encode_oplock_break_notification(n.oplock, w);
+  session::OutFrame f;
+  if (e) e = machine_.send_unsolicited(rsp, n.session_id, f);
+  if (!e) {
+    SMBKIT_LOG(warn, "{}: cannot send a break: {}", peer_, e.error().message());
+    return;
+  }
+  io_.send(std::move(f), nullptr);
+}
+
+void Conn::file_done(const std::shared_ptr<Chain>& c, FileReply fr) {
+  const ServerRequest& q = c->reqs[c->next];
+  const bool failed = fr.body.empty() && fr.status != STATUS_SUCCESS;
+  if (failed) {
+    c->rsps.push_back(ServerMachine::error_response(q, fr.status));
+    if (q.hdr.Command == SMB2_CREATE) c->create_err = fr.status;
+  } else {
+    ServerResponse rsp = ServerMachine::response_to(q, fr.status);
+    rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
+    if (!fr.data.empty()) {
+      if (c->reqs.size() == 1) {
+        c->keep.push_back(std::move(fr.data));
+        rsp.payload = c->keep.back();
+      } else {
+        rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
+      }
+    }
+    c->rsps.push_back(std::move(rsp));
+  }
+  c->next++;
+  run_chain(c);
 }
 
 void Conn::finish_chain(Chain& c) {
@@ -256,8 +304,7 @@ std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
     case SMB2_CANCEL:
       return std::nullopt;
     default:
-      // CHANGE_NOTIFY, OPLOCK_BREAK acknowledgements (we grant no oplock
-      // or lease) and unknown commands.
+      // CHANGE_NOTIFY and unknown commands.
       if (!valid_session(r.session_id)) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
       return ServerMachine::error_response(r, STATUS_NOT_SUPPORTED);
   }
@@ -287,6 +334,7 @@ NegotiatePolicy Conn::negotiate_policy() {
   p.max_dialect = g.max_protocol;
   p.signing_required = g.server_signing == Setting::required;
   p.encryption = g.smb_encrypt != Setting::off;
+  p.leasing = g.smb2_leases;
   p.ciphers = g.encryption_algorithms;
   p.signing_algorithms = g.signing_algorithms;
   p.max_read = st_.files().options().max_read;

@@ -87,6 +87,8 @@ class Conn : public std::enable_shared_from_this<Conn> {
 
   void run_chain(std::shared_ptr<Chain> c);
   void finish_chain(Chain& c);
+  // A file command's answer, back on the loop: queued, then the chain goes on.
+  void file_done(const std::shared_ptr<Chain>& c, FileReply fr);
   // The inline commands: each returns the answer to queue (none for CANCEL).
   std::optional<session::ServerResponse> run_inline(const session::ServerRequest& r);
   session::ServerResponse negotiate(const session::ServerRequest& r);
@@ -104,6 +106,9 @@ class Conn : public std::enable_shared_from_this<Conn> {
   bool is_file_command(uint16_t command, const session::ServerRequest& r) const;
   Session* valid_session(uint64_t id);
   void send_one(session::ServerResponse& rsp);
+  // Oplock and lease breaks from the file layer, sent on this loop.
+  void install_break_sink();
+  void send_break(const BreakNotice& n);
 
   ServerState& st_;
   ConnIo& io_;
@@ -114,6 +119,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   std::shared_ptr<ConnOpens> opens_;
   bool authenticated_ = false;
   bool closed_ = false;
+  bool break_sink_set_ = false;
   size_t in_flight_ = 0;
 };
 

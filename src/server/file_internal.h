@@ -4,18 +4,22 @@
 // dispatches to (one file per command group).
 //
 // Lock order: ConnOpens::Impl::mu and Open::mu are leaves taken alone;
-// FileService::Impl::nodes_mu (the share-mode, lock and delete-pending
-// table) may be taken while holding an Open::mu, never the other way.
+// FileService::Impl::nodes_mu (the share-mode, lock, delete-pending,
+// oplock and lease table) may be taken while holding an Open::mu, never
+// the other way; BreakTimer::mu and CreateWait::mu are taken after
+// nodes_mu or alone.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,6 +34,21 @@
 namespace smbkit::server {
 
 struct Open;
+struct Lease;
+class CreateWait;
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Caching granted to an oplock or a lease, in lease bits (MS-SMB2
+// 2.2.13.2.8): an oplock is held as the lease state it amounts to
+// (level II = R, exclusive = RW, batch = RWH), so one set of break rules
+// serves both (MS-FSA 2.1.4.12). Guarded by FileService::Impl::nodes_mu.
+struct Caching {
+  uint32_t state = 0;
+  bool breaking = false;     // a break waits for its acknowledgment
+  uint32_t breaking_to = 0;  // what the holder must come down to
+  SteadyTime deadline{};     // when it is downgraded without the ack
+};
 
 // MS-SMB2 2.2.26 LOCK element as held: a range of one open.
 struct ByteRangeLock {
@@ -53,6 +72,9 @@ struct FileNode {
   // file with two hard links is known by the name it was last opened by.
   std::shared_ptr<const Share> share;
   std::string path;
+  // CREATEs waiting for a break of this file's oplocks or leases to be
+  // acknowledged (woken by an ack, a close or the break timeout).
+  std::vector<std::shared_ptr<CreateWait>> waiters;
 };
 
 // A directory enumeration in progress (QUERY_DIRECTORY): the pattern of the
@@ -83,6 +105,10 @@ struct Open {
   std::shared_ptr<FileNode> node;  // null for pipes
   std::unique_ptr<rpc::PipeEndpoint> pipe;
   std::string pipe_name;
+  // Oplock (lease bits, see Caching) or lease; guarded by nodes_mu.
+  Caching oplock;
+  std::shared_ptr<Lease> lease;
+  std::shared_ptr<const BreakSink> sink;  // the connection's, for breaks
 
   Mutex mu;
   bool delete_on_close GUARDED_BY(mu) = false;  // FILE_DELETE_ON_CLOSE at create
@@ -100,6 +126,7 @@ struct ConnOpens::Impl {
   std::map<proto::FileId, OpenPtr> opens GUARDED_BY(mu);
   uint64_t next_id GUARDED_BY(mu) = 1;
   uint64_t salt = 0;  // mixed into Volatile so ids are not a plain counter
+  std::shared_ptr<const BreakSink> sink GUARDED_BY(mu);
 
   // Adds an open; false when max_open_files is reached.
   bool add(const OpenPtr& o, uint32_t max);
@@ -111,17 +138,46 @@ struct ConnOpens::Impl {
   OpenPtr find_in_session(const proto::FileId& id, uint64_t session_id);
   OpenPtr remove(const proto::FileId& id);
   void close_if(const std::function<bool(const Open&)>& pred);
+  std::shared_ptr<const BreakSink> break_sink() {
+    MutexLock l(mu);
+    return sink;
+  }
 };
 
+// Downgrades unacknowledged breaks when their time is up: one thread,
+// started at the first break, sleeping until the earliest deadline.
+class BreakTimer {
+ public:
+  explicit BreakTimer(FileService& svc) : svc_(svc) {}
+  ~BreakTimer();
+  void schedule(SteadyTime when, const std::shared_ptr<FileNode>& node);
+
+ private:
+  void run();
+  FileService& svc_;
+  Mutex mu;  // after nodes_mu
+  CondVar cv_;
+  std::multimap<SteadyTime, std::weak_ptr<FileNode>> due_ GUARDED_BY(mu);
+  bool stop_ GUARDED_BY(mu) = false;
+  std::thread thread_;
+};
+
+using LeaseId = std::pair<std::array<std::byte, 16>, std::array<std::byte, 16>>;  // ClientGuid, LeaseKey
+
 struct FileService::Impl {
-  explicit Impl(FileService& s) : svc(s) {}
+  explicit Impl(FileService& s) : svc(s), timer(s) {}
   FileService& svc;
   Mutex nodes_mu;
   std::map<std::pair<dev_t, ino_t>, std::shared_ptr<FileNode>> nodes GUARDED_BY(nodes_mu);
+  // MS-SMB2 3.3.1.4 GlobalLeaseTableList: every lease, by client and key.
+  std::map<LeaseId, std::shared_ptr<Lease>> leases GUARDED_BY(nodes_mu);
 
-  // Releases an open: its share-mode entry and locks; applies delete on
-  // close when it was the last open of a delete-pending file.
+  // Releases an open: its share-mode entry, locks, oplock or lease;
+  // applies delete on close when it was the last open of a delete-pending
+  // file; wakes CREATEs waiting on the file.
   void release(Open& o);
+
+  BreakTimer timer;  // last: stopped before the tables go
 };
 
 // The path of a disk open under its share root ("" for the root).
@@ -192,6 +248,11 @@ uint32_t errno_status(int e);
 // ---- handlers ---------------------------------------------------------------
 
 FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+// CREATE, again for a request that waited for a break (`resumed`: the
+// wait, which a further wait reuses).
+FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg,
+                     const std::shared_ptr<CreateWait>& resumed);
+FileReply handle_oplock_break(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);

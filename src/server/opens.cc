@@ -9,6 +9,7 @@
 #include <random>
 
 #include "server/file_internal.h"
+#include "server/oplock.h"
 #include "server/path.h"
 
 namespace smbkit::server {
@@ -85,6 +86,11 @@ void ConnOpens::close_all() {
   impl_->close_if([](const Open&) { return true; });
 }
 
+void ConnOpens::set_break_sink(BreakSink sink) {
+  MutexLock l(impl_->mu);
+  impl_->sink = std::make_shared<const BreakSink>(std::move(sink));
+}
+
 size_t ConnOpens::size() const {
   MutexLock l(impl_->mu);
   return impl_->opens.size();
@@ -121,14 +127,20 @@ void FileService::Impl::release(Open& o) {
     MutexLock l(o.mu);
     doc = o.delete_on_close;
   }
-  MutexLock l(nodes_mu);
-  FileNode& n = *o.node;
-  std::erase(n.opens, &o);
-  std::erase_if(n.locks, [&](const ByteRangeLock& k) { return k.owner == &o; });
-  if (doc) n.delete_pending = true;
-  if (!n.opens.empty()) return;
-  if (n.delete_pending) delete_node_file(n);
-  nodes.erase({n.dev, n.ino});
+  Breaks breaks;
+  {
+    MutexLock l(nodes_mu);
+    FileNode& n = *o.node;
+    std::erase(n.opens, &o);
+    std::erase_if(n.locks, [&](const ByteRangeLock& k) { return k.owner == &o; });
+    release_caching(*this, n, o, breaks);
+    if (doc) n.delete_pending = true;
+    if (n.opens.empty()) {
+      if (n.delete_pending) delete_node_file(n);
+      nodes.erase({n.dev, n.ino});
+    }
+  }
+  breaks.deliver();
 }
 
 }  // namespace smbkit::server
