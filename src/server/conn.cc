@@ -186,6 +186,7 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.srvsvc = &job->snap->srvsvc;
     job->ctx.client_guid = neg_->client_guid;
     job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
+    job->ctx.user = sessions_[r.session_id].user;
     std::shared_ptr<ConnOpens> opens = opens_;
     ServerState* st = &st_;
     auto self = shared_from_this();

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "proto/close.h"
+#include "server/durable.h"
 #include "server/file_internal.h"
 #include "server/oplock.h"
 #include "server/path.h"
@@ -259,6 +260,9 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   auto req = decode_create_request(msg);
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
   if (ctx.tree->share->is_ipc) return pipe_create(svc, opens, ctx, req->Name);
+  auto durable = durable_request(*req, ctx.dialect);
+  if (!durable) return error_reply(STATUS_INVALID_PARAMETER);
+  if (durable->reconnect()) return reconnect_durable(svc, opens, ctx, *req, *durable);
   auto v = validate(*req);
   if (!v) return error_reply(v.error().status ? v.error().status : STATUS_INVALID_PARAMETER);
   if (opens.size() >= svc.options().max_open_files) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
@@ -294,6 +298,8 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   CacheRequest creq = cache_request(*req, ctx, o->is_dir);
   creq.overwrite = opened->truncate;
   creq.stat_open = is_stat_open(o->granted);
+  creq.granted = o->granted;
+  if (!creq.stat_open) purge_disconnected(svc, *o, creq.overwrite);
   CreateResponse resp;
   std::shared_ptr<CreateWait> wait;
   auto make_wait = [&]() -> std::shared_ptr<CreateWait> {
@@ -305,6 +311,10 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
     FileReply pending;
     pending.pending = std::move(wait);
     return pending;
+  }
+  {
+    MutexLock l(svc.impl().nodes_mu);  // the caching just granted
+    grant_durable(*o, *durable, ctx, resp);
   }
   if (opened->truncate) {
     if (ftruncate(o->fd, 0) != 0) {

@@ -3,15 +3,17 @@
 // pending), the tables that hold them, and the handlers FileService::execute
 // dispatches to (one file per command group).
 //
-// Lock order: ConnOpens::Impl::mu and Open::mu are leaves taken alone;
+// Lock order: Open::mu is a leaf taken alone; ConnOpens::Impl::mu is
+// taken alone or after nodes_mu (a durable reconnect adds the open back);
 // FileService::Impl::nodes_mu (the share-mode, lock, delete-pending,
 // oplock and lease table) may be taken while holding an Open::mu, never
-// the other way; BreakTimer::mu and CreateWait::mu are taken after
+// the other way; FileTimer::mu and CreateWait::mu are taken after
 // nodes_mu or alone.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -109,6 +111,18 @@ struct Open {
   Caching oplock;
   std::shared_ptr<Lease> lease;
   std::shared_ptr<const BreakSink> sink;  // the connection's, for breaks
+  // Durable handle (MS-SMB2 3.3.1.10 IsDurable, DurableOpenTimeout,
+  // CreateGuid, ClientGuid, the session's user): set at CREATE; while
+  // disconnected (kept in FileService::Impl::disconnected) and at a
+  // reconnect, read and changed under nodes_mu.
+  bool durable = false;
+  bool durable_v2 = false;
+  uint32_t durable_timeout_ms = 0;
+  std::array<std::byte, 16> create_guid{};
+  std::array<std::byte, 16> client_guid{};
+  std::string user;
+  bool disconnected = false;
+  SteadyTime disconnected_until{};
 
   Mutex mu;
   bool delete_on_close GUARDED_BY(mu) = false;  // FILE_DELETE_ON_CLOSE at create
@@ -128,8 +142,9 @@ struct ConnOpens::Impl {
   uint64_t salt = 0;  // mixed into Volatile so ids are not a plain counter
   std::shared_ptr<const BreakSink> sink GUARDED_BY(mu);
 
-  // Adds an open; false when max_open_files is reached.
-  bool add(const OpenPtr& o, uint32_t max);
+  // Adds an open under a new FileId (Persistent: `persistent`, or a new
+  // server-wide one); false when max_open_files is reached.
+  bool add(const OpenPtr& o, uint32_t max, uint64_t persistent = 0);
   // The open named by `id` on this session and tree, else nullptr
   // (MS-SMB2 3.3.5.x: STATUS_FILE_CLOSED).
   OpenPtr find(const proto::FileId& id, uint64_t session_id, uint32_t tree_id);
@@ -137,27 +152,28 @@ struct ConnOpens::Impl {
   // side copy between shares).
   OpenPtr find_in_session(const proto::FileId& id, uint64_t session_id);
   OpenPtr remove(const proto::FileId& id);
-  void close_if(const std::function<bool(const Open&)>& pred);
+  // Closes the opens `pred` selects; with keep_durable (connection loss)
+  // durable ones are kept for a reconnect instead.
+  void close_if(const std::function<bool(const Open&)>& pred, bool keep_durable = false);
   std::shared_ptr<const BreakSink> break_sink() {
     MutexLock l(mu);
     return sink;
   }
 };
 
-// Downgrades unacknowledged breaks when their time is up: one thread,
-// started at the first break, sleeping until the earliest deadline.
-class BreakTimer {
+// The file layer's deadlines (unacknowledged breaks, disconnected durable
+// opens): one thread, started at the first, sleeping until the earliest;
+// each task runs on it with no lock held.
+class FileTimer {
  public:
-  explicit BreakTimer(FileService& svc) : svc_(svc) {}
-  ~BreakTimer();
-  void schedule(SteadyTime when, const std::shared_ptr<FileNode>& node);
+  ~FileTimer();
+  void schedule(SteadyTime when, std::function<void()> task);
 
  private:
   void run();
-  FileService& svc_;
   Mutex mu;  // after nodes_mu
   CondVar cv_;
-  std::multimap<SteadyTime, std::weak_ptr<FileNode>> due_ GUARDED_BY(mu);
+  std::multimap<SteadyTime, std::function<void()>> due_ GUARDED_BY(mu);
   bool stop_ GUARDED_BY(mu) = false;
   std::thread thread_;
 };
@@ -165,7 +181,7 @@ class BreakTimer {
 using LeaseId = std::pair<std::array<std::byte, 16>, std::array<std::byte, 16>>;  // ClientGuid, LeaseKey
 
 struct FileService::Impl {
-  explicit Impl(FileService& s) : svc(s), timer(s) {}
+  explicit Impl(FileService& s) : svc(s) {}
   FileService& svc;
   Mutex nodes_mu;
   std::map<std::pair<dev_t, ino_t>, std::shared_ptr<FileNode>> nodes GUARDED_BY(nodes_mu);
@@ -177,7 +193,14 @@ struct FileService::Impl {
   // file; wakes CREATEs waiting on the file.
   void release(Open& o);
 
-  BreakTimer timer;  // last: stopped before the tables go
+  // Durable opens whose connection went (MS-SMB2 3.3.5.9.7/.12
+  // reconnects find them), by persistent FileId.
+  std::map<uint64_t, std::shared_ptr<Open>> disconnected GUARDED_BY(nodes_mu);
+  // Persistent FileIds are unique server-wide (durable reconnects name
+  // them on another connection).
+  std::atomic<uint64_t> next_persistent{1};
+
+  FileTimer timer;  // last: stopped before the tables go
 };
 
 // The path of a disk open under its share root ("" for the root).

@@ -59,6 +59,9 @@ struct CallCtx {
   // SMB2_GLOBAL_CAP_LEASING.
   std::array<std::byte, 16> client_guid{};
   bool leasing = false;
+  // The session's user, as it authenticated (a durable open is reconnected
+  // only by its user).
+  std::string user;
 };
 
 // An oplock or lease break the file layer asks a connection to send

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "server/file_internal.h"
+#include "server/oplock.h"
 
 namespace smbkit::server {
 
@@ -85,6 +86,8 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
     }
     if (!range_valid(e.Offset, e.Length)) return error_reply(STATUS_INVALID_LOCK_RANGE);
   }
+  // MS-FSA 2.1.5.7: a byte-range lock ends level II caching.
+  if (!unlocking) break_for_write(svc, f);
 
   auto& impl = svc.impl();
   MutexLock l(impl.nodes_mu);

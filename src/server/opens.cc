@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "server/durable.h"
 #include "server/file_internal.h"
 #include "server/oplock.h"
 #include "server/path.h"
@@ -18,11 +19,11 @@ Open::~Open() {
   if (fd >= 0) ::close(fd);
 }
 
-bool ConnOpens::Impl::add(const OpenPtr& o, uint32_t max) {
+bool ConnOpens::Impl::add(const OpenPtr& o, uint32_t max, uint64_t persistent) {
   MutexLock l(mu);
   if (opens.size() >= max) return false;
   const uint64_t n = next_id++;
-  o->id = proto::FileId{n, n ^ salt};
+  o->id = proto::FileId{persistent ? persistent : svc.impl().next_persistent++, n ^ salt};
   opens.emplace(o->id, o);
   return true;
 }
@@ -51,7 +52,7 @@ OpenPtr ConnOpens::Impl::remove(const proto::FileId& id) {
   return o;
 }
 
-void ConnOpens::Impl::close_if(const std::function<bool(const Open&)>& pred) {
+void ConnOpens::Impl::close_if(const std::function<bool(const Open&)>& pred, bool keep_durable) {
   std::vector<OpenPtr> closing;
   {
     MutexLock l(mu);
@@ -64,7 +65,8 @@ void ConnOpens::Impl::close_if(const std::function<bool(const Open&)>& pred) {
       }
     }
   }
-  for (auto& o : closing) svc.impl().release(*o);
+  for (auto& o : closing)
+    if (!(keep_durable && o->durable && keep_disconnected(svc, o))) svc.impl().release(*o);
 }
 
 ConnOpens::ConnOpens(FileService& svc) : impl_(std::make_unique<Impl>(svc)) {
@@ -83,7 +85,7 @@ void ConnOpens::close_session(uint64_t session_id) {
 }
 
 void ConnOpens::close_all() {
-  impl_->close_if([](const Open&) { return true; });
+  impl_->close_if([](const Open&) { return true; }, true);
 }
 
 void ConnOpens::set_break_sink(BreakSink sink) {

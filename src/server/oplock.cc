@@ -16,8 +16,11 @@ constexpr uint32_t kR = SMB2_LEASE_READ_CACHING;
 constexpr uint32_t kH = SMB2_LEASE_HANDLE_CACHING;
 constexpr uint32_t kW = SMB2_LEASE_WRITE_CACHING;
 constexpr uint32_t kRWH = kR | kW | kH;
-// Access that makes a stat open (as smbd's is_lease_stat_open).
-constexpr uint32_t kStatAccess = FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | SYNCHRONIZE | READ_CONTROL;
+// Access that makes a stat open, which breaks no oplock (MS-FSA
+// 2.1.5.1.2.1 / smbd's is_oplock_stat_open); a lease also lets
+// READ_CONTROL pass (is_lease_stat_open).
+constexpr uint32_t kOplockStatAccess = FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | SYNCHRONIZE;
+constexpr uint32_t kLeaseStatAccess = kOplockStatAccess | READ_CONTROL;
 
 // An oplock level as lease bits (MS-FSA 2.1.5.17: level II caches reads,
 // exclusive reads and writes, batch also the handle).
@@ -76,11 +79,13 @@ bool lower(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Cachi
            uint32_t to, Breaks& out) {
   const uint32_t cur = c.state;
   if ((cur & ~to) == 0) return false;
-  const bool ack = (cur & ~to) & (kW | kH);
   Breaks::Out n;
+  n.sink = lease ? lease->sink : holder->sink;
+  // Losing W or H needs the holder's ack, unless nobody can give it (a
+  // disconnected durable open, which is downgraded at once).
+  const bool ack = ((cur & ~to) & (kW | kH)) && n.sink;
   if (lease) {
     if (lease->v2) lease->epoch++;
-    n.sink = lease->sink;
     n.notice.session_id = lease->session_id;
     n.notice.lease = true;
     LeaseBreakNotification& b = n.notice.lease_break;
@@ -90,7 +95,6 @@ bool lower(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Cachi
     b.CurrentLeaseState = cur;
     b.NewLeaseState = to;
   } else {
-    n.sink = holder->sink;
     n.notice.session_id = holder->session_id;
     n.notice.oplock.OplockLevel = oplock_level(to);
     n.notice.oplock.FileId = holder->id;
@@ -99,7 +103,9 @@ bool lower(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Cachi
     c.breaking = true;
     c.breaking_to = to;
     c.deadline = std::chrono::steady_clock::now() + impl.svc.options().break_timeout;
-    impl.timer.schedule(c.deadline, node);
+    impl.timer.schedule(c.deadline, [&svc = impl.svc, weak = std::weak_ptr<FileNode>(node)] {
+      if (auto n = weak.lock()) expire_breaks(svc, n);
+    });
   } else {
     c.state = to;
   }
@@ -122,19 +128,23 @@ void Breaks::deliver() {
   wake.clear();
 }
 
-bool is_stat_open(uint32_t granted) { return (granted & ~kStatAccess) == 0; }
+uint8_t oplock_level_of(uint32_t state) { return oplock_level(state); }
+
+bool is_stat_open(uint32_t granted) { return (granted & ~kLeaseStatAccess) == 0; }
 
 CacheRequest cache_request(const CreateRequest& req, const CallCtx& ctx, bool is_dir) {
   CacheRequest c;
   c.client = ctx.client_guid;
   c.allowed = ctx.tree->share->cfg.oplocks && !is_dir;
   c.oplock_level = req.RequestedOplockLevel;
+  c.wants_delete = (req.DesiredAccess & DELETE) || (req.CreateOptions & FILE_DELETE_ON_CLOSE);
   if (req.RequestedOplockLevel != SMB2_OPLOCK_LEVEL_LEASE) return c;
   c.oplock_level = SMB2_OPLOCK_LEVEL_NONE;
   // MS-SMB2 3.3.5.9.8, 3.3.5.9.11: a lease context counts on a connection
   // that negotiated leasing; v2 only on 3.x (a v2 context on 2.1 is read
-  // as v1); directories are not leased (no directory leasing).
-  if (!ctx.leasing || is_dir) return c;
+  // as v1). Directories are not leased (no directory leasing) but their
+  // key is still checked.
+  if (!ctx.leasing) return c;
   const CreateContext* lc = find_create_context(req.CreateContexts, SMB2_CREATE_REQUEST_LEASE);
   if (!lc) return c;
   auto l = decode_lease(lc->Data);
@@ -145,7 +155,7 @@ CacheRequest cache_request(const CreateRequest& req, const CallCtx& ctx, bool is
 }
 
 uint32_t check_lease(FileService::Impl& impl, const FileNode& node, const CacheRequest& req) {
-  if (!req.lease || !req.allowed) return 0;
+  if (!req.lease) return 0;
   auto it = impl.leases.find(LeaseId{req.client, req.lease->LeaseKey});
   if (it == impl.leases.end()) return 0;
   const Lease& l = *it->second;
@@ -154,13 +164,14 @@ uint32_t check_lease(FileService::Impl& impl, const FileNode& node, const CacheR
 
 bool break_for_open(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, const CacheRequest& req,
                     bool sharing_violation, Breaks& out) {
-  if (req.stat_open && !req.overwrite) return false;
-  // MS-FSA 2.1.4.12 (and smbd's delay_for_oplock): another open ends
-  // write caching; a sharing violation also handle caching (so the holder
-  // may close); an overwrite everything.
-  uint32_t to = kR | kH;
-  if (sharing_violation) to &= ~kH;
-  if (req.overwrite) to = 0;
+  // MS-FSA 2.1.4.12 (as smbd's delay_for_oplock): another open ends write
+  // caching; one that meets a sharing violation ends handle caching
+  // instead (so the holder may close), and leaves holders without it
+  // alone; an overwrite ends read and handle caching too. Stat opens
+  // break nothing unless they overwrite.
+  // An open for delete also ends handle caching (the holder must let the
+  // name go).
+  const uint32_t lost = (sharing_violation ? kH : kW) | (req.wants_delete ? kH | kW : 0);
   const Lease* own = nullptr;
   if (req.lease) {
     auto it = impl.leases.find(LeaseId{req.client, req.lease->LeaseKey});
@@ -168,11 +179,17 @@ bool break_for_open(FileService::Impl& impl, const std::shared_ptr<FileNode>& no
   }
   bool wait = false;
   for_each_holder(*node, nullptr, own, [&](Caching& c, Open* p, Lease* l) {
+    const uint32_t stat_access = l ? kLeaseStatAccess : kOplockStatAccess;
+    if (!req.overwrite && (req.granted & ~stat_access) == 0) return;
     if (c.breaking) {
       wait = true;  // the earlier break first; the next try breaks further
       return;
     }
-    wait |= lower(impl, node, c, p, l, c.state & to, out);
+    uint32_t to = c.state & ~lost;
+    if (req.overwrite) to &= ~(kR | kH);
+    if (!l) to &= kR;  // an oplock comes down to level II or none
+    if (to == c.state) return;
+    wait |= lower(impl, node, c, p, l, to, out);
   });
   return wait;
 }
@@ -188,8 +205,10 @@ void grant_caching(FileService::Impl& impl, FileNode& node, Open& o, const Cache
   bool others = false, other_writes = false;
   for (Open* p : node.opens) {
     if (p == &o || same_lease(*p, req)) continue;
-    if (!is_stat_open(p->granted)) others = true;
     const Caching& c = p->lease ? p->lease->caching : p->oplock;
+    // A stat open counts for a lease (smbd) and, when it holds caching,
+    // for an oplock.
+    if (req.lease || !is_stat_open(p->granted) || c.state) others = true;
     if ((c.state | (c.breaking ? c.breaking_to : 0)) & kW) other_writes = true;
   }
   if (req.lease) {
@@ -265,10 +284,11 @@ void break_for_write(FileService& svc, const Open& writer) {
   {
     MutexLock l(impl.nodes_mu);
     FileNode& n = *writer.node;
-    if (n.opens.size() < 2) return;
-    // MS-FSA 2.1.5.3 / 2.1.4.13: a write ends the others' read caching;
-    // they hold no write caching while this open exists, so no ack.
-    for_each_holder(n, &writer, writer.lease.get(), [&](Caching& c, Open* p, Lease* ls) {
+    // MS-FSA 2.1.5.3 / 2.1.4.13: a write ends read caching, the
+    // writer's own level II oplock's too (not its own lease); no other
+    // holder caches writes while this open exists, so no ack.
+    for_each_holder(n, nullptr, writer.lease.get(), [&](Caching& c, Open* p, Lease* ls) {
+      if (p == &writer && (c.state & kW)) return;  // its own exclusive or batch oplock stays
       if (c.breaking || !(c.state & kR)) return;
       const uint32_t to = ls ? (c.state & ~(kR | kW)) : 0;
       (void)lower(impl, writer.node, c, p, ls, to, out);
@@ -374,9 +394,9 @@ FileReply handle_oplock_break(FileService& svc, ConnOpens& opens, const CallCtx&
   }
 }
 
-// ---- the break timer --------------------------------------------------------
+// ---- the timer ---------------------------------------------------------------
 
-BreakTimer::~BreakTimer() {
+FileTimer::~FileTimer() {
   {
     MutexLock l(mu);
     stop_ = true;
@@ -385,14 +405,14 @@ BreakTimer::~BreakTimer() {
   if (thread_.joinable()) thread_.join();
 }
 
-void BreakTimer::schedule(SteadyTime when, const std::shared_ptr<FileNode>& node) {
+void FileTimer::schedule(SteadyTime when, std::function<void()> task) {
   MutexLock l(mu);
-  due_.emplace(when, node);
+  due_.emplace(when, std::move(task));
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   cv_.notify_all();
 }
 
-void BreakTimer::run() {
+void FileTimer::run() {
   UniqueLock l(mu);
   while (!stop_) {
     if (due_.empty()) {
@@ -404,10 +424,10 @@ void BreakTimer::run() {
       (void)cv_.wait_until(mu, first);
       continue;
     }
-    std::weak_ptr<FileNode> node = due_.begin()->second;
+    std::function<void()> task = std::move(due_.begin()->second);
     due_.erase(due_.begin());
     l.unlock();
-    if (auto n = node.lock()) expire_breaks(svc_, n);
+    task();
     l.lock();
   }
 }

@@ -46,7 +46,9 @@ struct CacheRequest {
   std::optional<proto::CreateLease> lease;               // RqLs, when leasing applies
   std::array<std::byte, 16> client{};                    // ClientGuid
   bool overwrite = false;                                // an existing file superseded or overwritten
-  bool stat_open = false;                                // attribute access only: breaks nothing
+  bool stat_open = false;                                // attribute access only (is_stat_open)
+  uint32_t granted = 0;                                  // the new open's GrantedAccess
+  bool wants_delete = false;                             // DELETE access or delete on close
   bool allowed = true;                                   // the share grants oplocks ("oplocks")
 };
 
@@ -63,9 +65,12 @@ struct Breaks {
 };
 
 // Whether an open with this GrantedAccess is a stat open (attributes,
-// security, synchronize only), which neither breaks nor counts as another
-// open when caching is granted.
+// security, synchronize only), which does not count as another open when
+// caching is granted (unless it holds caching itself).
 bool is_stat_open(uint32_t granted);
+
+// The OplockLevel a state in lease bits amounts to.
+uint8_t oplock_level_of(uint32_t state);
 
 // The caching a CREATE request asks for on this connection and share.
 CacheRequest cache_request(const proto::CreateRequest& req, const CallCtx& ctx, bool is_dir);
@@ -88,8 +93,9 @@ void grant_caching(FileService::Impl& impl, FileNode& node, Open& o, const Cache
 // file's waiting CREATEs are woken.
 void release_caching(FileService::Impl& impl, FileNode& node, Open& o, Breaks& out) REQUIRES(impl.nodes_mu);
 
-// A write or truncate through `writer`: every other holder loses R
-// (level II oplocks and R leases; no acknowledgment).
+// A write, truncate or byte-range lock through `writer`: level II
+// oplocks (the writer's too) and other clients' R leases lose R, with no
+// acknowledgment.
 void break_for_write(FileService& svc, const Open& writer);
 
 // Downgrades the breaks of `node` whose time is up and wakes its waiters.

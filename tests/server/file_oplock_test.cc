@@ -3,6 +3,7 @@
 // the break timeout.
 #include <atomic>
 #include <future>
+#include <thread>
 
 #include "base/mutex.h"
 #include "file_fixture.h"
@@ -288,6 +289,109 @@ TEST_F(OplockTest, AStatOpenBreaksNothing) {
   EXPECT_FALSE(r.pending);
   EXPECT_EQ(r.status, 0u);
   EXPECT_TRUE(sink_a_.take().empty());
+}
+
+}  // namespace
+}  // namespace smbkit::server::testing
+
+namespace smbkit::server::testing {
+namespace {
+
+// Durable handles: kept over a connection's loss, reconnected by the same
+// client and user, purged by a conflicting open, closed at their timeout.
+class DurableTest : public FileFixture {
+ protected:
+  void SetUp() override {
+    FileFixture::SetUp();
+    ctx_.user = "alice";
+    ctx_.client_guid = guid(1);
+    put("f", "data");
+  }
+  static Guid16 guid(uint8_t b) {
+    Guid16 k{};
+    k.fill(std::byte{b});
+    return k;
+  }
+  FileReply create_raw(ConnOpens& c, const CallCtx& ctx, std::vector<CreateContext> contexts,
+                       uint8_t level = SMB2_OPLOCK_LEVEL_BATCH, uint32_t options = 0) {
+    CreateRequest req;
+    req.Name = "f";
+    req.CreateDisposition = FILE_OPEN;
+    req.DesiredAccess = kReadWrite | DELETE;
+    req.ShareAccess = kShareAll;
+    req.CreateOptions = options;
+    req.RequestedOplockLevel = level;
+    req.CreateContexts = std::move(contexts);
+    return svc_.execute(c, ctx, SMB2_CREATE,
+                        request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
+  }
+  CreateResponse ok(const FileReply& r) {
+    EXPECT_EQ(r.status, 0u);
+    auto d = decode_create_response(as_message(r));
+    EXPECT_TRUE(d.ok());
+    return d ? *d : CreateResponse{};
+  }
+  // A v2 durable open on a connection that then goes away.
+  FileId durable_then_lost(uint32_t timeout_ms = 0, uint32_t options = 0) {
+    auto c = std::make_shared<ConnOpens>(svc_);
+    CreateDurableHandleRequestV2 q;
+    q.Timeout = timeout_ms;
+    q.CreateGuid = guid(7);
+    auto r = ok(create_raw(*c, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_BATCH, options));
+    EXPECT_TRUE(find_create_context(r.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2));
+    c->close_all();  // the connection is lost
+    return r.FileId;
+  }
+  FileReply reconnect(ConnOpens& c, const CallCtx& ctx, const FileId& id, Guid16 create_guid) {
+    CreateDurableHandleReconnectV2 r;
+    r.FileId = id;
+    r.CreateGuid = create_guid;
+    return create_raw(c, ctx, {to_create_context(r)});
+  }
+};
+
+TEST_F(DurableTest, ADurableOpenIsTakenBackOnANewConnection) {
+  const FileId id = durable_then_lost();
+  auto c = std::make_shared<ConnOpens>(svc_);
+  EXPECT_EQ(reconnect(*c, ctx_, id, guid(8)).status, STATUS_OBJECT_NAME_NOT_FOUND);  // another CreateGuid
+  CallCtx bob = ctx_;
+  bob.user = "bob";
+  EXPECT_EQ(reconnect(*c, bob, id, guid(7)).status, STATUS_ACCESS_DENIED);
+  auto r = ok(reconnect(*c, ctx_, id, guid(7)));
+  EXPECT_EQ(r.FileId.Persistent, id.Persistent);
+  EXPECT_EQ(r.OplockLevel, SMB2_OPLOCK_LEVEL_BATCH);
+  EXPECT_EQ(write(r.FileId, 0, "D", c.get()), 0u);
+  EXPECT_EQ(get("f"), "Data");
+  // Taken: a second reconnect finds nothing.
+  EXPECT_EQ(reconnect(*c, ctx_, id, guid(7)).status, STATUS_OBJECT_NAME_NOT_FOUND);
+}
+
+TEST_F(DurableTest, WithoutABatchOplockThereIsNoDurability) {
+  auto c = std::make_shared<ConnOpens>(svc_);
+  CreateDurableHandleRequestV2 q;
+  q.CreateGuid = guid(7);
+  auto r = ok(create_raw(*c, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_II));
+  EXPECT_FALSE(find_create_context(r.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2));
+}
+
+TEST_F(DurableTest, AnOpenThatWouldBreakItClosesTheDisconnectedOpen) {
+  const FileId id = durable_then_lost();
+  auto c = std::make_shared<ConnOpens>(svc_);
+  c->set_break_sink([](const BreakNotice&) {});
+  CallCtx other = ctx_;
+  other.client_guid = guid(2);
+  FileReply r = create_raw(*c, other, {}, SMB2_OPLOCK_LEVEL_NONE);
+  EXPECT_FALSE(r.pending);  // nobody could acknowledge a break
+  EXPECT_EQ(r.status, 0u);
+  EXPECT_EQ(reconnect(*c, ctx_, id, guid(7)).status, STATUS_OBJECT_NAME_NOT_FOUND);
+}
+
+TEST_F(DurableTest, ATimedOutDurableOpenIsClosedAndDeleteOnCloseApplies) {
+  durable_then_lost(1, FILE_DELETE_ON_CLOSE);
+  // The 1 ms timeout passes on the file layer's timer thread: wait (a
+  // bounded number of times) for the file to go.
+  for (int i = 0; i < 500 && exists("f"); i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(exists("f"));
 }
 
 }  // namespace
