@@ -187,8 +187,8 @@ bool break_for_open(FileService::Impl& impl, const std::shared_ptr<FileNode>& no
     }
     uint32_t to = c.state & ~lost;
     if (req.overwrite) to &= ~(kR | kH);
-    if (!l) to &= kR;  // an oplock comes down to level II or none
     if (to == c.state) return;
+    if (!l) to &= kR;  // an oplock comes down to level II or none
     wait |= lower(impl, node, c, p, l, to, out);
   });
   return wait;

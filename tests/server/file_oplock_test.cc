@@ -396,3 +396,26 @@ TEST_F(DurableTest, ATimedOutDurableOpenIsClosedAndDeleteOnCloseApplies) {
 
 }  // namespace
 }  // namespace smbkit::server::testing
+
+namespace smbkit::server::testing {
+namespace {
+
+// MS-FSA 2.1.4.12 as smbd: an open that meets a sharing violation breaks
+// only handle caching; an exclusive oplock has none and is left alone.
+TEST_F(OplockTest, ASharingViolationLeavesAnExclusiveOplockAlone) {
+  CreateRequest req;
+  req.Name = "f";
+  req.DesiredAccess = kReadWrite;
+  req.ShareAccess = 0;
+  req.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_EXCLUSIVE;
+  auto msg = request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); });
+  auto first = decoded(svc_.execute(*a_, ctx_, SMB2_CREATE, msg));
+  ASSERT_EQ(first.OplockLevel, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+  FileReply second = svc_.execute(*b_, ctx_, SMB2_CREATE, msg);
+  EXPECT_FALSE(second.pending);
+  EXPECT_EQ(second.status, STATUS_SHARING_VIOLATION);
+  EXPECT_TRUE(sink_a_.take().empty());
+}
+
+}  // namespace
+}  // namespace smbkit::server::testing
