@@ -289,10 +289,13 @@ Result<bool> parse_not(const Ctx& c, std::string_view v) {
   return !b;
 }
 
-// A Samba parameter whose "no" is smbkitd's only behaviour.
-Result<void> no_only(Ctx& c, std::string_view v) {
+// A Samba switch whose "no" is what smbkitd always does: accepted as no,
+// refused by name as yes (never silently ignored).
+Result<void> only_no(Ctx& c, std::string_view v) {
   SMBKIT_TRY(bool b, parse_bool(c, v));
-  if (b) return c.bad_value(v, "no (not supported)");
+  if (b)
+    return config_error(c.where, "'" + c.param + " = " + std::string(trim(v)) +
+                                     "' is not supported: smbkitd keeps share modes and oplocks in its own tables");
   return {};
 }
 
@@ -322,10 +325,6 @@ const Param kParams[] = {
        return {};
      }},
     {"smb2leases", Scope::global, GLOBAL(smb2_leases, parse_bool(c, v))},
-    // smbkitd never uses kernel oplocks or flock share modes: "no" is
-    // what it does anyway, "yes" cannot be honoured.
-    {"kerneloplocks", Scope::global, no_only},
-    {"kernelsharemodes", Scope::global, no_only},
     {"smbkitd:maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxread", Scope::global, GLOBAL(max_read, parse_uint(c, v, kMinIoSize, kMaxIoSize))},
@@ -337,6 +336,7 @@ const Param kParams[] = {
      GLOBAL(max_open_files, parse_uint(c, v, 1, std::numeric_limits<uint32_t>::max()))},
     {"smbkitd:maxconnections", Scope::global,
      GLOBAL(max_connections, parse_uint(c, v, 1, std::numeric_limits<uint32_t>::max()))},
+    {"smbkitd:nowaitreads", Scope::global, GLOBAL(nowait_reads, parse_bool(c, v))},
     {"loglevel", Scope::global,
      [](Ctx& c, std::string_view v) -> Result<void> {
        SMBKIT_TRY(uint32_t n, parse_uint(c, v, 0, kMaxLogLevel));
@@ -378,6 +378,10 @@ const Param kParams[] = {
     {"browseable", Scope::share, SHARE(browseable, parse_bool(c, v))},
     {"oplocks", Scope::share, SHARE(oplocks, parse_bool(c, v))},
     {"browsable", Scope::share, SHARE(browseable, parse_bool(c, v))},
+    // smbkitd keeps share modes and oplocks in its own tables, never in
+    // the kernel (flock, F_SETLEASE).
+    {"kernelsharemodes", Scope::both, only_no},
+    {"kerneloplocks", Scope::both, only_no},
 };
 
 #undef GLOBAL

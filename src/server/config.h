@@ -92,8 +92,11 @@ struct GlobalConfig {
   std::vector<uint16_t> encryption_algorithms{proto::AES_128_GCM, proto::AES_128_CCM, proto::AES_256_GCM,
                                               proto::AES_256_CCM};
   std::vector<uint16_t> signing_algorithms{proto::AES_GMAC, proto::AES_CMAC, proto::HMAC_SHA256};
-  uint32_t max_open_files = 16384;      // "smbkitd:max open files"
-  uint32_t max_connections = 1024;      // "smbkitd:max connections"
+  uint32_t max_open_files = 16384;  // "smbkitd:max open files"
+  uint32_t max_connections = 1024;  // "smbkitd:max connections"
+  // smbkitd:nowait reads: READs of cached data served on the event loop
+  // (preadv2 RWF_NOWAIT) instead of on a worker. Read at start.
+  bool nowait_reads = true;
   uint32_t auth_timeout_seconds = 60;   // unauthenticated connection lifetime
   uint32_t idle_timeout_seconds = 900;  // "deadtime" is in minutes in Samba: this is seconds
   // "log level" (0..3; nullopt: the command line's -d, else 1) and "log

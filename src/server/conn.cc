@@ -67,6 +67,9 @@ Conn::Conn(ServerState& st, ConnIo& io, std::string peer)
   // on what the client holds is the window, not the step.
   mc.max_grant = static_cast<uint16_t>(std::min<uint32_t>(mc.credit_target, UINT16_MAX));
   machine_ = ServerMachine(mc);
+  exec_ = [files = &st.files()](ConnOpens& o, const CallCtx& ctx, uint16_t cmd, ByteView msg) {
+    return files->execute(o, ctx, cmd, msg);
+  };
   uint32_t prefix = 0;
   auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), sizeof prefix));
   machine_.set_nonce_prefix(prefix);
@@ -77,7 +80,11 @@ Conn::~Conn() { shutdown(); }
 void Conn::shutdown() {
   if (closed_) return;
   closed_ = true;
+  // Opens are closed first: what waits on one of them finishes as its
+  // close says (a lock: STATUS_RANGE_NOT_LOCKED, as smbd); the rest is
+  // cancelled. The answers are dropped (closed_).
   opens_->close_all();
+  cancel_waiting();
 }
 
 Result<void> Conn::on_frame(Bytes frame) {
@@ -143,6 +150,7 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     const ServerRequest& r = c->reqs[c->next];
     const uint16_t cmd = r.hdr.Command;
     if (cmd == SMB2_CANCEL) {  // answered by the request it cancels, if any
+      if (!r.refused) cancel_request(r);
       c->next++;
       continue;
     }
@@ -187,23 +195,40 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.client_guid = neg_->client_guid;
     job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
     job->ctx.user = sessions_[r.session_id].user;
+    // A READ of cached data is answered here, on the loop: no hand-off,
+    // and it never waits behind reads that wait for the disk.
+    if (auto fr = st_.files().execute_nowait(*opens_, job->ctx, cmd, r.msg())) {
+      add_reply(*c, *fr);
+      c->next++;
+      continue;
+    }
     std::shared_ptr<ConnOpens> opens = opens_;
-    ServerState* st = &st_;
     auto self = shared_from_this();
+    const uint64_t mid = r.hdr.MessageId;
+    running_[mid] = false;
     io_.run_blocking(
-        [job, opens, st, c, cmd] { job->reply = st->files().execute(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
-        [self, job, c] {
-          if (self->closed_) return;
-          if (!job->reply.pending) return self->file_done(c, std::move(job->reply));
-          // A CREATE waiting for an oplock or lease break: the chain goes
-          // on when it finishes (on any thread: posted back here).
-          std::weak_ptr<Conn> weak = self;
-          auto post = self->io_.poster();
-          job->reply.pending->start([weak, post, c](FileReply r) {
-            post([weak, c, r = std::move(r)]() mutable {
-              if (auto me = weak.lock(); me && !me->closed_) me->file_done(c, std::move(r));
-            });
-          });
+        [job, opens, exec = exec_, c, cmd] { job->reply = exec(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
+        [self, job, c, mid] {
+          if (self->closed_) {
+            // Nobody to answer: what would wait is let go.
+            if (auto& p = job->reply.pending) {
+              p->cancel();
+              p->start([](FileReply) {});
+            }
+            return;
+          }
+          const bool cancelled = self->running_[mid];
+          self->running_.erase(mid);
+          FileReply& fr = job->reply;
+          if (fr.pending) {
+            // A CANCEL that came while it ran is applied now.
+            if (cancelled) fr.pending->cancel();
+            self->go_async(c, std::move(fr.pending));
+            return;
+          }
+          self->add_reply(*c, fr);
+          c->next++;
+          self->run_chain(c);
         });
     return;
   }
@@ -241,34 +266,45 @@ void Conn::send_break(const BreakNotice& n) {
   io_.send(std::move(f), nullptr);
 }
 
-void Conn::file_done(const std::shared_ptr<Chain>& c, FileReply fr) {
-  const ServerRequest& q = c->reqs[c->next];
+void Conn::add_reply(Chain& c, FileReply& fr) {
+  const ServerRequest& q = c.reqs[c.next];
   const bool failed = fr.body.empty() && fr.status != STATUS_SUCCESS;
   if (failed) {
-    c->rsps.push_back(ServerMachine::error_response(q, fr.status));
-    if (q.hdr.Command == SMB2_CREATE) c->create_err = fr.status;
-  } else {
-    ServerResponse rsp = ServerMachine::response_to(q, fr.status);
-    rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
-    if (!fr.data.empty()) {
-      if (c->reqs.size() == 1) {
-        c->keep.push_back(std::move(fr.data));
-        rsp.payload = c->keep.back();
-      } else {
-        rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
-      }
-    }
-    c->rsps.push_back(std::move(rsp));
+    c.rsps.push_back(ServerMachine::error_response(q, fr.status));
+    if (q.hdr.Command == SMB2_CREATE) c.create_err = fr.status;
+    return;
   }
-  c->next++;
-  run_chain(c);
+  ServerResponse rsp = ServerMachine::response_to(q, fr.status);
+  rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
+  if (!fr.data.empty()) {
+    if (c.reqs.size() == 1) {
+      c.keep.push_back(std::move(fr.data));
+      rsp.payload = c.keep.back();
+    } else {
+      rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
+    }
+  }
+  c.rsps.push_back(std::move(rsp));
 }
 
-void Conn::finish_chain(Chain& c) {
-  in_flight_ -= std::min(in_flight_, c.rsps.size());
-  if (c.rsps.empty()) return;
+void Conn::flush_chain(Chain& c, uint64_t interim_async_id) {
+  std::vector<ServerResponse> out;
+  for (size_t i = c.sent; i < c.rsps.size(); i++) out.push_back(std::move(c.rsps[i]));
+  const size_t finals = out.size();
+  c.sent = c.rsps.size();
+  if (interim_async_id) {
+    auto interim = machine_.interim_response(c.reqs[c.next].hdr.MessageId, interim_async_id);
+    if (!interim) {
+      SMBKIT_LOG(warn, "{}: cannot answer: {}", peer_, interim.error().message());
+      closed_ = true;
+      return;
+    }
+    out.push_back(std::move(*interim));
+  }
+  in_flight_ -= std::min(in_flight_, finals);
+  if (out.empty()) return;
   session::OutFrame f;
-  Result<void> sent = c.rsps.size() == 1 ? machine_.send(c.rsps[0], f) : machine_.send_compound(c.rsps, f);
+  Result<void> sent = out.size() == 1 && !interim_async_id ? machine_.send(out[0], f) : machine_.send_compound(out, f);
   if (!sent) {
     SMBKIT_LOG(warn, "{}: cannot answer: {}", peer_, sent.error().message());
     closed_ = true;
@@ -276,15 +312,18 @@ void Conn::finish_chain(Chain& c) {
   }
   std::shared_ptr<std::vector<Bytes>> hold;
   if (!c.keep.empty()) hold = std::make_shared<std::vector<Bytes>>(std::move(c.keep));
+  c.keep.clear();
   io_.send(std::move(f), std::move(hold));
   // A LOGOFF's answer went out signed with its session's key: now forget it.
-  for (const ServerResponse& r : c.rsps) {
+  for (const ServerResponse& r : out) {
     if (r.hdr.Command == SMB2_LOGOFF && r.hdr.Status == STATUS_SUCCESS) {
       machine_.remove_session(r.hdr.SessionId);
       sessions_.erase(r.hdr.SessionId);
     }
   }
 }
+
+void Conn::finish_chain(Chain& c) { flush_chain(c); }
 
 std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
   switch (r.hdr.Command) {
@@ -464,7 +503,9 @@ ServerResponse Conn::logoff(const ServerRequest& r) {
   if (auto d = decode_logoff_request(r.msg()); !d) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
   Session* s = valid_session(r.session_id);
   if (!s) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
+  const uint64_t sid = r.session_id;
   opens_->close_session(r.session_id);
+  cancel_where([sid](const Waiting& w) { return w.session_id == sid; });
   s->trees.clear();
   // Removed from the machine once the answer is sent (finish_chain).
   return answer(r, STATUS_SUCCESS, LogoffResponse{}, encode_logoff_response);
@@ -536,7 +577,10 @@ ServerResponse Conn::tree_disconnect(const ServerRequest& r) {
     return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
   auto t = s->trees.find(r.tree_id);
   if (t == s->trees.end()) return ServerMachine::error_response(r, STATUS_NETWORK_NAME_DELETED);
+  const uint64_t sid = r.session_id;
+  const uint32_t tid = r.tree_id;
   opens_->close_tree(r.session_id, r.tree_id);
+  cancel_where([sid, tid](const Waiting& w) { return w.session_id == sid && w.tree_id == tid; });
   s->trees.erase(t);
   return answer(r, STATUS_SUCCESS, TreeDisconnectResponse{}, encode_tree_disconnect_response);
 }

@@ -4,6 +4,9 @@
 // connection's event loop (CPU only); file commands go to a worker through
 // ConnIo::run_blocking and their answers come back to the loop. A compound
 // chain runs in order, one step at a time, and is answered as one frame.
+// A file command that must wait (FileReply::pending) goes async (MS-SMB2
+// 3.3.4.2): an interim response now, the final one when its PendingCall
+// finishes (conn_async.cc).
 //
 // Single owner: every method runs on the connection's loop thread.
 #pragma once
@@ -18,6 +21,7 @@
 
 #include "auth/spnego_acceptor.h"
 #include "base/result.h"
+#include "server/file_service.h"
 #include "server/negotiate.h"
 #include "server/state.h"
 #include "session/server_machine.h"
@@ -53,11 +57,25 @@ class Conn : public std::enable_shared_from_this<Conn> {
 
   // A session has authenticated (the loop's unauthenticated timeout ends).
   bool authenticated() const { return authenticated_; }
-  // Requests whose answer has not been queued yet.
+  // Requests whose final answer has not been queued yet, waiting ones
+  // (async) included: a connection with one is not idle.
   size_t in_flight() const { return in_flight_; }
-  // Connection loss or server stop: closes every open; answers still on
-  // workers are dropped when they return.
+  // Requests gone async whose final answer has not been queued yet.
+  size_t waiting() const { return waiting_.size(); }
+  // Server stop: cancels every request that waits, so that each is
+  // answered (STATUS_CANCELLED) and in_flight() comes down.
+  void cancel_waiting();
+  // Connection loss or server stop: cancels what waits and closes every
+  // open; answers still on workers are dropped when they return.
   void shutdown();
+
+  // Runs file commands through `ex` instead of the server's FileService
+  // (tests: requests that wait).
+  using FileExecutor = std::function<FileReply(ConnOpens&, const CallCtx&, uint16_t command, ByteView msg)>;
+  void set_executor(FileExecutor ex) { exec_ = std::move(ex); }
+  // The most requests that may wait at once on one connection: past it a
+  // request that would wait fails with STATUS_INSUFFICIENT_RESOURCES.
+  static constexpr size_t kMaxWaiting = 512;
   const std::string& peer() const { return peer_; }
 
  private:
@@ -83,12 +101,32 @@ class Conn : public std::enable_shared_from_this<Conn> {
     size_t next = 0;
     proto::FileId fid{};      // the chain's FileId (MS-SMB2 3.3.5.2.7.2)
     uint32_t create_err = 0;  // a failed CREATE fails the related requests after it
+    size_t sent = 0;          // rsps already queued (before an interim response)
+  };
+  // A request gone async (MS-SMB2 3.3.1.1 Request.AsyncId): its chain
+  // waits at c->next until the call's final reply comes.
+  struct Waiting {
+    std::shared_ptr<Chain> c;
+    std::shared_ptr<PendingCall> call;
+    uint64_t message_id = 0;
+    uint64_t session_id = 0;
+    uint32_t tree_id = 0;
   };
 
   void run_chain(std::shared_ptr<Chain> c);
+  // Queues the chain's answers not sent yet, as one frame; with
+  // `interim_async_id`, an interim response for c.reqs[c.next] ends it.
+  void flush_chain(Chain& c, uint64_t interim_async_id = 0);
   void finish_chain(Chain& c);
-  // A file command's answer, back on the loop: queued, then the chain goes on.
-  void file_done(const std::shared_ptr<Chain>& c, FileReply fr);
+  // A file command's reply, as the chain's answer to c.reqs[c.next].
+  void add_reply(Chain& c, FileReply& fr);
+  // conn_async.cc: c.reqs[c.next] must wait on `call`.
+  void go_async(std::shared_ptr<Chain> c, std::shared_ptr<PendingCall> call);
+  void complete(uint64_t async_id, FileReply fr);
+  // MS-SMB2 3.3.5.16: CANCEL by AsyncId, or by MessageId.
+  void cancel_request(const session::ServerRequest& r);
+  // Cancels the waiting requests `pick` chooses (tree disconnect, logoff).
+  void cancel_where(const std::function<bool(const Waiting&)>& pick);
   // The inline commands: each returns the answer to queue (none for CANCEL).
   std::optional<session::ServerResponse> run_inline(const session::ServerRequest& r);
   session::ServerResponse negotiate(const session::ServerRequest& r);
@@ -121,6 +159,12 @@ class Conn : public std::enable_shared_from_this<Conn> {
   bool closed_ = false;
   bool break_sink_set_ = false;
   size_t in_flight_ = 0;
+  FileExecutor exec_;
+  // Requests gone async, by AsyncId; MessageIds of file commands on a
+  // worker, with whether a CANCEL named them there.
+  std::map<uint64_t, Waiting> waiting_;
+  std::map<uint64_t, bool> running_;
+  uint64_t next_async_id_ = 1;
 };
 
 }  // namespace smbkit::server

@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -51,6 +52,7 @@ struct Caching {
   uint32_t breaking_to = 0;  // what the holder must come down to
   SteadyTime deadline{};     // when it is downgraded without the ack
 };
+struct LockWaiter;
 
 // MS-SMB2 2.2.26 LOCK element as held: a range of one open.
 struct ByteRangeLock {
@@ -68,6 +70,8 @@ struct FileNode {
   ino_t ino = 0;
   std::vector<Open*> opens;
   std::vector<ByteRangeLock> locks;
+  // LOCKs waiting for a range (lock.cc), in arrival order.
+  std::vector<std::shared_ptr<LockWaiter>> lock_waiters;
   bool delete_pending = false;
   // Where the file is now (kept by CREATE and rename): the share that
   // named it last and its path under that share's root, '/' separated. A
@@ -278,6 +282,8 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
 FileReply handle_oplock_break(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+// A READ served only from the page cache; nullopt where it would wait.
+std::optional<FileReply> read_nowait(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_flush(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
@@ -303,5 +309,9 @@ FileReply copychunk(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Open
 // Byte-range locks (lock.cc): whether [offset, offset+length) of `o` may be
 // read (write=false) or written without meeting another open's lock.
 bool io_allowed_by_locks(FileService& svc, const Open& o, uint64_t offset, uint64_t length, bool write);
+// After locks or opens of `n` went away (unlock, close): grants the waiting
+// LOCKs that can have their range now and ends those whose open is closed.
+// Requires nodes_mu; run what it returns once nodes_mu is released.
+std::vector<std::function<void()>> wake_lock_waiters(FileNode& n);
 
 }  // namespace smbkit::server

@@ -43,6 +43,12 @@ FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t co
   }
 }
 
+std::optional<FileReply> FileService::execute_nowait(ConnOpens& opens, const CallCtx& ctx, uint16_t command,
+                                                     ByteView msg) {
+  if (!opts_.nowait_reads || command != proto::SMB2_READ || !ctx.tree || !ctx.tree->share) return std::nullopt;
+  return read_nowait(*this, opens, ctx, msg);
+}
+
 FileReply error_reply(uint32_t status) {
   FileReply r;
   r.status = status;

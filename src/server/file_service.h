@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -119,6 +120,9 @@ struct FileServiceOptions {
   // How long a CREATE waits for an oplock or lease break to be
   // acknowledged before the holder is downgraded without it (smbd: 35 s).
   std::chrono::milliseconds break_timeout{35000};
+  // READs of data in the page cache are served on the calling loop
+  // (execute_nowait); off: every READ goes to a worker.
+  bool nowait_reads = true;
   // Opens the server end of the named pipe `name` ("srvsvc", without a
   // leading '\\' or "PIPE\\") on IPC$ with the call's srvsvc view; nullptr
   // (or a null result): no such pipe (STATUS_OBJECT_NAME_NOT_FOUND). Tests
@@ -169,6 +173,13 @@ class FileService {
   // WRITE, LOCK, IOCTL (other than FSCTL_VALIDATE_NEGOTIATE_INFO, which
   // the connection answers), QUERY_DIRECTORY, QUERY_INFO, SET_INFO.
   FileReply execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg);
+
+  // The same on the calling thread (an event loop) when the command can
+  // finish without waiting for the disk: a READ whose data is all in the
+  // page cache (preadv2 RWF_NOWAIT). nullopt otherwise: run execute on a
+  // worker. A cached READ then costs no thread hand-off and never queues
+  // behind reads that wait for the disk.
+  std::optional<FileReply> execute_nowait(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg);
 
   const FileServiceOptions& options() const { return opts_; }
 

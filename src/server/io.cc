@@ -3,10 +3,15 @@
 // pread/pwrite/fsync on the open's fd. Pipes go to pipe_ops.cc.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <optional>
 
 #include "proto/create.h"
 #include "proto/flush.h"
@@ -53,13 +58,60 @@ ssize_t pread_full(int fd, std::byte* buf, size_t len, uint64_t off) {
   return transfer_full(::pread, fd, buf, len, off);
 }
 
-ssize_t pwrite_full(int fd, const std::byte* buf, size_t len, uint64_t off) {
-  return transfer_full(::pwrite, fd, buf, len, off);
+// Linux cachestat(2) (6.5 and later; not in Debian 12's headers): how many
+// pages of a range are in the page cache, without touching them.
+constexpr long kSysCachestat = 451;
+struct CachestatRange {
+  uint64_t off, len;
+};
+struct Cachestat {
+  uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+};
+std::atomic<bool> g_no_cachestat{false};
+
+// Whether every page of [off, off + len) below the end of the file is in
+// the page cache. A read that misses one must not be tried with
+// RWF_NOWAIT: on a miss that read starts the readahead itself, and
+// submitting it may sleep on a full device queue, on the loop. Without
+// cachestat: true (RWF_NOWAIT alone decides).
+bool all_cached(int fd, uint64_t off, size_t len) {
+  if (g_no_cachestat.load(std::memory_order_relaxed)) return true;
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return false;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (off >= size || len == 0) return true;  // nothing to read: end of file
+  const uint64_t end = std::min<uint64_t>(size, off + len);
+  static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  CachestatRange r{off, end - off};
+  Cachestat cs{};
+  if (syscall(kSysCachestat, fd, &r, &cs, 0) != 0) {
+    if (errno == ENOSYS) g_no_cachestat.store(true, std::memory_order_relaxed);
+    return errno == ENOSYS;
+  }
+  return cs.nr_cache >= (end + page - 1) / page - off / page;
 }
 
-}  // namespace
+// A pread that never waits for the disk: preadv2(RWF_NOWAIT) fails with
+// EAGAIN where the data is not in the page cache (after a short transfer
+// the next call says so for the rest).
+ssize_t pread_nowait_full(int fd, std::byte* buf, size_t len, uint64_t off) {
+  if (!all_cached(fd, off, len)) {
+    errno = EAGAIN;
+    return -1;
+  }
+  return transfer_full(
+      [](int d, std::byte* b, size_t n, off_t o) {
+        iovec v{b, n};
+        return ::preadv2(d, &v, 1, o, RWF_NOWAIT);
+      },
+      fd, buf, len, off);
+}
 
-FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+// A READ (MS-SMB2 3.3.5.12): the request, the open, its access and the
+// locks checked, then the transfer. With `nowait`, nullopt where it would
+// have to wait for the disk (or for a pipe's other end): the caller then
+// runs it again where waiting is allowed.
+std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg, bool nowait) {
   auto req = decode_read_request(msg);
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
   auto o = resolve_open(opens, ctx, req->FileId);
@@ -67,7 +119,10 @@ FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   Open& f = **o;
   if (req->Length > svc.options().max_read) return error_reply(STATUS_INVALID_PARAMETER);
   if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
-  if (f.pipe) return pipe_read(f, req->Length);
+  if (f.pipe) {
+    if (nowait) return std::nullopt;
+    return pipe_read(f, req->Length);
+  }
   if (f.is_dir) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
   if (!(f.granted & (FILE_READ_DATA | FILE_EXECUTE)) || !f.data_fd) return error_reply(STATUS_ACCESS_DENIED);
   if (req->Offset > kMaxFileOffset || req->Length > kMaxFileOffset - req->Offset)
@@ -75,7 +130,10 @@ FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   if (!io_allowed_by_locks(svc, f, req->Offset, req->Length, false)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
 
   Bytes data(req->Length);
-  ssize_t n = pread_full(f.fd, data.data(), data.size(), req->Offset);
+  ssize_t n = nowait ? pread_nowait_full(f.fd, data.data(), data.size(), req->Offset)
+                     : pread_full(f.fd, data.data(), data.size(), req->Offset);
+  // EOPNOTSUPP: a file system without RWF_NOWAIT.
+  if (n < 0 && nowait && (errno == EAGAIN || errno == EOPNOTSUPP)) return std::nullopt;
   if (n < 0) return error_reply(errno_status(errno));
   // MS-SMB2 3.3.5.12: nothing read, or less than MinimumCount: end of file.
   if ((n == 0 && req->Length > 0) || static_cast<uint64_t>(n) < req->MinimumCount)
@@ -86,6 +144,20 @@ FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
     f.position = req->Offset + static_cast<uint64_t>(n);
   }
   return read_reply(STATUS_SUCCESS, std::move(data));
+}
+
+ssize_t pwrite_full(int fd, const std::byte* buf, size_t len, uint64_t off) {
+  return transfer_full(::pwrite, fd, buf, len, off);
+}
+
+}  // namespace
+
+FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  return *do_read(svc, opens, ctx, msg, false);
+}
+
+std::optional<FileReply> read_nowait(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  return do_read(svc, opens, ctx, msg, true);
 }
 
 FileReply read_reply(uint32_t status, Bytes data) {

@@ -381,7 +381,8 @@ void Loop::Impl::on_tick() {
     if (c->closing && !stopping) continue;
     if (c->dead) continue;
     if (stopping) {
-      c->closing = true;  // read nothing more
+      c->closing = true;          // read nothing more
+      c->conn->cancel_waiting();  // what waits is answered STATUS_CANCELLED
       if (c->conn->in_flight() == 0) c->begin_close(true);
     } else if (!c->conn->authenticated() && now - c->born_ms > auth_ms) {
       SMBKIT_LOG(info, "{}: closing: not authenticated in time", c->conn->peer());

@@ -130,12 +130,14 @@ void FileService::Impl::release(Open& o) {
     doc = o.delete_on_close;
   }
   Breaks breaks;
+  std::vector<std::function<void()>> woken;
   {
     MutexLock l(nodes_mu);
     FileNode& n = *o.node;
     std::erase(n.opens, &o);
     std::erase_if(n.locks, [&](const ByteRangeLock& k) { return k.owner == &o; });
     release_caching(*this, n, o, breaks);
+    woken = wake_lock_waiters(n);
     if (doc) n.delete_pending = true;
     if (n.opens.empty()) {
       if (n.delete_pending) delete_node_file(n);
@@ -143,6 +145,7 @@ void FileService::Impl::release(Open& o) {
     }
   }
   breaks.deliver();
+  for (auto& w : woken) w();
 }
 
 }  // namespace smbkit::server

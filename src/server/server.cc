@@ -129,6 +129,7 @@ Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOp
   fo.max_read = cfg.global.max_read;
   fo.max_write = cfg.global.max_write;
   fo.max_transact = cfg.global.max_trans;
+  fo.nowait_reads = cfg.global.nowait_reads;
   SMBKIT_TRY(auto snap, make_snapshot(std::move(cfg), std::move(users)));
   impl->st = std::make_unique<ServerState>(snap, fo);
   const GlobalConfig& g = snap->cfg.global;

@@ -289,9 +289,13 @@ Result<void> ServerMachine::send_compound(std::vector<ServerResponse>& rsps, Out
     const bool last = i + 1 == rsps.size();
     // MS-SMB2 3.3.4.1.3: every response but the last padded to 8 bytes,
     // NextCommand at the next.
+    // An interim response (STATUS_PENDING, from interim_response) ends a
+    // chain: what follows it is answered later.
+    const bool interim = r.hdr.Status == STATUS_PENDING;
+    if (interim && !last) return nt_error(STATUS_INVALID_PARAMETER, "interim response inside a compound");
     if (!last) r.msg.resize((r.msg.size() + 7) & ~size_t{7});
     r.hdr.NextCommand = last ? 0 : static_cast<uint32_t>(r.msg.size());
-    SMBKIT_TRY(FrameTransform t, stamp(r, false));
+    SMBKIT_TRY(FrameTransform t, stamp(r, interim));
     if (t.kind == FrameTransform::Kind::sign) {
       // Each message of a chain is signed on its own, over its padding.
       SMBKIT_CHECK(auth::sign_message(static_cast<auth::SignAlg>(t.algorithm), t.key, r.msg));
@@ -304,19 +308,25 @@ Result<void> ServerMachine::send_compound(std::vector<ServerResponse>& rsps, Out
   return finish_frame(MutableByteView(chain), {}, out);
 }
 
-Result<void> ServerMachine::send_interim(uint64_t message_id, uint64_t async_id, OutFrame& out) {
+Result<ServerResponse> ServerMachine::interim_response(uint64_t message_id, uint64_t async_id) {
   auto it = pending_.find(message_id);
   if (it == pending_.end()) return nt_error(STATUS_INVALID_PARAMETER, "no request with this MessageId");
   if (async_id == 0) return nt_error(STATUS_INVALID_PARAMETER, "AsyncId 0");
   it->second.async_id = async_id;
   ServerResponse r;
   r.hdr.MessageId = message_id;
+  r.hdr.Command = it->second.command;
   r.hdr.SessionId = it->second.session_id;
   r.hdr.Status = STATUS_PENDING;
   // MS-SMB2 2.2.2: an interim response's body is an empty ERROR response.
   r.msg.resize(kHeaderSize);
   ByteWriter w(r.msg);
   SMBKIT_CHECK(encode_error_response(ErrorResponse{}, w));
+  return r;
+}
+
+Result<void> ServerMachine::send_interim(uint64_t message_id, uint64_t async_id, OutFrame& out) {
+  SMBKIT_TRY(ServerResponse r, interim_response(message_id, async_id));
   SMBKIT_TRY(out.transform, stamp(r, true));
   return finish_frame(MutableByteView(r.msg), {}, out);
 }

@@ -112,7 +112,8 @@ class ServerMachine {
   // Responses to the requests of one compound frame, in order, as one
   // frame (MS-SMB2 3.3.4.1.3): each but the last padded to 8 bytes, each
   // signed on its own, sealed as one transform if any is sealed. No
-  // payloads.
+  // payloads. The last may be an interim response (interim_response): a
+  // request that goes async ends what can be answered of its chain now.
   Result<void> send_compound(std::vector<ServerResponse>& rsps, OutFrame& out);
   // An interim response (MS-SMB2 3.3.4.2): STATUS_PENDING with the
   // AsyncId the final response will carry; it grants the request's credits.
@@ -123,6 +124,9 @@ class ServerMachine {
   // `seal_session` when that session encrypts its traffic. rsp.hdr's
   // Command, SessionId and TreeId are the caller's.
   Result<void> send_unsolicited(ServerResponse& rsp, uint64_t seal_session, OutFrame& out);
+  // The same interim response, not framed: for send_compound, after the
+  // responses of the requests before it in its chain.
+  Result<ServerResponse> interim_response(uint64_t message_id, uint64_t async_id);
   // A response to req with this status: the header fields it echoes and
   // a header slot; the caller appends the body, then send().
   static ServerResponse response_to(const ServerRequest& req, uint32_t status);

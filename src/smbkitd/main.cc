@@ -164,7 +164,8 @@ int serve(const DaemonArgs& a) {
     if (!ports.empty()) ports += ' ';
     ports += std::to_string(p);
   }
-  SMBKIT_LOG(info, "smbkitd {} serving on port(s) {}", getpid(), ports);
+  // A daemon's log goes to its file from here on: the line that says it
+  // serves is the file's first.
   if (report) {
     auto r = smbkitd::redirect_output(log_file);
     if (!r) {
@@ -172,8 +173,9 @@ int serve(const DaemonArgs& a) {
       (*server)->wait();
       return report_failure(r.error());
     }
-    report->succeeded();
   }
+  SMBKIT_LOG(info, "smbkitd {} serving on port(s) {}", getpid(), ports);
+  if (report) report->succeeded();
 
   for (;;) {
     signalfd_siginfo si{};

@@ -86,8 +86,8 @@ inline ::testing::AssertionResult same(const std::string& a, const std::string& 
   if (a == b) return ::testing::AssertionSuccess();
   size_t n = std::min(a.size(), b.size()), i = 0;
   while (i < n && a[i] == b[i]) i++;
-  return ::testing::AssertionFailure() << "differ at offset " << i << " (sizes " << a.size() << " and "
-                                       << b.size() << ")";
+  return ::testing::AssertionFailure() << "differ at offset " << i << " (sizes " << a.size() << " and " << b.size()
+                                       << ")";
 }
 
 inline std::string unescape(const std::string& s) {
@@ -212,19 +212,21 @@ inline std::optional<int> exit_status_within(pid_t pid, std::chrono::millisecond
   return std::nullopt;
 }
 
-// smbd processes of one server (the parent and its per-connection
-// children): every smbd whose command line names the server's config.
-inline std::vector<pid_t> smbd_pids(const std::string& conf) {
+// The processes of one server: smbd's parent and its per-connection
+// children, or the one smbkitd; every such process whose command line
+// names the server's config.
+inline std::vector<pid_t> server_pids(const std::string& conf) {
   return pids_matching([&](const std::string& cmd) {
-    return cmd.find("smbd") != std::string::npos && cmd.find(conf) != std::string::npos;
+    return (cmd.find("smbd") != std::string::npos || cmd.find("smbkitd") != std::string::npos) &&
+           cmd.find(conf) != std::string::npos;
   });
 }
 
-// Stops every smbd of the server until destroyed (SIGCONT on every way out
-// of the test, including a failed ASSERT).
+// Stops every process of the server until destroyed (SIGCONT on every way
+// out of the test, including a failed ASSERT).
 class Stall {
  public:
-  explicit Stall(const std::string& conf) : pids_(smbd_pids(conf)) {
+  explicit Stall(const std::string& conf) : pids_(server_pids(conf)) {
     for (pid_t p : pids_) ::kill(p, SIGSTOP);
   }
   ~Stall() { resume(); }
@@ -257,7 +259,7 @@ inline std::string pread_all(int fd, size_t max) {
 }
 
 inline int setlk(int fd, short type, off_t start, off_t len, bool wait = false) {
-  struct flock l{};
+  struct flock l {};
   l.l_type = type;
   l.l_whence = SEEK_SET;
   l.l_start = start;
@@ -266,7 +268,7 @@ inline int setlk(int fd, short type, off_t start, off_t len, bool wait = false) 
 }
 
 inline struct flock getlk(int fd, short type, off_t start, off_t len) {
-  struct flock l{};
+  struct flock l {};
   l.l_type = type;
   l.l_whence = SEEK_SET;
   l.l_start = start;
@@ -283,16 +285,17 @@ inline ::testing::AssertionResult eventually_reads(int fd, const std::string& wa
     if (got == want) return ::testing::AssertionSuccess();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return ::testing::AssertionFailure() << "still reading " << got.size() << " bytes: '" << got.substr(0, 40)
-                                       << "'";
+  return ::testing::AssertionFailure() << "still reading " << got.size() << " bytes: '" << got.substr(0, 40) << "'";
 }
 
 class Mount : public ::testing::Test {
  public:
   static void SetUpTestSuite() {
     auto r = st::SambaServer::start();
-    if (r) server_ = std::move(*r);
-    else start_error_ = r.error().message();
+    if (r)
+      server_ = std::move(*r);
+    else
+      start_error_ = r.error().message();
   }
   static void TearDownTestSuite() { server_.reset(); }
 
@@ -315,8 +318,10 @@ class Mount : public ::testing::Test {
   static st::SambaServer::Output smbkit(const std::vector<std::string>& args,
                                         const char* password = st::SambaServer::password(), int timeout_s = 60) {
     std::vector<std::string> argv = {"env"};
-    if (password) argv.push_back(std::string("SMBKIT_PASSWORD=") + password);
-    else argv.push_back("-u"), argv.push_back("SMBKIT_PASSWORD");
+    if (password)
+      argv.push_back(std::string("SMBKIT_PASSWORD=") + password);
+    else
+      argv.push_back("-u"), argv.push_back("SMBKIT_PASSWORD");
     argv.push_back(kBin);
     argv.insert(argv.end(), args.begin(), args.end());
     return st::run_command(argv, timeout_s);
@@ -329,8 +334,7 @@ class Mount : public ::testing::Test {
   }
 
   // Mounts the share (background mode: the command returns once mounted).
-  st::SambaServer::Output mount_at(const std::string& mp, const std::string& opts,
-                                   const std::string& share = "share",
+  st::SambaServer::Output mount_at(const std::string& mp, const std::string& opts, const std::string& share = "share",
                                    const char* password = st::SambaServer::password()) {
     std::string o = "username=" + std::string(st::SambaServer::user());
     std::string all = with_cell_opts(opts);

@@ -193,6 +193,17 @@ TEST(ConfigParse, MalformedValuesNameTheParameter) {
   EXPECT_NE(parse_err("log level = 9\n").find("'log level'"), std::string::npos);
 }
 
+// smbkitd never takes kernel share modes or kernel oplocks: "no" is what
+// it does, so a file written for smbd that says so is accepted, and "yes"
+// is refused by name rather than ignored.
+TEST(ConfigParse, KernelShareModesAndOplocksOnlyAsNo) {
+  parse_ok("kernel oplocks = no\n[s]\npath = /s\nkernel share modes = no\nkernel oplocks = False\n");
+  std::string e = parse_err("[s]\npath = /s\nkernel share modes = yes\n");
+  EXPECT_NE(e.find("'kernel share modes = yes' is not supported"), std::string::npos) << e;
+  EXPECT_NE(parse_err("kernel oplocks = yes\n").find("'kernel oplocks = yes'"), std::string::npos);
+  EXPECT_NE(parse_err("kernel oplocks = perhaps\n").find("'kernel oplocks'"), std::string::npos);
+}
+
 TEST(ConfigParse, ParameterInTheWrongSection) {
   std::string e = parse_err("[global]\npath = /srv\n");
   EXPECT_NE(e.find("t.conf:2:"), std::string::npos) << e;
@@ -382,12 +393,9 @@ TEST(ConfigParse, LeasesAndOplocksAsSamba) {
   Config d = parse_ok("[s]\npath = /tmp\n");
   EXPECT_TRUE(d.global.smb2_leases);
   EXPECT_TRUE(d.shares[0].oplocks);
-  Config c = parse_ok(
-      "[global]\nsmb2 leases = no\nkernel oplocks = no\nkernel share modes = no\n[s]\npath = /tmp\noplocks = no\n");
+  Config c = parse_ok("[global]\nsmb2 leases = no\n[s]\npath = /tmp\noplocks = no\n");
   EXPECT_FALSE(c.global.smb2_leases);
   EXPECT_FALSE(c.shares[0].oplocks);
-  // smbkitd has no kernel oplocks or flock share modes to turn on.
-  EXPECT_NE(parse_err("kernel oplocks = yes\n").find("kernel oplocks"), std::string::npos);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "proto/create.h"
 #include "proto/echo.h"
 #include "proto/ioctl.h"
+#include "proto/lock.h"
 #include "proto/logoff.h"
 #include "proto/negotiate.h"
 #include "proto/session_setup.h"
@@ -39,10 +40,26 @@ constexpr uint64_t kNow = 0x01d9a1b2c3d4e5f6ull;
 class InlineIo : public ConnIo {
  public:
   std::vector<OutFrame> sent;
+  // Set: run_blocking keeps the work until run_deferred (a request still
+  // on a worker when the next frame comes).
+  bool defer = false;
+  std::vector<std::pair<std::function<void()>, std::function<void()>>> deferred;
   void send(OutFrame f, std::shared_ptr<void>) override { sent.push_back(std::move(f)); }
   void run_blocking(std::function<void()> work, std::function<void()> done) override {
+    if (defer) {
+      deferred.emplace_back(std::move(work), std::move(done));
+      return;
+    }
     work();
     done();
+  }
+  void run_deferred() {
+    auto todo = std::move(deferred);
+    deferred.clear();
+    for (auto& [work, done] : todo) {
+      work();
+      done();
+    }
   }
   // Posts run at once: the test is single-threaded.
   std::function<void(std::function<void()>)> poster() override {
@@ -96,6 +113,8 @@ class Wire {
       b.insert(b.end(), o.payload.begin(), o.payload.end());
       SMBKIT_CHECK(client.receive(Bytes(b.begin() + session::kDirectTcpHeader, b.end()), out));
     }
+    frames = io.sent.size();
+    io.sent.clear();
     return out;
   }
 
@@ -194,6 +213,7 @@ class Wire {
   }
 
   InlineIo io;
+  size_t frames = 0;  // frames the last delivery was answered with
   std::unique_ptr<ServerState> state;
   std::shared_ptr<Conn> conn;
   session::ClientMachine client;
@@ -504,6 +524,311 @@ TEST(ConnRules, SessionsInSetupAreBounded) {
   }
   EXPECT_EQ(statuses.front(), STATUS_MORE_PROCESSING_REQUIRED);
   EXPECT_EQ(statuses.back(), STATUS_INSUFFICIENT_RESOURCES);
+}
+
+// Requests that wait (MS-SMB2 3.3.4.2, 3.3.5.16): LOCKs run through a
+// test PendingCall that finishes when the test says so.
+struct TestCall : PendingCall {
+  std::function<void(FileReply)> done;
+  bool started = false, cancelled = false;
+  void start(std::function<void(FileReply)> d) override {
+    started = true;
+    done = std::move(d);
+    if (cancelled) finish(STATUS_CANCELLED);
+  }
+  void cancel() override {
+    cancelled = true;
+    if (done) finish(STATUS_CANCELLED);
+  }
+  void finish(uint32_t status) {
+    auto d = std::move(done);
+    done = nullptr;
+    if (!d) return;
+    FileReply r;
+    r.status = status;
+    if (status == STATUS_SUCCESS) {
+      ByteWriter w(r.body);
+      EXPECT_TRUE(encode_lock_response(LockResponse{}, w).ok());
+    }
+    d(std::move(r));
+  }
+};
+
+struct Waits {
+  testing::TempDir d;
+  Wire w{make_config(d.path())};
+  std::vector<std::shared_ptr<TestCall>> calls;
+  uint32_t tree = 0;
+
+  Waits() {
+    FileService* files = &w.state->files();
+    w.conn->set_executor([this, files](ConnOpens& o, const CallCtx& ctx, uint16_t cmd, ByteView msg) {
+      if (cmd != SMB2_LOCK) return files->execute(o, ctx, cmd, msg);
+      auto c = std::make_shared<TestCall>();
+      calls.push_back(c);
+      FileReply r;
+      r.pending = c;
+      return r;
+    });
+    EXPECT_TRUE(w.negotiate().ok());
+    EXPECT_TRUE(w.login(kUser, kPassword).ok());
+    tree = w.connect("share").tree_id;
+  }
+  Result<session::Request> lock_request(uint32_t on_tree = 0) {
+    LockRequest l;
+    l.FileId = {1, 2};
+    l.Locks.push_back(LockElement{0, 10, SMB2_LOCKFLAG_EXCLUSIVE_LOCK});
+    return client::make_request(SMB2_LOCK, w.session_id, on_tree ? on_tree : tree,
+                                [&](ByteWriter& b) { return encode_lock_request(l, b); });
+  }
+  // Sends a LOCK; returns its MessageId and what came back.
+  uint64_t send_lock(std::vector<session::Response>& got) {
+    auto req = lock_request();
+    EXPECT_TRUE(req.ok());
+    OutFrame f;
+    auto mid = w.client.send(*req, f);
+    EXPECT_TRUE(mid.ok());
+    auto rs = w.deliver(f);
+    EXPECT_TRUE(rs.ok()) << rs.error().message();
+    if (rs) got = std::move(*rs);
+    return mid.ok() ? *mid : 0;
+  }
+  // What the connection queued since the last look, as the client takes it.
+  std::vector<session::Response> take() {
+    std::vector<session::Response> out;
+    for (OutFrame& o : w.io.sent) {
+      Bytes b = o.head;
+      b.insert(b.end(), o.payload.begin(), o.payload.end());
+      EXPECT_TRUE(w.client.receive(Bytes(b.begin() + session::kDirectTcpHeader, b.end()), out).ok());
+    }
+    w.io.sent.clear();
+    return out;
+  }
+  std::vector<session::Response> cancel(uint64_t mid) {
+    OutFrame f;
+    EXPECT_TRUE(w.client.send_cancel(mid, f).ok());
+    auto rs = w.deliver(f);
+    EXPECT_TRUE(rs.ok());
+    return rs ? *rs : std::vector<session::Response>{};
+  }
+};
+
+TEST(ConnWaits, AWaitingRequestIsAnsweredInterimThenAsync) {
+  Waits t;
+  std::vector<session::Response> got;
+  const uint64_t mid = t.send_lock(got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].interim);
+  EXPECT_EQ(got[0].hdr.Status, STATUS_PENDING);
+  EXPECT_TRUE(got[0].hdr.is_async());
+  EXPECT_NE(got[0].hdr.AsyncId, 0u);
+  EXPECT_GE(got[0].hdr.CreditRequestResponse, 1);  // the interim response grants the credits
+  const uint64_t async_id = got[0].hdr.AsyncId;
+  EXPECT_EQ(t.w.conn->in_flight(), 1u);
+  EXPECT_EQ(t.w.conn->waiting(), 1u);
+  ASSERT_EQ(t.calls.size(), 1u);
+  EXPECT_TRUE(t.calls[0]->started);
+
+  t.calls[0]->finish(STATUS_SUCCESS);
+  auto fin = t.take();
+  ASSERT_EQ(fin.size(), 1u);
+  EXPECT_FALSE(fin[0].interim);
+  EXPECT_EQ(fin[0].hdr.MessageId, mid);
+  EXPECT_EQ(fin[0].hdr.Status, STATUS_SUCCESS);
+  EXPECT_TRUE(fin[0].hdr.is_async());
+  EXPECT_EQ(fin[0].hdr.AsyncId, async_id);
+  EXPECT_EQ(fin[0].hdr.CreditRequestResponse, 0);  // granted already
+  EXPECT_EQ(t.w.conn->in_flight(), 0u);
+  EXPECT_EQ(t.w.conn->waiting(), 0u);
+}
+
+TEST(ConnWaits, ASealedRequestIsAnsweredSealedBothTimes) {
+  Waits t;
+  auto sealed = t.w.connect("secure", true);
+  ASSERT_EQ(sealed.status, STATUS_SUCCESS);
+  auto req = t.lock_request(sealed.tree_id);
+  ASSERT_TRUE(req.ok());
+  req->encrypt = true;
+  auto got = t.w.round(*req);
+  ASSERT_TRUE(got.ok());
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_TRUE((*got)[0].interim);
+  EXPECT_TRUE((*got)[0].encrypted);
+  t.calls[0]->finish(STATUS_SUCCESS);
+  auto fin = t.take();
+  ASSERT_EQ(fin.size(), 1u);
+  EXPECT_EQ(fin[0].hdr.Status, STATUS_SUCCESS);
+  EXPECT_TRUE(fin[0].encrypted);
+}
+
+TEST(ConnWaits, CancelByAsyncIdAnswersCancelled) {
+  Waits t;
+  std::vector<session::Response> got;
+  const uint64_t mid = t.send_lock(got);
+  ASSERT_EQ(got.size(), 1u);
+  auto rs = t.cancel(mid);  // the client knows the AsyncId: an async CANCEL
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].hdr.MessageId, mid);
+  EXPECT_EQ(rs[0].hdr.Status, STATUS_CANCELLED);
+  EXPECT_TRUE(t.calls[0]->cancelled);
+  EXPECT_EQ(t.w.conn->in_flight(), 0u);
+}
+
+TEST(ConnWaits, ACancelBeforeTheRequestGoesAsyncIsKept) {
+  Waits t;
+  t.w.io.defer = true;  // the LOCK stays on its worker
+  auto req = t.lock_request();
+  OutFrame f;
+  auto mid = t.w.client.send(*req, f);
+  ASSERT_TRUE(mid.ok());
+  ASSERT_TRUE(t.w.deliver(f).ok());
+  auto none = t.cancel(*mid);  // sync CANCEL: by MessageId
+  EXPECT_TRUE(none.empty());
+  t.w.io.defer = false;
+  t.w.io.run_deferred();
+  auto rs = t.take();
+  ASSERT_FALSE(rs.empty());
+  EXPECT_EQ(rs.back().hdr.MessageId, *mid);
+  EXPECT_EQ(rs.back().hdr.Status, STATUS_CANCELLED);
+  ASSERT_EQ(t.calls.size(), 1u);
+  EXPECT_TRUE(t.calls[0]->cancelled);
+  EXPECT_EQ(t.w.conn->in_flight(), 0u);
+}
+
+TEST(ConnWaits, ACancelForNothingIsNotAnswered) {
+  Waits t;
+  Bytes msg;
+  ByteWriter b(msg);
+  Header h;
+  h.Command = SMB2_CANCEL;
+  h.MessageId = 77;
+  h.SessionId = t.w.session_id;
+  encode_header(h, b);
+  b.u16(4);
+  b.u16(0);
+  t.w.io.sent.clear();
+  ASSERT_TRUE(t.w.conn->on_frame(msg).ok());
+  EXPECT_TRUE(t.w.io.sent.empty());
+}
+
+TEST(ConnWaits, TreeDisconnectAndLogoffCancelWhatWaitsOnThem) {
+  Waits t;
+  std::vector<session::Response> got;
+  const uint64_t first = t.send_lock(got);
+  auto tdis = client::make_request(SMB2_TREE_DISCONNECT, t.w.session_id, t.tree, [](ByteWriter& b) {
+    return encode_tree_disconnect_request(TreeDisconnectRequest{}, b);
+  });
+  auto rs = t.w.round(*tdis);
+  ASSERT_TRUE(rs.ok());
+  ASSERT_EQ(rs->size(), 2u);
+  EXPECT_EQ((*rs)[0].hdr.MessageId, first);
+  EXPECT_EQ((*rs)[0].hdr.Status, STATUS_CANCELLED);
+  EXPECT_EQ((*rs)[1].hdr.Status, STATUS_SUCCESS);
+
+  t.tree = t.w.connect("share").tree_id;
+  const uint64_t second = t.send_lock(got);
+  auto logoff = client::make_request(SMB2_LOGOFF, t.w.session_id, 0,
+                                     [](ByteWriter& b) { return encode_logoff_request(LogoffRequest{}, b); });
+  rs = t.w.round(*logoff);
+  ASSERT_TRUE(rs.ok());
+  ASSERT_EQ(rs->size(), 2u);
+  EXPECT_EQ((*rs)[0].hdr.MessageId, second);
+  EXPECT_EQ((*rs)[0].hdr.Status, STATUS_CANCELLED);
+  EXPECT_EQ(t.w.conn->in_flight(), 0u);
+}
+
+TEST(ConnWaits, ServerStopAndConnectionLossCancel) {
+  Waits t;
+  std::vector<session::Response> got;
+  t.send_lock(got);
+  t.w.conn->cancel_waiting();
+  auto rs = t.take();
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].hdr.Status, STATUS_CANCELLED);
+  EXPECT_EQ(t.w.conn->in_flight(), 0u);
+  t.send_lock(got);
+  t.w.conn->shutdown();
+  EXPECT_TRUE(t.calls[1]->cancelled);
+  EXPECT_TRUE(t.take().empty());  // nobody to answer
+}
+
+TEST(ConnWaits, WaitingRequestsAreBounded) {
+  Waits t;
+  std::vector<session::Response> got;
+  for (size_t i = 0; i < Conn::kMaxWaiting; i++) {
+    t.send_lock(got);
+    ASSERT_EQ(got.size(), 1u);
+    ASSERT_TRUE(got[0].interim) << i;
+  }
+  t.send_lock(got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].hdr.Status, STATUS_INSUFFICIENT_RESOURCES);
+  EXPECT_TRUE(t.calls.back()->cancelled);
+  EXPECT_EQ(t.w.conn->waiting(), Conn::kMaxWaiting);
+  t.calls[0]->finish(STATUS_SUCCESS);
+  t.take();
+  t.send_lock(got);  // room again
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].interim);
+}
+
+// A chain: CREATE then a related LOCK that waits.
+std::vector<session::Request> create_then_lock(Waits& t, bool lock_last) {
+  std::vector<session::Request> reqs;
+  CreateRequest c;
+  c.DesiredAccess = FILE_READ_DATA | FILE_WRITE_DATA;
+  c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE;
+  c.CreateDisposition = FILE_OPEN_IF;
+  c.Name = "chain.txt";
+  reqs.push_back(*client::make_request(SMB2_CREATE, t.w.session_id, t.tree,
+                                       [&](ByteWriter& b) { return encode_create_request(c, b); }));
+  LockRequest l;
+  l.FileId = {~0ull, ~0ull};
+  l.Locks.push_back(LockElement{0, 10, SMB2_LOCKFLAG_EXCLUSIVE_LOCK});
+  auto lock = *client::make_request(SMB2_LOCK, t.w.session_id, t.tree,
+                                    [&](ByteWriter& b) { return encode_lock_request(l, b); });
+  lock.hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  reqs.push_back(std::move(lock));
+  if (!lock_last) {
+    auto echo = *client::make_request(SMB2_ECHO, t.w.session_id, t.tree,
+                                      [](ByteWriter& b) { return encode_echo_request(EchoRequest{}, b); });
+    reqs.push_back(std::move(echo));
+  }
+  return reqs;
+}
+
+TEST(ConnWaits, TheLastOfAChainWaitsAfterTheAnswersBeforeIt) {
+  Waits t;
+  auto reqs = create_then_lock(t, true);
+  OutFrame f;
+  ASSERT_TRUE(t.w.client.send_compound(reqs, f).ok());
+  auto rs = t.w.deliver(f);
+  ASSERT_TRUE(rs.ok()) << rs.error().message();
+  EXPECT_EQ(t.w.frames, 1u);
+  ASSERT_EQ(rs->size(), 2u);  // one frame: CREATE's answer and LOCK's interim
+  EXPECT_EQ((*rs)[0].hdr.Status, STATUS_SUCCESS);
+  EXPECT_TRUE((*rs)[1].interim);
+  t.calls[0]->finish(STATUS_SUCCESS);
+  auto fin = t.take();
+  ASSERT_EQ(fin.size(), 1u);
+  EXPECT_EQ(fin[0].hdr.Status, STATUS_SUCCESS);
+  EXPECT_EQ(t.w.conn->in_flight(), 0u);
+}
+
+TEST(ConnWaits, ARequestThatWouldWaitInsideAChainIsCancelled) {
+  Waits t;
+  auto reqs = create_then_lock(t, false);
+  OutFrame f;
+  ASSERT_TRUE(t.w.client.send_compound(reqs, f).ok());
+  auto rs = t.w.deliver(f);
+  ASSERT_TRUE(rs.ok()) << rs.error().message();
+  ASSERT_EQ(rs->size(), 3u);  // answered together, none interim
+  EXPECT_EQ((*rs)[0].hdr.Status, STATUS_SUCCESS);
+  EXPECT_EQ((*rs)[1].hdr.Status, STATUS_CANCELLED);
+  EXPECT_FALSE((*rs)[1].interim);
+  EXPECT_EQ((*rs)[2].hdr.Status, STATUS_SUCCESS);
+  EXPECT_EQ(t.w.conn->in_flight(), 0u);
+  EXPECT_EQ(t.w.conn->waiting(), 0u);
 }
 
 }  // namespace

@@ -229,12 +229,15 @@ class FileFixture : public ::testing::Test {
   }
 
   uint32_t lock(const FileId& id, std::vector<LockElement> locks, ConnOpens* c = nullptr) {
+    auto r = lock_reply(id, std::move(locks), c);
+    EXPECT_FALSE(r.pending) << "a LOCK that waits: use lock_reply";
+    return r.status;
+  }
+  FileReply lock_reply(const FileId& id, std::vector<LockElement> locks, ConnOpens* c = nullptr) {
     LockRequest req;
     req.FileId = id;
     req.Locks = std::move(locks);
-    auto r =
-        run(SMB2_LOCK, request(SMB2_LOCK, [&](ByteWriter& w) { EXPECT_TRUE(encode_lock_request(req, w).ok()); }), c);
-    return r.status;
+    return run(SMB2_LOCK, request(SMB2_LOCK, [&](ByteWriter& w) { EXPECT_TRUE(encode_lock_request(req, w).ok()); }), c);
   }
 
   // Files on disk, written and read around the service.

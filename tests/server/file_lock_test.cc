@@ -91,12 +91,205 @@ TEST_F(LockTest, InvalidRequests) {
   // A range past 2^64.
   EXPECT_EQ(lock(a.id(), {{UINT64_MAX, 2, kShared}}), STATUS_INVALID_LOCK_RANGE);
   EXPECT_EQ(lock(a.id(), {{UINT64_MAX, 1, kShared}}), STATUS_SUCCESS);
-  // Blocking requests do not wait (yet): refused at once.
+  close(a.id());
+}
+
+// An unlock request runs in order and stops at its first failure; what it
+// unlocked before stays unlocked (smbtorture smb2.lock.multiple-unlock).
+TEST_F(LockTest, AnUnlockRequestStopsAtItsFirstFailure) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
   auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
-  ASSERT_EQ(lock(a.id(), {{0, 1, kExclusive}}), STATUS_SUCCESS);
-  EXPECT_EQ(lock(b.id(), {{0, 1, SMB2_LOCKFLAG_EXCLUSIVE_LOCK}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  ASSERT_EQ(lock(a.id(), {{0, 2, kExclusive}, {4, 2, kExclusive}}), STATUS_SUCCESS);
+  // The first not locked: nothing unlocked.
+  EXPECT_EQ(lock(a.id(), {{2, 2, SMB2_LOCKFLAG_UNLOCK}, {4, 2, SMB2_LOCKFLAG_UNLOCK}}), STATUS_RANGE_NOT_LOCKED);
+  EXPECT_EQ(lock(b.id(), {{4, 2, kExclusive}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  // An unlock, then a lock: the unlock is done, the lock refused.
+  EXPECT_EQ(lock(a.id(), {{0, 2, SMB2_LOCKFLAG_UNLOCK}, {8, 1, kExclusive}}), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(lock(b.id(), {{0, 2, kExclusive}}, &conn2_), STATUS_SUCCESS);
+  EXPECT_EQ(lock(b.id(), {{8, 1, kExclusive}}, &conn2_), STATUS_SUCCESS);
+  // A lock, then an unlock: refused whole before anything is locked.
+  EXPECT_EQ(lock(a.id(), {{6, 1, kExclusive}, {4, 2, SMB2_LOCKFLAG_UNLOCK}}), STATUS_INVALID_PARAMETER);
+  EXPECT_EQ(lock(b.id(), {{6, 1, kExclusive}}, &conn2_), STATUS_SUCCESS);
   close(a.id());
   close(b.id(), &conn2_);
+}
+
+// A zero-length lock stands at its offset: it meets a range holding that
+// offset past its first byte, never another zero-length lock
+// (smbtorture smb2.lock.zerobytelength, errorcode).
+TEST_F(LockTest, AZeroLengthLockMeetsARangeAroundIt) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{10, 0, kExclusive}}), STATUS_SUCCESS);
+  struct {
+    uint64_t off, len;
+    uint32_t want;
+  } cases[] = {{10, 0, STATUS_SUCCESS},        {9, 1, STATUS_SUCCESS},  {10, 1, STATUS_SUCCESS},
+               {11, 1, STATUS_SUCCESS},        {10, 2, STATUS_SUCCESS}, {9, 2, STATUS_LOCK_NOT_GRANTED},
+               {9, 3, STATUS_LOCK_NOT_GRANTED}};
+  for (auto& c : cases) {
+    for (ConnOpens* conn : {static_cast<ConnOpens*>(nullptr), &conn2_}) {
+      const FileId id = conn ? b.id() : a.id();
+      EXPECT_EQ(lock(id, {{c.off, c.len, kExclusive}}, conn), c.want) << c.off << "/" << c.len;
+      if (c.want == STATUS_SUCCESS) {
+        EXPECT_EQ(lock(id, {{c.off, c.len, SMB2_LOCKFLAG_UNLOCK}}, conn), STATUS_SUCCESS);
+      }
+    }
+  }
+  // The other way round: a zero-length lock inside a held range.
+  ASSERT_EQ(lock(a.id(), {{10, 0, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS);
+  ASSERT_EQ(lock(a.id(), {{100, 10, kExclusive}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(b.id(), {{102, 0, kExclusive}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  EXPECT_EQ(lock(b.id(), {{100, 0, kExclusive}}, &conn2_), STATUS_SUCCESS);
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+// Stacked locks of one range: an unlock takes the exclusive one first.
+TEST_F(LockTest, UnlockTakesTheExclusiveOfAStackFirst) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{2, 2, kExclusive}}), STATUS_SUCCESS);
+  ASSERT_EQ(lock(a.id(), {{2, 2, kShared}}), STATUS_SUCCESS);  // inside its own exclusive one
+  EXPECT_EQ(lock(b.id(), {{2, 2, kShared}}, &conn2_), STATUS_LOCK_NOT_GRANTED);
+  ASSERT_EQ(lock(a.id(), {{2, 2, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(b.id(), {{2, 2, kShared}}, &conn2_), STATUS_SUCCESS);  // only the shared one is left
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+// A blocking LOCK (no FAIL_IMMEDIATELY) that meets a conflict waits: its
+// reply is a PendingCall whose `done` says how it ended.
+struct Outcome {
+  bool done = false;
+  uint32_t status = 0;
+  std::function<void(FileReply)> sink() {
+    return [this](FileReply r) {
+      EXPECT_FALSE(done) << "done ran twice";
+      done = true;
+      status = r.status;
+    };
+  }
+};
+
+constexpr uint32_t kWaitExclusive = SMB2_LOCKFLAG_EXCLUSIVE_LOCK;
+
+TEST_F(LockTest, ABlockingLockIsGrantedWhenTheRangeIsUnlocked) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  FileReply r = lock_reply(b.id(), {{2, 1, kWaitExclusive}}, &conn2_);
+  ASSERT_TRUE(r.pending);
+  Outcome out;
+  r.pending->start(out.sink());
+  EXPECT_FALSE(out.done);
+  // An unrelated unlock that leaves the conflict does not grant it.
+  ASSERT_EQ(lock(a.id(), {{7, 1, kExclusive}}), STATUS_SUCCESS);
+  ASSERT_EQ(lock(a.id(), {{7, 1, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS);
+  EXPECT_FALSE(out.done);
+  ASSERT_EQ(lock(a.id(), {{0, 5, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS);
+  ASSERT_TRUE(out.done);
+  EXPECT_EQ(out.status, STATUS_SUCCESS);
+  // b holds it now.
+  EXPECT_EQ(lock(a.id(), {{2, 1, kExclusive}}), STATUS_LOCK_NOT_GRANTED);
+  EXPECT_EQ(lock(b.id(), {{2, 1, SMB2_LOCKFLAG_UNLOCK}}, &conn2_), STATUS_SUCCESS);
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+TEST_F(LockTest, ABlockingLockFreedBeforeStartIsAnsweredAtStart) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  FileReply r = lock_reply(b.id(), {{0, 5, kWaitExclusive}}, &conn2_);
+  ASSERT_TRUE(r.pending);
+  close(a.id());  // the holder goes before the connection has started the call
+  Outcome out;
+  r.pending->start(out.sink());
+  ASSERT_TRUE(out.done);
+  EXPECT_EQ(out.status, STATUS_SUCCESS);
+  close(b.id(), &conn2_);
+}
+
+TEST_F(LockTest, ABlockingLockEndsRangeNotLockedWhenItsOpenCloses) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  auto c = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  FileReply rb = lock_reply(b.id(), {{0, 1, kWaitExclusive}}, &conn2_);
+  FileReply rc = lock_reply(c.id(), {{1, 1, kWaitExclusive}}, &conn2_);
+  ASSERT_TRUE(rb.pending && rc.pending);
+  Outcome ob, oc;
+  rb.pending->start(ob.sink());
+  rc.pending->start(oc.sink());
+  close(b.id(), &conn2_);  // CLOSE of the waiting open
+  ASSERT_TRUE(ob.done);
+  EXPECT_EQ(ob.status, STATUS_RANGE_NOT_LOCKED);
+  EXPECT_FALSE(oc.done);
+  conn2_.close_all();  // connection loss
+  ASSERT_TRUE(oc.done);
+  EXPECT_EQ(oc.status, STATUS_RANGE_NOT_LOCKED);
+  // Neither took the range.
+  ASSERT_EQ(lock(a.id(), {{0, 5, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS);
+  auto d = create("f", FILE_OPEN);
+  EXPECT_EQ(lock(d.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  close(a.id());
+  close(d.id());
+}
+
+TEST_F(LockTest, ACancelledBlockingLockIsCancelledAndTakesNothing) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  FileReply r = lock_reply(b.id(), {{0, 5, kWaitExclusive}}, &conn2_);
+  ASSERT_TRUE(r.pending);
+  Outcome out;
+  r.pending->start(out.sink());
+  r.pending->cancel();
+  ASSERT_TRUE(out.done);
+  EXPECT_EQ(out.status, STATUS_CANCELLED);
+  r.pending->cancel();  // again: nothing more
+  ASSERT_EQ(lock(a.id(), {{0, 5, SMB2_LOCKFLAG_UNLOCK}}), STATUS_SUCCESS);
+  EXPECT_EQ(lock(a.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  // Cancelled before start: start answers at once.
+  FileReply r2 = lock_reply(b.id(), {{0, 5, kWaitExclusive}}, &conn2_);
+  ASSERT_TRUE(r2.pending);
+  r2.pending->cancel();
+  Outcome out2;
+  r2.pending->start(out2.sink());
+  ASSERT_TRUE(out2.done);
+  EXPECT_EQ(out2.status, STATUS_CANCELLED);
+  close(a.id());
+  close(b.id(), &conn2_);
+}
+
+TEST_F(LockTest, WaitersAreGrantedInArrivalOrder) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto b = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  auto c = create("f", FILE_OPEN, kReadWrite, kShareAll, 0, &conn2_);
+  ASSERT_EQ(lock(a.id(), {{0, 5, kExclusive}}), STATUS_SUCCESS);
+  FileReply rb = lock_reply(b.id(), {{0, 5, kWaitExclusive}}, &conn2_);
+  FileReply rc = lock_reply(c.id(), {{0, 5, kWaitExclusive}}, &conn2_);
+  Outcome ob, oc;
+  rb.pending->start(ob.sink());
+  rc.pending->start(oc.sink());
+  close(a.id());
+  ASSERT_TRUE(ob.done);
+  EXPECT_EQ(ob.status, STATUS_SUCCESS);
+  EXPECT_FALSE(oc.done);
+  ASSERT_EQ(lock(b.id(), {{0, 5, SMB2_LOCKFLAG_UNLOCK}}, &conn2_), STATUS_SUCCESS);
+  ASSERT_TRUE(oc.done);
+  EXPECT_EQ(oc.status, STATUS_SUCCESS);
+  close(b.id(), &conn2_);
+  close(c.id(), &conn2_);
 }
 
 }  // namespace
