@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "server/oplock.h"
+#include "server/path.h"
 
 namespace smbkit::server {
 
@@ -148,13 +149,20 @@ FileReply reconnect_durable(FileService& svc, ConnOpens& opens, const CallCtx& c
     auto it = impl.disconnected.find(persistent);
     if (it == impl.disconnected.end()) return error_reply(STATUS_OBJECT_NAME_NOT_FOUND);
     Open& x = *it->second;
-    // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12: the same kind of handle, client,
-    // CreateGuid (v2), lease key and share; another user is refused.
-    if (x.durable_v2 != bool(d.reconnect_v2) || x.client_guid != ctx.client_guid ||
-        (d.reconnect_v2 && x.create_guid != d.reconnect_v2->CreateGuid) ||
+    // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12 (as smbd): a v2 reconnect needs a v2
+    // open and its CreateGuid (a v1 reconnect may take a v2 open back);
+    // the lease key and the share must match; the ClientGuid is not
+    // checked (smbd does not: a client may reconnect with a new one).
+    if ((d.reconnect_v2 && (!x.durable_v2 || x.create_guid != d.reconnect_v2->CreateGuid)) ||
         (x.lease && (!lease || lease->LeaseKey != x.lease->id.second)) || (!x.lease && lease) ||
         x.share->cfg.path != ctx.tree->share->cfg.path)
       return error_reply(STATUS_OBJECT_NAME_NOT_FOUND);
+    // A leased open is named again by its file name (smbd: otherwise
+    // STATUS_INVALID_PARAMETER; an oplocked one's name is not looked at).
+    if (x.lease) {
+      auto name = normalize_name(req.Name);
+      if (!name || !x.node || *name != x.node->path) return error_reply(STATUS_INVALID_PARAMETER);
+    }
     if (x.user != ctx.user) return error_reply(STATUS_ACCESS_DENIED);
     o = std::move(it->second);
     impl.disconnected.erase(it);
@@ -193,11 +201,7 @@ FileReply reconnect_durable(FileService& svc, ConnOpens& opens, const CallCtx& c
     }
   }
   if (ctx.chain_file_id) *ctx.chain_file_id = o->id;
-  if (o->durable_v2) {
-    CreateDurableHandleResponseV2 r;
-    r.Timeout = o->durable_timeout_ms;
-    resp.CreateContexts.push_back(to_create_context(r));
-  }
+  // No durable response context: the open stays durable as it was (smbd).
   struct stat st {};
   if (fstat(o->fd, &st) == 0) fill_times_sizes_attributes(st, resp);
   resp.CreateAction = FILE_OPENED;

@@ -137,7 +137,6 @@ CacheRequest cache_request(const CreateRequest& req, const CallCtx& ctx, bool is
   c.client = ctx.client_guid;
   c.allowed = ctx.tree->share->cfg.oplocks && !is_dir;
   c.oplock_level = req.RequestedOplockLevel;
-  c.wants_delete = (req.DesiredAccess & DELETE) || (req.CreateOptions & FILE_DELETE_ON_CLOSE);
   if (req.RequestedOplockLevel != SMB2_OPLOCK_LEVEL_LEASE) return c;
   c.oplock_level = SMB2_OPLOCK_LEVEL_NONE;
   // MS-SMB2 3.3.5.9.8, 3.3.5.9.11: a lease context counts on a connection
@@ -169,9 +168,7 @@ bool break_for_open(FileService::Impl& impl, const std::shared_ptr<FileNode>& no
   // instead (so the holder may close), and leaves holders without it
   // alone; an overwrite ends read and handle caching too. Stat opens
   // break nothing unless they overwrite.
-  // An open for delete also ends handle caching (the holder must let the
-  // name go).
-  const uint32_t lost = (sharing_violation ? kH : kW) | (req.wants_delete ? kH | kW : 0);
+  const uint32_t lost = sharing_violation ? kH : kW;
   const Lease* own = nullptr;
   if (req.lease) {
     auto it = impl.leases.find(LeaseId{req.client, req.lease->LeaseKey});

@@ -48,7 +48,6 @@ struct CacheRequest {
   bool overwrite = false;                                // an existing file superseded or overwritten
   bool stat_open = false;                                // attribute access only (is_stat_open)
   uint32_t granted = 0;                                  // the new open's GrantedAccess
-  bool wants_delete = false;                             // DELETE access or delete on close
   bool allowed = true;                                   // the share grants oplocks ("oplocks")
 };
 
