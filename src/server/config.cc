@@ -324,6 +324,7 @@ const Param kParams[] = {
        c.global->server_string = std::string(trim(v));
        return {};
      }},
+    {"smb2leases", Scope::global, GLOBAL(smb2_leases, parse_bool(c, v))},
     {"smbkitd:maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxread", Scope::global, GLOBAL(max_read, parse_uint(c, v, kMinIoSize, kMaxIoSize))},
@@ -382,6 +383,7 @@ const Param kParams[] = {
     {"public", Scope::share, SHARE(guest_ok, parse_bool(c, v))},
     {"validusers", Scope::share, SHARE(valid_users, parse_valid_users(c, v))},
     {"browseable", Scope::share, SHARE(browseable, parse_bool(c, v))},
+    {"oplocks", Scope::share, SHARE(oplocks, parse_bool(c, v))},
     {"browsable", Scope::share, SHARE(browseable, parse_bool(c, v))},
     // smbkitd keeps share modes and oplocks in its own tables, never in
     // the kernel (flock, F_SETLEASE).

@@ -38,6 +38,9 @@ struct ShareConfig {
   std::vector<std::string> valid_users;
   // Per-share "smb encrypt"; nullopt: inherit [global].
   std::optional<Setting> encrypt;
+  // "oplocks": oplocks and leases are granted on this share (Samba: a
+  // share without oplocks grants no lease either).
+  bool oplocks = true;
 };
 
 // "map to guest": Never (default), Bad User, Bad Password (treated as
@@ -69,6 +72,9 @@ struct GlobalConfig {
   // required -> required.
   Setting smb_encrypt = Setting::enabled;
   MapToGuest map_to_guest = MapToGuest::never;
+  // "smb2 leases": SMB2_GLOBAL_CAP_LEASING offered on 2.1 and later and
+  // lease create contexts answered.
+  bool smb2_leases = true;
   std::string netbios_name = "SMBKITD";   // "netbios name"
   std::string workgroup = "WORKGROUP";    // "workgroup"
   std::string server_string = "smbkitd";  // "server string": IPC$ comment

@@ -9,6 +9,7 @@
 #include "proto/echo.h"
 #include "proto/ioctl.h"
 #include "proto/logoff.h"
+#include "proto/oplock_break.h"
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
@@ -116,6 +117,7 @@ bool Conn::is_file_command(uint16_t command, const ServerRequest& r) const {
     case SMB2_QUERY_DIRECTORY:
     case SMB2_QUERY_INFO:
     case SMB2_SET_INFO:
+    case SMB2_OPLOCK_BREAK:  // acknowledgments (MS-SMB2 3.3.5.22)
       return true;
     case SMB2_IOCTL: {
       auto q = decode_ioctl_request(r.msg());
@@ -144,6 +146,7 @@ uint32_t Conn::check_file_command(const ServerRequest& r, Tree** tree) {
 }
 
 void Conn::run_chain(std::shared_ptr<Chain> c) {
+  if (!break_sink_set_) install_break_sink();
   while (c->next < c->reqs.size() && !closed_) {
     const ServerRequest& r = c->reqs[c->next];
     const uint16_t cmd = r.hdr.Command;
@@ -198,6 +201,9 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.related = r.related;
     job->ctx.srvsvc = &job->snap->srvsvc;
     job->ctx.who = sessions_[r.session_id].who;
+    job->ctx.client_guid = neg_->client_guid;
+    job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
+    job->ctx.user = sessions_[r.session_id].user;
     // A READ of cached data is answered here, on the loop: no hand-off,
     // and it never waits behind reads that wait for the disk.
     if (auto fr = st_.files().execute_nowait(*opens_, job->ctx, cmd, r.msg())) {
@@ -236,6 +242,37 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     return;
   }
   if (!closed_) finish_chain(*c);
+}
+
+void Conn::install_break_sink() {
+  break_sink_set_ = true;
+  // The file layer calls the sink on any thread; the notice is sent from
+  // this connection's loop, if the connection is still there.
+  std::weak_ptr<Conn> weak = weak_from_this();
+  auto post = io_.poster();
+  opens_->set_break_sink([weak, post](const BreakNotice& n) {
+    post([weak, n] {
+      if (auto self = weak.lock()) self->send_break(n);
+    });
+  });
+}
+
+void Conn::send_break(const BreakNotice& n) {
+  if (closed_) return;
+  // MS-SMB2 3.3.4.6 / 3.3.4.7: OPLOCK_BREAK, MessageId all ones, SessionId
+  // and TreeId 0 (as smbd); sealed when the holder's session encrypts.
+  ServerResponse rsp;
+  rsp.hdr.Command = SMB2_OPLOCK_BREAK;
+  rsp.msg.resize(kHeaderSize);
+  ByteWriter w(rsp.msg);
+  auto e = n.lease ? encode_lease_break_notification(n.lease_break, w) : encode_oplock_break_notification(n.oplock, w);
+  session::OutFrame f;
+  if (e) e = machine_.send_unsolicited(rsp, n.session_id, f);
+  if (!e) {
+    SMBKIT_LOG(warn, "{}: cannot send a break: {}", peer_, e.error().message());
+    return;
+  }
+  io_.send(std::move(f), nullptr);
 }
 
 void Conn::add_reply(Chain& c, FileReply& fr) {
@@ -319,8 +356,7 @@ std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
       // MS-SMB2 3.3.5.2.6 (as Windows and smbd answer): a command code
       // past the last one is an invalid request.
       if (r.hdr.Command > SMB2_OPLOCK_BREAK) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
-      // CHANGE_NOTIFY, OPLOCK_BREAK acknowledgements (we grant no oplock
-      // or lease).
+      // CHANGE_NOTIFY.
       if (!valid_session(r.session_id)) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
       return ServerMachine::error_response(r, STATUS_NOT_SUPPORTED);
   }
@@ -350,6 +386,7 @@ NegotiatePolicy Conn::negotiate_policy() {
   p.max_dialect = g.max_protocol;
   p.signing_required = g.server_signing == Setting::required;
   p.encryption = g.smb_encrypt != Setting::off;
+  p.leasing = g.smb2_leases;
   p.ciphers = g.encryption_algorithms;
   p.signing_algorithms = g.signing_algorithms;
   p.max_read = st_.files().options().max_read;

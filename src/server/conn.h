@@ -145,6 +145,9 @@ class Conn : public std::enable_shared_from_this<Conn> {
   bool is_file_command(uint16_t command, const session::ServerRequest& r) const;
   Session* valid_session(uint64_t id);
   void send_one(session::ServerResponse& rsp);
+  // Oplock and lease breaks from the file layer, sent on this loop.
+  void install_break_sink();
+  void send_break(const BreakNotice& n);
 
   ServerState& st_;
   ConnIo& io_;
@@ -155,6 +158,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   std::shared_ptr<ConnOpens> opens_;
   bool authenticated_ = false;
   bool closed_ = false;
+  bool break_sink_set_ = false;
   size_t in_flight_ = 0;
   FileExecutor exec_;
   // Requests gone async, by AsyncId; MessageIds of file commands on a

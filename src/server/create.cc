@@ -10,7 +10,9 @@
 #include <cerrno>
 
 #include "proto/close.h"
+#include "server/durable.h"
 #include "server/file_internal.h"
+#include "server/oplock.h"
 #include "server/path.h"
 #include "server/security.h"
 
@@ -208,32 +210,53 @@ Result<Opened> open_or_create(const CallCtx& ctx, const CreateRequest& req, cons
   }
 }
 
-// Joins the open to its file's server-wide state: delete pending and share
-// modes checked (MS-FSA 2.1.5.1.2), the node created on first open.
-uint32_t register_open(FileService& svc, const OpenPtr& o, const std::string& path) {
+// Joins the open to its file's server-wide state: delete pending, the
+// lease key, the breaks the open causes and share modes checked (MS-FSA
+// 2.1.5.1.2), the node created on first open, the oplock or lease
+// granted. A break that needs an acknowledgment makes the CREATE wait:
+// STATUS_PENDING, with `wait` (made by `make_wait`, or the resumed one)
+// registered on the file.
+uint32_t register_open(FileService& svc, const OpenPtr& o, const std::string& path, const CacheRequest& creq,
+                       uint16_t dialect, const std::function<std::shared_ptr<CreateWait>()>& make_wait,
+                       std::shared_ptr<CreateWait>& wait, CreateResponse& resp) {
   auto& impl = svc.impl();
-  MutexLock l(impl.nodes_mu);
-  auto& slot = impl.nodes[{o->dev, o->ino}];
-  if (!slot) {
-    slot = std::make_shared<FileNode>();
-    slot->dev = o->dev;
-    slot->ino = o->ino;
-  }
-  FileNode& n = *slot;
+  Breaks breaks;
   uint32_t status = STATUS_SUCCESS;
-  if (n.delete_pending)
-    status = STATUS_DELETE_PENDING;
-  else if (!share_access_ok(n, o->granted, o->share_access))
-    status = STATUS_SHARING_VIOLATION;
-  if (status != STATUS_SUCCESS) {
-    if (n.opens.empty()) impl.nodes.erase({o->dev, o->ino});
-    return status;
+  {
+    MutexLock l(impl.nodes_mu);
+    auto& slot = impl.nodes[{o->dev, o->ino}];
+    if (!slot) {
+      slot = std::make_shared<FileNode>();
+      slot->dev = o->dev;
+      slot->ino = o->ino;
+    }
+    FileNode& n = *slot;
+    if (n.delete_pending) {
+      status = STATUS_DELETE_PENDING;
+    } else if (uint32_t s = check_lease(impl, n, creq)) {
+      status = s;
+    } else {
+      const bool violation = !share_access_ok(n, o->granted, o->share_access);
+      if (break_for_open(impl, slot, creq, violation, breaks)) {
+        wait = make_wait();
+        n.waiters.push_back(wait);
+        status = STATUS_PENDING;
+      } else if (violation) {
+        status = STATUS_SHARING_VIOLATION;
+      }
+    }
+    if (status != STATUS_SUCCESS) {
+      if (n.opens.empty()) impl.nodes.erase({o->dev, o->ino});
+    } else {
+      n.opens.push_back(o.get());
+      n.share = o->share;
+      n.path = path;
+      o->node = slot;
+      grant_caching(impl, n, *o, creq, dialect, resp);
+    }
   }
-  n.opens.push_back(o.get());
-  n.share = o->share;
-  n.path = path;
-  o->node = slot;
-  return STATUS_SUCCESS;
+  breaks.deliver();
+  return status;
 }
 
 void add_contexts(const CreateRequest& req, uint32_t maximal, const struct stat& st, CreateResponse& resp) {
@@ -256,9 +279,17 @@ void add_contexts(const CreateRequest& req, uint32_t maximal, const struct stat&
 }  // namespace
 
 FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
+  return run_create(svc, opens, ctx, msg, nullptr);
+}
+
+FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg,
+                     const std::shared_ptr<CreateWait>& resumed) {
   auto req = decode_create_request(msg);
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
   if (ctx.tree->share->is_ipc) return pipe_create(svc, opens, ctx, req->Name);
+  auto durable = durable_request(*req, ctx.dialect);
+  if (!durable) return error_reply(STATUS_INVALID_PARAMETER);
+  if (durable->reconnect()) return reconnect_durable(svc, opens, ctx, *req, *durable);
   auto v = validate(*req);
   if (!v) return error_reply(v.error().status ? v.error().status : STATUS_INVALID_PARAMETER);
   if (opens.size() >= svc.options().max_open_files) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
@@ -280,6 +311,7 @@ FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, 
   o->create_options = req->CreateOptions;
   o->dev = opened->st.st_dev;
   o->ino = opened->st.st_ino;
+  o->sink = opens.impl().break_sink();
   const bool doc = req->CreateOptions & FILE_DELETE_ON_CLOSE;
   {
     MutexLock l(o->mu);
@@ -291,7 +323,27 @@ FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, 
     if (!o->is_dir && !(opened->st.st_mode & S_IWUSR)) return error_reply(STATUS_CANNOT_DELETE);
     if (o->is_dir && !directory_is_empty(o->fd)) return error_reply(STATUS_DIRECTORY_NOT_EMPTY);
   }
-  if (uint32_t s = register_open(svc, o, v->path); s != STATUS_SUCCESS) return error_reply(s);
+  CacheRequest creq = cache_request(*req, ctx, o->is_dir);
+  creq.overwrite = opened->truncate;
+  creq.stat_open = is_stat_open(o->granted);
+  creq.granted = o->granted;
+  if (!creq.stat_open) purge_disconnected(svc, *o, creq.overwrite);
+  CreateResponse resp;
+  std::shared_ptr<CreateWait> wait;
+  auto make_wait = [&]() -> std::shared_ptr<CreateWait> {
+    if (resumed) return resumed;
+    return std::make_shared<CreateWait>(svc, opens.weak_from_this(), ctx, msg);
+  };
+  if (uint32_t s = register_open(svc, o, v->path, creq, ctx.dialect, make_wait, wait, resp); s != STATUS_SUCCESS) {
+    if (s != STATUS_PENDING) return error_reply(s);
+    FileReply pending;
+    pending.pending = std::move(wait);
+    return pending;
+  }
+  {
+    MutexLock l(svc.impl().nodes_mu);  // the caching just granted
+    grant_durable(*o, *durable, ctx, resp);
+  }
   if (opened->truncate) {
     if (ftruncate(o->fd, 0) != 0) {
       const int e = errno;
@@ -306,8 +358,6 @@ FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, 
   }
   if (ctx.chain_file_id) *ctx.chain_file_id = o->id;
 
-  CreateResponse resp;
-  resp.OplockLevel = SMB2_OPLOCK_LEVEL_NONE;
   resp.CreateAction = opened->action;
   const struct stat& st = opened->st;
   fill_times_sizes_attributes(st, resp);

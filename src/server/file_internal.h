@@ -3,13 +3,18 @@
 // pending), the tables that hold them, and the handlers FileService::execute
 // dispatches to (one file per command group).
 //
-// Lock order: ConnOpens::Impl::mu and Open::mu are leaves taken alone;
-// FileService::Impl::nodes_mu (the share-mode, lock and delete-pending
-// table) may be taken while holding an Open::mu, never the other way.
+// Lock order: Open::mu is a leaf taken alone; ConnOpens::Impl::mu is
+// taken alone or after nodes_mu (a durable reconnect adds the open back);
+// FileService::Impl::nodes_mu (the share-mode, lock, delete-pending,
+// oplock and lease table) may be taken while holding an Open::mu, never
+// the other way; FileTimer::mu and CreateWait::mu are taken after
+// nodes_mu or alone.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -17,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -32,6 +38,21 @@
 namespace smbkit::server {
 
 struct Open;
+struct Lease;
+class CreateWait;
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+// Caching granted to an oplock or a lease, in lease bits (MS-SMB2
+// 2.2.13.2.8): an oplock is held as the lease state it amounts to
+// (level II = R, exclusive = RW, batch = RWH), so one set of break rules
+// serves both (MS-FSA 2.1.4.12). Guarded by FileService::Impl::nodes_mu.
+struct Caching {
+  uint32_t state = 0;
+  bool breaking = false;     // a break waits for its acknowledgment
+  uint32_t breaking_to = 0;  // what the holder must come down to
+  SteadyTime deadline{};     // when it is downgraded without the ack
+};
 struct LockWaiter;
 
 // MS-SMB2 2.2.26 LOCK element as held: a range of one open.
@@ -58,6 +79,9 @@ struct FileNode {
   // file with two hard links is known by the name it was last opened by.
   std::shared_ptr<const Share> share;
   std::string path;
+  // CREATEs waiting for a break of this file's oplocks or leases to be
+  // acknowledged (woken by an ack, a close or the break timeout).
+  std::vector<std::shared_ptr<CreateWait>> waiters;
 };
 
 // A directory enumeration in progress (QUERY_DIRECTORY): the pattern of the
@@ -88,6 +112,22 @@ struct Open {
   std::shared_ptr<FileNode> node;  // null for pipes
   std::unique_ptr<rpc::PipeEndpoint> pipe;
   std::string pipe_name;
+  // Oplock (lease bits, see Caching) or lease; guarded by nodes_mu.
+  Caching oplock;
+  std::shared_ptr<Lease> lease;
+  std::shared_ptr<const BreakSink> sink;  // the connection's, for breaks
+  // Durable handle (MS-SMB2 3.3.1.10 IsDurable, DurableOpenTimeout,
+  // CreateGuid, ClientGuid, the session's user): set at CREATE; while
+  // disconnected (kept in FileService::Impl::disconnected) and at a
+  // reconnect, read and changed under nodes_mu.
+  bool durable = false;
+  bool durable_v2 = false;
+  uint32_t durable_timeout_ms = 0;
+  std::array<std::byte, 16> create_guid{};
+  std::array<std::byte, 16> client_guid{};
+  std::string user;
+  bool disconnected = false;
+  SteadyTime disconnected_until{};
 
   Mutex mu;
   bool delete_on_close GUARDED_BY(mu) = false;  // FILE_DELETE_ON_CLOSE at create
@@ -105,9 +145,11 @@ struct ConnOpens::Impl {
   std::map<proto::FileId, OpenPtr> opens GUARDED_BY(mu);
   uint64_t next_id GUARDED_BY(mu) = 1;
   uint64_t salt = 0;  // mixed into Volatile so ids are not a plain counter
+  std::shared_ptr<const BreakSink> sink GUARDED_BY(mu);
 
-  // Adds an open; false when max_open_files is reached.
-  bool add(const OpenPtr& o, uint32_t max);
+  // Adds an open under a new FileId (Persistent: `persistent`, or a new
+  // server-wide one); false when max_open_files is reached.
+  bool add(const OpenPtr& o, uint32_t max, uint64_t persistent = 0);
   // The open named by `id` on this session and tree, else nullptr
   // (MS-SMB2 3.3.5.x: STATUS_FILE_CLOSED).
   OpenPtr find(const proto::FileId& id, uint64_t session_id, uint32_t tree_id);
@@ -115,18 +157,55 @@ struct ConnOpens::Impl {
   // side copy between shares).
   OpenPtr find_in_session(const proto::FileId& id, uint64_t session_id);
   OpenPtr remove(const proto::FileId& id);
-  void close_if(const std::function<bool(const Open&)>& pred);
+  // Closes the opens `pred` selects; with keep_durable (connection loss)
+  // durable ones are kept for a reconnect instead.
+  void close_if(const std::function<bool(const Open&)>& pred, bool keep_durable = false);
+  std::shared_ptr<const BreakSink> break_sink() {
+    MutexLock l(mu);
+    return sink;
+  }
 };
+
+// The file layer's deadlines (unacknowledged breaks, disconnected durable
+// opens): one thread, started at the first, sleeping until the earliest;
+// each task runs on it with no lock held.
+class FileTimer {
+ public:
+  ~FileTimer();
+  void schedule(SteadyTime when, std::function<void()> task);
+
+ private:
+  void run();
+  Mutex mu;  // after nodes_mu
+  CondVar cv_;
+  std::multimap<SteadyTime, std::function<void()>> due_ GUARDED_BY(mu);
+  bool stop_ GUARDED_BY(mu) = false;
+  std::thread thread_;
+};
+
+using LeaseId = std::pair<std::array<std::byte, 16>, std::array<std::byte, 16>>;  // ClientGuid, LeaseKey
 
 struct FileService::Impl {
   explicit Impl(FileService& s) : svc(s) {}
   FileService& svc;
   Mutex nodes_mu;
   std::map<std::pair<dev_t, ino_t>, std::shared_ptr<FileNode>> nodes GUARDED_BY(nodes_mu);
+  // MS-SMB2 3.3.1.4 GlobalLeaseTableList: every lease, by client and key.
+  std::map<LeaseId, std::shared_ptr<Lease>> leases GUARDED_BY(nodes_mu);
 
-  // Releases an open: its share-mode entry and locks; applies delete on
-  // close when it was the last open of a delete-pending file.
+  // Releases an open: its share-mode entry, locks, oplock or lease;
+  // applies delete on close when it was the last open of a delete-pending
+  // file; wakes CREATEs waiting on the file.
   void release(Open& o);
+
+  // Durable opens whose connection went (MS-SMB2 3.3.5.9.7/.12
+  // reconnects find them), by persistent FileId.
+  std::map<uint64_t, std::shared_ptr<Open>> disconnected GUARDED_BY(nodes_mu);
+  // Persistent FileIds are unique server-wide (durable reconnects name
+  // them on another connection).
+  std::atomic<uint64_t> next_persistent{1};
+
+  FileTimer timer;  // last: stopped before the tables go
 };
 
 // The path of a disk open under its share root ("" for the root).
@@ -197,6 +276,11 @@ uint32_t errno_status(int e);
 // ---- handlers ---------------------------------------------------------------
 
 FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
+// CREATE, again for a request that waited for a break (`resumed`: the
+// wait, which a further wait reuses).
+FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg,
+                     const std::shared_ptr<CreateWait>& resumed);
+FileReply handle_oplock_break(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 FileReply handle_read(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg);
 // A READ served only from the page cache; nullopt where it would wait.

@@ -40,6 +40,8 @@ FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t co
       return handle_query_info(*this, opens, ctx, msg);
     case proto::SMB2_SET_INFO:
       return handle_set_info(*this, opens, ctx, msg);
+    case proto::SMB2_OPLOCK_BREAK:
+      return handle_oplock_break(*this, opens, ctx, msg);
     default:
       return error_reply(STATUS_NOT_SUPPORTED);
   }

@@ -15,6 +15,8 @@
 // share. Every length and offset in a request is checked before use.
 #pragma once
 
+#include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -24,6 +26,7 @@
 
 #include "base/bytes.h"
 #include "base/result.h"
+#include "proto/oplock_break.h"
 #include "proto/types.h"
 #include "rpc/pipe.h"
 #include "server/identity.h"
@@ -79,7 +82,29 @@ struct CallCtx {
   const rpc::SrvsvcOptions* srvsvc = nullptr;
   // The session's identity; null: the daemon's own (tests).
   std::shared_ptr<const SessionIdentity> who;
+  // NEGOTIATE's ClientGuid (leases belong to a client, MS-SMB2 3.3.1.4
+  // LeaseTable) and whether the connection negotiated
+  // SMB2_GLOBAL_CAP_LEASING.
+  std::array<std::byte, 16> client_guid{};
+  bool leasing = false;
+  // The session's user, as it authenticated (a durable open is reconnected
+  // only by its user).
+  std::string user;
 };
+
+// An oplock or lease break the file layer asks a connection to send
+// (MS-SMB2 3.3.4.6, 3.3.4.7): `lease` tells which of the two bodies.
+// `session_id` is the holder's session, whose keys seal the notification
+// when that session encrypts.
+struct BreakNotice {
+  uint64_t session_id = 0;
+  bool lease = false;
+  proto::OplockBreakNotification oplock;
+  proto::LeaseBreakNotification lease_break;
+};
+// Where a connection takes its break notices: called on any thread, never
+// under a file-layer lock; it must only post the notice to its loop.
+using BreakSink = std::function<void(const BreakNotice&)>;
 
 // A command's answer. An error status with an empty body becomes an SMB2
 // ERROR response; a status with a body (success, STATUS_BUFFER_OVERFLOW
@@ -119,6 +144,9 @@ struct FileServiceOptions {
   uint32_t max_read = 8 << 20;      // MaxReadSize/MaxWriteSize/MaxTransactSize we negotiate
   uint32_t max_write = 8 << 20;
   uint32_t max_transact = 8 << 20;
+  // How long a CREATE waits for an oplock or lease break to be
+  // acknowledged before the holder is downgraded without it (smbd: 35 s).
+  std::chrono::milliseconds break_timeout{35000};
   // READs of data in the page cache are served on the calling loop
   // (execute_nowait); off: every READ goes to a worker.
   bool nowait_reads = true;
@@ -137,7 +165,7 @@ class FileService;
 
 // One connection's open files (Connection/Session.OpenTable, MS-SMB2
 // 3.3.1.10): FileIds handed out here are valid only here.
-class ConnOpens {
+class ConnOpens : public std::enable_shared_from_this<ConnOpens> {
  public:
   explicit ConnOpens(FileService& svc);
   ~ConnOpens();  // closes what is left (as close_all)
@@ -150,6 +178,10 @@ class ConnOpens {
   void close_session(uint64_t session_id);
   void close_all();
   size_t size() const;
+  // Where this connection's oplock and lease breaks go; set once, before
+  // the first CREATE. A CREATE that waits for a break keeps a weak
+  // reference to this table, so it must be owned by a shared_ptr.
+  void set_break_sink(BreakSink sink);
 
   struct Impl;
   Impl& impl() { return *impl_; }

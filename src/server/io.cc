@@ -18,6 +18,7 @@
 #include "proto/read.h"
 #include "proto/write.h"
 #include "server/file_internal.h"
+#include "server/oplock.h"
 
 namespace smbkit::server {
 
@@ -194,6 +195,7 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   if (!req->Data.empty() && (offset > kMaxFileSize || req->Data.size() > kMaxFileSize - offset))
     return error_reply(STATUS_INVALID_PARAMETER);
   if (!io_allowed_by_locks(svc, f, offset, req->Data.size(), true)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
+  break_for_write(svc, f);
   ssize_t n = pwrite_full(f.fd, req->Data.data(), req->Data.size(), offset);
   if (n < 0) return error_reply(errno_status(errno));
   if ((req->Flags & SMB2_WRITEFLAG_WRITE_THROUGH) || (f.create_options & FILE_WRITE_THROUGH)) (void)fdatasync(f.fd);

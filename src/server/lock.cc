@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "server/file_internal.h"
+#include "server/oplock.h"
 
 namespace smbkit::server {
 
@@ -176,6 +177,8 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
       if (!range_valid(e.Offset, e.Length)) return error_reply(STATUS_INVALID_LOCK_RANGE);
     }
   }
+  // MS-FSA 2.1.5.7: a byte-range lock ends level II caching.
+  if (!unlocking) break_for_write(svc, f);
 
   auto& impl = svc.impl();
   std::vector<std::function<void()>> woken;

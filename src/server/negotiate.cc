@@ -46,6 +46,8 @@ Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const
   r.ServerStartTime = 0;  // MS-SMB2 2.2.4: reserved, 0
   r.SecurityBuffer = p.security_buffer;
   if (o.dialect > SMB2_DIALECT_0202) {
+    // MS-SMB2 3.3.5.4: leasing on 2.1 and later when the server leases.
+    if (p.leasing) r.Capabilities |= SMB2_GLOBAL_CAP_LEASING;
     r.Capabilities |= SMB2_GLOBAL_CAP_LARGE_MTU;
     o.large_mtu = true;
     r.MaxTransactSize = p.max_transact;

@@ -19,6 +19,7 @@ struct NegotiatePolicy {
   uint16_t max_dialect = 0x0311;
   bool signing_required = false;
   bool encryption = true;  // offer encryption (3.0+) at all
+  bool leasing = true;     // SMB2_GLOBAL_CAP_LEASING on 2.1+ ("smb2 leases")
   // 3.1.1: the ciphers and signing algorithms we take, most preferred
   // first (proto::Cipher, proto::SigningAlgorithm).
   // As Samba: GCM before CCM, 128-bit before 256-bit.

@@ -8,7 +8,9 @@
 
 #include <random>
 
+#include "server/durable.h"
 #include "server/file_internal.h"
+#include "server/oplock.h"
 #include "server/path.h"
 
 namespace smbkit::server {
@@ -17,11 +19,11 @@ Open::~Open() {
   if (fd >= 0) ::close(fd);
 }
 
-bool ConnOpens::Impl::add(const OpenPtr& o, uint32_t max) {
+bool ConnOpens::Impl::add(const OpenPtr& o, uint32_t max, uint64_t persistent) {
   MutexLock l(mu);
   if (opens.size() >= max) return false;
   const uint64_t n = next_id++;
-  o->id = proto::FileId{n, n ^ salt};
+  o->id = proto::FileId{persistent ? persistent : svc.impl().next_persistent++, n ^ salt};
   opens.emplace(o->id, o);
   return true;
 }
@@ -50,7 +52,7 @@ OpenPtr ConnOpens::Impl::remove(const proto::FileId& id) {
   return o;
 }
 
-void ConnOpens::Impl::close_if(const std::function<bool(const Open&)>& pred) {
+void ConnOpens::Impl::close_if(const std::function<bool(const Open&)>& pred, bool keep_durable) {
   std::vector<OpenPtr> closing;
   {
     MutexLock l(mu);
@@ -63,7 +65,8 @@ void ConnOpens::Impl::close_if(const std::function<bool(const Open&)>& pred) {
       }
     }
   }
-  for (auto& o : closing) svc.impl().release(*o);
+  for (auto& o : closing)
+    if (!(keep_durable && o->durable && keep_disconnected(svc, o))) svc.impl().release(*o);
 }
 
 ConnOpens::ConnOpens(FileService& svc) : impl_(std::make_unique<Impl>(svc)) {
@@ -82,7 +85,12 @@ void ConnOpens::close_session(uint64_t session_id) {
 }
 
 void ConnOpens::close_all() {
-  impl_->close_if([](const Open&) { return true; });
+  impl_->close_if([](const Open&) { return true; }, true);
+}
+
+void ConnOpens::set_break_sink(BreakSink sink) {
+  MutexLock l(impl_->mu);
+  impl_->sink = std::make_shared<const BreakSink>(std::move(sink));
 }
 
 size_t ConnOpens::size() const {
@@ -121,12 +129,14 @@ void FileService::Impl::release(Open& o) {
     MutexLock l(o.mu);
     doc = o.delete_on_close;
   }
+  Breaks breaks;
   std::vector<std::function<void()>> woken;
   {
     MutexLock l(nodes_mu);
     FileNode& n = *o.node;
     std::erase(n.opens, &o);
     std::erase_if(n.locks, [&](const ByteRangeLock& k) { return k.owner == &o; });
+    release_caching(*this, n, o, breaks);
     woken = wake_lock_waiters(n);
     if (doc) n.delete_pending = true;
     if (n.opens.empty()) {
@@ -134,6 +144,7 @@ void FileService::Impl::release(Open& o) {
       nodes.erase({n.dev, n.ino});
     }
   }
+  breaks.deliver();
   for (auto& w : woken) w();
 }
 

@@ -17,6 +17,7 @@
 #include "proto/fscc_file_info.h"
 #include "proto/query_info.h"
 #include "server/file_internal.h"
+#include "server/oplock.h"
 #include "server/path.h"
 #include "server/security.h"
 
@@ -203,8 +204,10 @@ uint32_t set_file_class(FileService& svc, Open& o, uint8_t cls, ByteView buf) {
     case FILE_BASIC_INFORMATION:
       return set_basic(o, buf);
     case FILE_END_OF_FILE_INFORMATION:
+      break_for_write(svc, o);
       return set_end_of_file(o, buf);
     case FILE_ALLOCATION_INFORMATION:
+      break_for_write(svc, o);
       return set_allocation(o, buf);
     case FILE_DISPOSITION_INFORMATION:
       return set_disposition(svc, o, buf);

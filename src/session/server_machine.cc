@@ -331,6 +331,24 @@ Result<void> ServerMachine::send_interim(uint64_t message_id, uint64_t async_id,
   return finish_frame(MutableByteView(r.msg), {}, out);
 }
 
+Result<void> ServerMachine::send_unsolicited(ServerResponse& rsp, uint64_t seal_session, OutFrame& out) {
+  Header& h = rsp.hdr;
+  if (rsp.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "message too short");
+  h.MessageId = ~0ull;
+  h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
+  h.CreditRequestResponse = 0;
+  h.CreditCharge = 0;
+  h.NextCommand = 0;
+  Bytes hb;
+  hb.reserve(kHeaderSize);
+  ByteWriter w(hb);
+  encode_header(h, w);
+  std::copy(hb.begin(), hb.end(), rsp.msg.begin());
+  const SessionSecurity* s = sessions_.find(seal_session);
+  out.transform = s && s->can_encrypt() && s->encrypt_data ? nonces_.seal_transform(*s) : FrameTransform{};
+  return finish_frame(MutableByteView(rsp.msg), {}, out);
+}
+
 ServerResponse ServerMachine::response_to(const ServerRequest& req, uint32_t status) {
   ServerResponse r;
   r.hdr.MessageId = req.hdr.MessageId;

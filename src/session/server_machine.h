@@ -118,6 +118,12 @@ class ServerMachine {
   // An interim response (MS-SMB2 3.3.4.2): STATUS_PENDING with the
   // AsyncId the final response will carry; it grants the request's credits.
   Result<void> send_interim(uint64_t message_id, uint64_t async_id, OutFrame& out);
+  // A message the server sends unasked (MS-SMB2 3.3.4.6/3.3.4.7 oplock
+  // and lease break notifications): MessageId 0xFFFFFFFFFFFFFFFF, no
+  // credits, not signed (as smbd); sealed with the keys of
+  // `seal_session` when that session encrypts its traffic. rsp.hdr's
+  // Command, SessionId and TreeId are the caller's.
+  Result<void> send_unsolicited(ServerResponse& rsp, uint64_t seal_session, OutFrame& out);
   // The same interim response, not framed: for send_compound, after the
   // responses of the requests before it in its chain.
   Result<ServerResponse> interim_response(uint64_t message_id, uint64_t async_id);

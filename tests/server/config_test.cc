@@ -385,3 +385,18 @@ TEST(ConfigSambaLimits, IoSizesCreditsAndAlgorithms) {
 
 }  // namespace
 }  // namespace smbkit::server
+
+namespace smbkit::server {
+namespace {
+
+TEST(ConfigParse, LeasesAndOplocksAsSamba) {
+  Config d = parse_ok("[s]\npath = /tmp\n");
+  EXPECT_TRUE(d.global.smb2_leases);
+  EXPECT_TRUE(d.shares[0].oplocks);
+  Config c = parse_ok("[global]\nsmb2 leases = no\n[s]\npath = /tmp\noplocks = no\n");
+  EXPECT_FALSE(c.global.smb2_leases);
+  EXPECT_FALSE(c.shares[0].oplocks);
+}
+
+}  // namespace
+}  // namespace smbkit::server

@@ -1,0 +1,421 @@
+// Oplocks and leases in the file layer: grants, the breaks a second open
+// and a write cause, acknowledgments, the CREATE that waits for one and
+// the break timeout.
+#include <atomic>
+#include <future>
+#include <thread>
+
+#include "base/mutex.h"
+#include "file_fixture.h"
+#include "proto/create_contexts.h"
+#include "proto/oplock_break.h"
+
+namespace smbkit::server::testing {
+namespace {
+
+constexpr uint32_t kR = SMB2_LEASE_READ_CACHING;
+constexpr uint32_t kH = SMB2_LEASE_HANDLE_CACHING;
+constexpr uint32_t kW = SMB2_LEASE_WRITE_CACHING;
+
+// A connection's break notices, as the file layer hands them over.
+struct Sink {
+  Mutex mu;
+  std::vector<BreakNotice> got GUARDED_BY(mu);
+  BreakSink fn() {
+    return [this](const BreakNotice& n) {
+      MutexLock l(mu);
+      got.push_back(n);
+    };
+  }
+  std::vector<BreakNotice> take() {
+    MutexLock l(mu);
+    return std::exchange(got, {});
+  }
+};
+
+Guid16 key(uint8_t b) {
+  Guid16 k{};
+  k.fill(std::byte{b});
+  return k;
+}
+
+class OplockTest : public FileFixture {
+ protected:
+  void SetUp() override {
+    FileFixture::SetUp();
+    ctx_.leasing = true;
+    a_->set_break_sink(sink_a_.fn());
+    b_->set_break_sink(sink_b_.fn());
+    put("f", "data");
+  }
+
+  // A CREATE with an oplock level or a lease on connection c (client
+  // guid `client`); the raw reply, so a pending one can be started.
+  FileReply open_raw(ConnOpens& c, uint8_t level, std::optional<CreateLease> lease = {}, uint8_t client = 1,
+                     uint32_t disposition = FILE_OPEN, uint32_t access = kReadWrite) {
+    CreateRequest req;
+    req.Name = "f";
+    req.CreateDisposition = disposition;
+    req.DesiredAccess = access;
+    req.ShareAccess = kShareAll;
+    req.RequestedOplockLevel = level;
+    if (lease) req.CreateContexts.push_back(to_create_context(*lease));
+    CallCtx ctx = ctx_;
+    ctx.client_guid = key(client);
+    return cur_->execute(c, ctx, SMB2_CREATE,
+                         request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
+  }
+  CreateResponse decoded(const FileReply& r) {
+    EXPECT_EQ(r.status, 0u);
+    EXPECT_FALSE(r.pending);
+    auto d = decode_create_response(as_message(r));
+    EXPECT_TRUE(d.ok());
+    return d ? *d : CreateResponse{};
+  }
+  static CreateLease lease(Guid16 k, uint32_t state, bool v2 = false) {
+    CreateLease l;
+    l.V2 = v2;
+    l.LeaseKey = k;
+    l.LeaseState = state;
+    return l;
+  }
+  static std::optional<CreateLease> lease_of(const CreateResponse& r) {
+    const CreateContext* c = find_create_context(r.CreateContexts, SMB2_CREATE_RESPONSE_LEASE);
+    if (!c) return std::nullopt;
+    auto l = decode_lease(c->Data);
+    if (!l) return std::nullopt;
+    return *l;
+  }
+  FileReply ack_oplock(ConnOpens& c, const FileId& id, uint8_t level) {
+    OplockBreakAcknowledgment a;
+    a.FileId = id;
+    a.OplockLevel = level;
+    return cur_->execute(c, ctx_, SMB2_OPLOCK_BREAK, request(SMB2_OPLOCK_BREAK, [&](ByteWriter& w) {
+                           ASSERT_TRUE(encode_oplock_break_acknowledgment(a, w).ok());
+                         }));
+  }
+  FileReply ack_lease(ConnOpens& c, Guid16 k, uint32_t state, uint8_t client = 1) {
+    LeaseBreakAcknowledgment a;
+    a.LeaseKey = k;
+    a.LeaseState = state;
+    CallCtx ctx = ctx_;
+    ctx.client_guid = key(client);
+    return cur_->execute(c, ctx, SMB2_OPLOCK_BREAK, request(SMB2_OPLOCK_BREAK, [&](ByteWriter& w) {
+                           ASSERT_TRUE(encode_lease_break_acknowledgment(a, w).ok());
+                         }));
+  }
+  // Starts a pending CREATE; its reply arrives in the future.
+  std::future<FileReply> start(const FileReply& r) {
+    auto p = std::make_shared<std::promise<FileReply>>();
+    auto f = p->get_future();
+    r.pending->start([p](FileReply x) { p->set_value(std::move(x)); });
+    return f;
+  }
+
+  FileService* cur_ = &svc_;  // the service the helpers use
+  std::shared_ptr<ConnOpens> a_ = std::make_shared<ConnOpens>(svc_);
+  std::shared_ptr<ConnOpens> b_ = std::make_shared<ConnOpens>(svc_);
+  Sink sink_a_, sink_b_;
+};
+
+TEST_F(OplockTest, ALoneOpenGetsTheBatchOplockItAsks) {
+  auto r = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH));
+  EXPECT_EQ(r.OplockLevel, SMB2_OPLOCK_LEVEL_BATCH);
+}
+
+TEST_F(OplockTest, DirectoriesAndSharesWithoutOplocksGetNone) {
+  ASSERT_EQ(::mkdir(disk("d").c_str(), 0755), 0);
+  CreateRequest req;
+  req.Name = "d";
+  req.DesiredAccess = FILE_READ_DATA;
+  req.ShareAccess = kShareAll;
+  req.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_BATCH;
+  auto d = decoded(svc_.execute(*a_, ctx_, SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) {
+    ASSERT_TRUE(encode_create_request(req, w).ok());
+  })));
+  EXPECT_EQ(d.OplockLevel, SMB2_OPLOCK_LEVEL_NONE);
+
+  ShareConfig cfg = share_->cfg;
+  cfg.oplocks = false;
+  auto s = open_share(cfg);
+  ASSERT_TRUE(s.ok());
+  tree_.share = *s;
+  EXPECT_EQ(decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH)).OplockLevel, SMB2_OPLOCK_LEVEL_NONE);
+}
+
+TEST_F(OplockTest, ASecondOpenWaitsForTheBatchBreakAndGetsLevelII) {
+  auto first = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH));
+  ASSERT_EQ(first.OplockLevel, SMB2_OPLOCK_LEVEL_BATCH);
+  FileReply second = open_raw(*b_, SMB2_OPLOCK_LEVEL_BATCH);
+  ASSERT_TRUE(second.pending);
+  auto notices = sink_a_.take();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_FALSE(notices[0].lease);
+  EXPECT_EQ(notices[0].oplock.FileId, first.FileId);
+  EXPECT_EQ(notices[0].oplock.OplockLevel, SMB2_OPLOCK_LEVEL_II);
+  auto done = start(second);
+  // The ack answers with the new level and lets the CREATE finish.
+  FileReply ack = ack_oplock(*a_, first.FileId, SMB2_OPLOCK_LEVEL_II);
+  ASSERT_EQ(ack.status, 0u);
+  auto ackd = decode_oplock_break_response(as_message(ack));
+  ASSERT_TRUE(ackd.ok());
+  EXPECT_EQ(ackd->OplockLevel, SMB2_OPLOCK_LEVEL_II);
+  auto r = decoded(done.get());
+  EXPECT_EQ(r.OplockLevel, SMB2_OPLOCK_LEVEL_II);
+  EXPECT_TRUE(sink_b_.take().empty());
+}
+
+TEST_F(OplockTest, AnAckWithoutABreakIsAProtocolError) {
+  auto first = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH));
+  EXPECT_EQ(ack_oplock(*a_, first.FileId, SMB2_OPLOCK_LEVEL_II).status, STATUS_INVALID_OPLOCK_PROTOCOL);
+}
+
+TEST_F(OplockTest, ClosingTheHolderEndsTheWait) {
+  auto first = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_EXCLUSIVE));
+  FileReply second = open_raw(*b_, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+  ASSERT_TRUE(second.pending);
+  auto done = start(second);
+  ASSERT_EQ(close(first.FileId, a_.get()), 0u);
+  // Alone now: the exclusive oplock is granted.
+  EXPECT_EQ(decoded(done.get()).OplockLevel, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+}
+
+TEST_F(OplockTest, AnUnacknowledgedBreakTimesOutAndTheHolderIsDowngraded) {
+  FileServiceOptions opts;
+  opts.break_timeout = std::chrono::milliseconds(20);
+  FileService quick(opts);
+  cur_ = &quick;
+  a_ = std::make_shared<ConnOpens>(quick);
+  b_ = std::make_shared<ConnOpens>(quick);
+  a_->set_break_sink(sink_a_.fn());
+  auto first = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH));
+  FileReply second = open_raw(*b_, SMB2_OPLOCK_LEVEL_NONE);
+  ASSERT_TRUE(second.pending);
+  EXPECT_EQ(decoded(start(second).get()).OplockLevel, SMB2_OPLOCK_LEVEL_NONE);
+  // The holder is at level II as if it had acknowledged: no break is on.
+  EXPECT_EQ(ack_oplock(*a_, first.FileId, SMB2_OPLOCK_LEVEL_II).status, STATUS_INVALID_OPLOCK_PROTOCOL);
+  a_.reset();
+  b_.reset();
+}
+
+TEST_F(OplockTest, CancelFinishesTheWaitWithCancelled) {
+  decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH));
+  FileReply second = open_raw(*b_, SMB2_OPLOCK_LEVEL_NONE);
+  ASSERT_TRUE(second.pending);
+  auto done = start(second);
+  second.pending->cancel();
+  EXPECT_EQ(done.get().status, STATUS_CANCELLED);
+}
+
+TEST_F(OplockTest, AWriteBreaksTheOthersLevelIIToNoneWithoutAck) {
+  auto first = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_II));
+  ASSERT_EQ(first.OplockLevel, SMB2_OPLOCK_LEVEL_II);
+  auto second = decoded(open_raw(*b_, SMB2_OPLOCK_LEVEL_NONE));
+  EXPECT_TRUE(sink_a_.take().empty());  // level II lives with other opens
+  ASSERT_EQ(write(second.FileId, 0, "x", b_.get()), 0u);
+  auto n = sink_a_.take();
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].oplock.OplockLevel, SMB2_OPLOCK_LEVEL_NONE);
+  EXPECT_EQ(ack_oplock(*a_, first.FileId, SMB2_OPLOCK_LEVEL_NONE).status, STATUS_INVALID_OPLOCK_PROTOCOL);
+}
+
+TEST_F(OplockTest, ALeaseIsGrantedAndSharedByItsKey) {
+  auto r = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_LEASE, lease(key(9), kR | kW | kH)));
+  EXPECT_EQ(r.OplockLevel, SMB2_OPLOCK_LEVEL_LEASE);
+  auto l = lease_of(r);
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->LeaseState, kR | kW | kH);
+  // The same client and key on another open: no break, same lease.
+  auto r2 = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_LEASE, lease(key(9), kR | kW | kH)));
+  EXPECT_EQ(lease_of(r2)->LeaseState, kR | kW | kH);
+  EXPECT_TRUE(sink_a_.take().empty());
+  // The key on another file is refused.
+  put("g", "");
+  CreateRequest req;
+  req.Name = "g";
+  req.DesiredAccess = kReadWrite;
+  req.ShareAccess = kShareAll;
+  req.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
+  req.CreateContexts.push_back(to_create_context(lease(key(9), kR)));
+  CallCtx ctx = ctx_;
+  ctx.client_guid = key(1);
+  EXPECT_EQ(svc_.execute(*a_, ctx, SMB2_CREATE,
+                         request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }))
+                .status,
+            STATUS_INVALID_PARAMETER);
+}
+
+TEST_F(OplockTest, InvalidLeaseStatesAreGrantedNothing) {
+  auto r = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_LEASE, lease(key(3), kW | kH)));
+  EXPECT_EQ(lease_of(r)->LeaseState, 0u);
+}
+
+TEST_F(OplockTest, AnotherClientBreaksWriteCachingAndWaitsForTheAck) {
+  auto r = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_LEASE, lease(key(9), kR | kW | kH, true)));
+  const uint16_t epoch = lease_of(r)->Epoch;
+  FileReply other = open_raw(*b_, SMB2_OPLOCK_LEVEL_LEASE, lease(key(9), kR | kW | kH, true), 2);
+  ASSERT_TRUE(other.pending);
+  auto n = sink_a_.take();
+  ASSERT_EQ(n.size(), 1u);
+  ASSERT_TRUE(n[0].lease);
+  EXPECT_EQ(n[0].lease_break.LeaseKey, key(9));
+  EXPECT_EQ(n[0].lease_break.CurrentLeaseState, kR | kW | kH);
+  EXPECT_EQ(n[0].lease_break.NewLeaseState, kR | kH);
+  EXPECT_EQ(n[0].lease_break.Flags, SMB2_NOTIFY_BREAK_LEASE_FLAG_ACK_REQUIRED);
+  EXPECT_EQ(n[0].lease_break.NewEpoch, epoch + 1);
+  auto done = start(other);
+  // More than the break allows is refused; the state broken to is taken.
+  EXPECT_EQ(ack_lease(*a_, key(9), kR | kW | kH).status, STATUS_REQUEST_NOT_ACCEPTED);
+  FileReply ack = ack_lease(*a_, key(9), kR | kH);
+  ASSERT_EQ(ack.status, 0u);
+  auto r2 = decoded(done.get());
+  EXPECT_EQ(lease_of(r2)->LeaseState, kR | kH);                       // another client: no W
+  EXPECT_EQ(ack_lease(*a_, key(9), kR).status, STATUS_UNSUCCESSFUL);  // no break on now
+}
+
+TEST_F(OplockTest, AWriteBreaksReadLeasesOfOthers) {
+  decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_LEASE, lease(key(9), kR)));
+  auto w = decoded(open_raw(*b_, SMB2_OPLOCK_LEVEL_NONE, {}, 2));
+  ASSERT_EQ(write(w.FileId, 0, "y", b_.get()), 0u);
+  auto n = sink_a_.take();
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].lease_break.NewLeaseState, 0u);
+  EXPECT_EQ(n[0].lease_break.Flags, 0u);
+}
+
+TEST_F(OplockTest, AStatOpenBreaksNothing) {
+  decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH));
+  FileReply r = open_raw(*b_, SMB2_OPLOCK_LEVEL_NONE, {}, 2, FILE_OPEN, FILE_READ_ATTRIBUTES);
+  EXPECT_FALSE(r.pending);
+  EXPECT_EQ(r.status, 0u);
+  EXPECT_TRUE(sink_a_.take().empty());
+}
+
+}  // namespace
+}  // namespace smbkit::server::testing
+
+namespace smbkit::server::testing {
+namespace {
+
+// Durable handles: kept over a connection's loss, reconnected by the same
+// client and user, purged by a conflicting open, closed at their timeout.
+class DurableTest : public FileFixture {
+ protected:
+  void SetUp() override {
+    FileFixture::SetUp();
+    ctx_.user = "alice";
+    ctx_.client_guid = guid(1);
+    put("f", "data");
+  }
+  static Guid16 guid(uint8_t b) {
+    Guid16 k{};
+    k.fill(std::byte{b});
+    return k;
+  }
+  FileReply create_raw(ConnOpens& c, const CallCtx& ctx, std::vector<CreateContext> contexts,
+                       uint8_t level = SMB2_OPLOCK_LEVEL_BATCH, uint32_t options = 0) {
+    CreateRequest req;
+    req.Name = "f";
+    req.CreateDisposition = FILE_OPEN;
+    req.DesiredAccess = kReadWrite | DELETE;
+    req.ShareAccess = kShareAll;
+    req.CreateOptions = options;
+    req.RequestedOplockLevel = level;
+    req.CreateContexts = std::move(contexts);
+    return svc_.execute(c, ctx, SMB2_CREATE,
+                        request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
+  }
+  CreateResponse ok(const FileReply& r) {
+    EXPECT_EQ(r.status, 0u);
+    auto d = decode_create_response(as_message(r));
+    EXPECT_TRUE(d.ok());
+    return d ? *d : CreateResponse{};
+  }
+  // A v2 durable open on a connection that then goes away.
+  FileId durable_then_lost(uint32_t timeout_ms = 0, uint32_t options = 0) {
+    auto c = std::make_shared<ConnOpens>(svc_);
+    CreateDurableHandleRequestV2 q;
+    q.Timeout = timeout_ms;
+    q.CreateGuid = guid(7);
+    auto r = ok(create_raw(*c, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_BATCH, options));
+    EXPECT_TRUE(find_create_context(r.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2));
+    c->close_all();  // the connection is lost
+    return r.FileId;
+  }
+  FileReply reconnect(ConnOpens& c, const CallCtx& ctx, const FileId& id, Guid16 create_guid) {
+    CreateDurableHandleReconnectV2 r;
+    r.FileId = id;
+    r.CreateGuid = create_guid;
+    return create_raw(c, ctx, {to_create_context(r)});
+  }
+};
+
+TEST_F(DurableTest, ADurableOpenIsTakenBackOnANewConnection) {
+  const FileId id = durable_then_lost();
+  auto c = std::make_shared<ConnOpens>(svc_);
+  EXPECT_EQ(reconnect(*c, ctx_, id, guid(8)).status, STATUS_OBJECT_NAME_NOT_FOUND);  // another CreateGuid
+  CallCtx bob = ctx_;
+  bob.user = "bob";
+  EXPECT_EQ(reconnect(*c, bob, id, guid(7)).status, STATUS_ACCESS_DENIED);
+  auto r = ok(reconnect(*c, ctx_, id, guid(7)));
+  EXPECT_EQ(r.FileId.Persistent, id.Persistent);
+  EXPECT_EQ(r.OplockLevel, SMB2_OPLOCK_LEVEL_BATCH);
+  EXPECT_EQ(write(r.FileId, 0, "D", c.get()), 0u);
+  EXPECT_EQ(get("f"), "Data");
+  // Taken: a second reconnect finds nothing.
+  EXPECT_EQ(reconnect(*c, ctx_, id, guid(7)).status, STATUS_OBJECT_NAME_NOT_FOUND);
+}
+
+TEST_F(DurableTest, WithoutABatchOplockThereIsNoDurability) {
+  auto c = std::make_shared<ConnOpens>(svc_);
+  CreateDurableHandleRequestV2 q;
+  q.CreateGuid = guid(7);
+  auto r = ok(create_raw(*c, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_II));
+  EXPECT_FALSE(find_create_context(r.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2));
+}
+
+TEST_F(DurableTest, AnOpenThatWouldBreakItClosesTheDisconnectedOpen) {
+  const FileId id = durable_then_lost();
+  auto c = std::make_shared<ConnOpens>(svc_);
+  c->set_break_sink([](const BreakNotice&) {});
+  CallCtx other = ctx_;
+  other.client_guid = guid(2);
+  FileReply r = create_raw(*c, other, {}, SMB2_OPLOCK_LEVEL_NONE);
+  EXPECT_FALSE(r.pending);  // nobody could acknowledge a break
+  EXPECT_EQ(r.status, 0u);
+  EXPECT_EQ(reconnect(*c, ctx_, id, guid(7)).status, STATUS_OBJECT_NAME_NOT_FOUND);
+}
+
+TEST_F(DurableTest, ATimedOutDurableOpenIsClosedAndDeleteOnCloseApplies) {
+  durable_then_lost(1, FILE_DELETE_ON_CLOSE);
+  // The 1 ms timeout passes on the file layer's timer thread: wait (a
+  // bounded number of times) for the file to go.
+  for (int i = 0; i < 500 && exists("f"); i++) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(exists("f"));
+}
+
+}  // namespace
+}  // namespace smbkit::server::testing
+
+namespace smbkit::server::testing {
+namespace {
+
+// MS-FSA 2.1.4.12 as smbd: an open that meets a sharing violation breaks
+// only handle caching; an exclusive oplock has none and is left alone.
+TEST_F(OplockTest, ASharingViolationLeavesAnExclusiveOplockAlone) {
+  CreateRequest req;
+  req.Name = "f";
+  req.DesiredAccess = kReadWrite;
+  req.ShareAccess = 0;
+  req.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_EXCLUSIVE;
+  auto msg = request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); });
+  auto first = decoded(svc_.execute(*a_, ctx_, SMB2_CREATE, msg));
+  ASSERT_EQ(first.OplockLevel, SMB2_OPLOCK_LEVEL_EXCLUSIVE);
+  FileReply second = svc_.execute(*b_, ctx_, SMB2_CREATE, msg);
+  EXPECT_FALSE(second.pending);
+  EXPECT_EQ(second.status, STATUS_SHARING_VIOLATION);
+  EXPECT_TRUE(sink_a_.take().empty());
+}
+
+}  // namespace
+}  // namespace smbkit::server::testing
