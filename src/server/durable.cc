@@ -176,20 +176,7 @@ FileReply reconnect_durable(FileService& svc, ConnOpens& opens, const CallCtx& c
       Lease& ls = *o->lease;
       ls.sink = o->sink;
       ls.session_id = o->session_id;
-      CreateLease out;
-      out.V2 = lease->V2 && ctx.dialect >= SMB2_DIALECT_0300;
-      out.LeaseKey = lease->LeaseKey;
-      out.LeaseState = ls.caching.state;
-      if (ls.caching.breaking) out.LeaseFlags |= SMB2_LEASE_FLAG_BREAK_IN_PROGRESS;
-      if (out.V2) {
-        if (ls.has_parent) {
-          out.LeaseFlags |= SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET;
-          out.ParentLeaseKey = ls.parent;
-        }
-        out.Epoch = ls.epoch;
-      }
-      resp.OplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
-      resp.CreateContexts.push_back(to_create_context(out));
+      answer_lease(resp, ls, lease->LeaseKey, lease->V2 && ctx.dialect >= SMB2_DIALECT_0300);
     } else {
       resp.OplockLevel = oplock_level_of(o->oplock.state);
     }

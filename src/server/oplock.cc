@@ -153,6 +153,23 @@ CacheRequest cache_request(const CreateRequest& req, const CallCtx& ctx, bool is
   return c;
 }
 
+void answer_lease(CreateResponse& resp, const Lease& l, const Guid16& key, bool v2) {
+  CreateLease out;
+  out.V2 = v2;
+  out.LeaseKey = key;
+  out.LeaseState = l.caching.state;
+  if (l.caching.breaking) out.LeaseFlags |= SMB2_LEASE_FLAG_BREAK_IN_PROGRESS;
+  if (out.V2) {
+    if (l.has_parent) {
+      out.LeaseFlags |= SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET;
+      out.ParentLeaseKey = l.parent;
+    }
+    out.Epoch = l.epoch;
+  }
+  resp.OplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
+  resp.CreateContexts.push_back(to_create_context(out));
+}
+
 uint32_t check_lease(FileService::Impl& impl, const FileNode& node, const CacheRequest& req) {
   if (!req.lease) return 0;
   auto it = impl.leases.find(LeaseId{req.client, req.lease->LeaseKey});
@@ -237,20 +254,7 @@ void grant_caching(FileService::Impl& impl, FileNode& node, Open& o, const Cache
     l.sink = o.sink;
     l.session_id = o.session_id;
     o.lease = slot;
-    CreateLease out;
-    out.V2 = req.lease->V2;
-    out.LeaseKey = req.lease->LeaseKey;
-    out.LeaseState = l.caching.state;
-    if (l.caching.breaking) out.LeaseFlags |= SMB2_LEASE_FLAG_BREAK_IN_PROGRESS;
-    if (out.V2) {
-      if (l.has_parent) {
-        out.LeaseFlags |= SMB2_LEASE_FLAG_PARENT_LEASE_KEY_SET;
-        out.ParentLeaseKey = l.parent;
-      }
-      out.Epoch = l.epoch;
-    }
-    resp.OplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
-    resp.CreateContexts.push_back(to_create_context(out));
+    answer_lease(resp, l, req.lease->LeaseKey, req.lease->V2);
     return;
   }
   uint32_t want = oplock_state(req.oplock_level);

@@ -68,6 +68,10 @@ struct Breaks {
 // caching is granted (unless it holds caching itself).
 bool is_stat_open(uint32_t granted);
 
+// The CREATE response's lease context for `l` (MS-SMB2 2.2.14.2.10/11), as
+// a v2 context when `v2`, with OplockLevel SMB2_OPLOCK_LEVEL_LEASE.
+void answer_lease(proto::CreateResponse& resp, const Lease& l, const proto::Guid16& key, bool v2);
+
 // The OplockLevel a state in lease bits amounts to.
 uint8_t oplock_level_of(uint32_t state);
 
