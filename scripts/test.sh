@@ -32,6 +32,10 @@ if [ "$FUZZ_SECONDS" -gt 0 ]; then
 fi
 echo "== tests (gcc, optimized)"
 (cd build && ctest --output-on-failure -j2 --timeout 900)
+# The client suites again with smbkitd as the server, less the known
+# failures (tests/smbkitd/known_failures.txt, each with its reason).
+echo "== client suites against smbkitd"
+scripts/smbkitd-suites.sh build
 # The dialect x security x cache matrix, CI slice (the diagonal; the full
 # 27 cells: scripts/matrix.sh --full). Prints its status table.
 echo "== test matrix (CI slice)"
