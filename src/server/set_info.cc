@@ -179,8 +179,9 @@ uint32_t set_rename(FileService& svc, Open& o, ByteView buf) {
   if (r.ReplaceIfExists) {
     struct stat tst {};
     if (fstatat(tp.fd, tleaf.c_str(), &tst, AT_SYMLINK_NOFOLLOW) == 0) {
-      // MS-FSA 2.1.5.14.11: a directory is never replaced, nor an open file.
-      if (S_ISDIR(tst.st_mode)) return STATUS_ACCESS_DENIED;
+      // MS-FSA 2.1.5.14.11: an open file is never replaced. An empty
+      // directory is, as smbd does it (a POSIX rename; a non-empty one is
+      // STATUS_DIRECTORY_NOT_EMPTY), which POSIX programs on a mount need.
       if (svc.impl().nodes.count({tst.st_dev, tst.st_ino})) return STATUS_ACCESS_DENIED;
     }
     flags = 0;
