@@ -12,6 +12,7 @@
 // cancelled at once and the chain goes on with its answer (STATUS_CANCELLED
 // as a rule), as smbd does (MS-SMB2 <206> on 3.3.5.2.7).
 #include "base/log.h"
+#include "proto/create.h"
 #include "server/conn.h"
 
 namespace smbkit::server {
@@ -72,7 +73,13 @@ void Conn::complete(uint64_t async_id, FileReply fr) {
     fr = FileReply{};
     fr.status = STATUS_UNSUCCESSFUL;
   }
+  const bool create = c->reqs[c->next].hdr.Command == SMB2_CREATE;
   add_reply(*c, fr);
+  // MS-SMB2 3.3.5.2.7.2: a CREATE that waited (for a break's
+  // acknowledgment) still names the chain's file for the related
+  // requests after it.
+  if (create && fr.status == STATUS_SUCCESS && !c->rsps.empty())
+    if (auto d = decode_create_response(c->rsps.back().msg)) c->fid = d->FileId;
   c->next++;
   run_chain(std::move(c));
 }

@@ -815,6 +815,46 @@ TEST(ConnWaits, TheLastOfAChainWaitsAfterTheAnswersBeforeIt) {
   EXPECT_EQ(t.w.conn->in_flight(), 0u);
 }
 
+// A CREATE that waited (for a break's acknowledgment) and then opened the
+// file still names the chain's file: the related LOCK after it locks it.
+// The file layer's retry runs apart from the chain (as CreateWait does),
+// so the connection takes the FileId from the CREATE's answer.
+TEST(ConnWaits, ACreateThatWaitedStillNamesTheChainsFile) {
+  Waits t;
+  struct ReplyCall : PendingCall {
+    FileReply reply;
+    std::function<void(FileReply)> done;
+    void start(std::function<void(FileReply)> d) override { done = std::move(d); }
+    void cancel() override {}
+  };
+  std::shared_ptr<ReplyCall> call;
+  FileService* files = &t.w.state->files();
+  t.w.conn->set_executor([&](ConnOpens& o, const CallCtx& ctx, uint16_t cmd, ByteView msg) {
+    if (cmd != SMB2_CREATE || call) return files->execute(o, ctx, cmd, msg);
+    CallCtx apart = ctx;
+    apart.chain_file_id = nullptr;
+    call = std::make_shared<ReplyCall>();
+    call->reply = files->execute(o, apart, cmd, msg);
+    FileReply r;
+    r.pending = call;
+    return r;
+  });
+  auto reqs = create_then_lock(t, true);
+  OutFrame f;
+  ASSERT_TRUE(t.w.client.send_compound(reqs, f).ok());
+  auto rs = t.w.deliver(f);
+  ASSERT_TRUE(rs.ok()) << rs.error().message();
+  ASSERT_EQ(rs->size(), 1u);
+  EXPECT_TRUE((*rs)[0].interim);  // the CREATE waits
+  ASSERT_TRUE(call && call->done);
+  ASSERT_EQ(call->reply.status, STATUS_SUCCESS);
+  call->done(std::move(call->reply));
+  auto fin = t.take();
+  ASSERT_EQ(fin.size(), 2u);
+  EXPECT_EQ(fin[0].hdr.Status, STATUS_SUCCESS);
+  EXPECT_EQ(fin[1].hdr.Status, STATUS_SUCCESS) << "the related LOCK did not find the chain's file";
+}
+
 TEST(ConnWaits, ARequestThatWouldWaitInsideAChainIsCancelled) {
   Waits t;
   auto reqs = create_then_lock(t, false);
