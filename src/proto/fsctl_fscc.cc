@@ -104,9 +104,14 @@ Bytes encode_allocated_ranges(const std::vector<FileAllocatedRangeBuffer>& v) {
 
 // MS-FSCC 2.1.3.1: ObjectId, BirthVolumeId, BirthObjectId, DomainId.
 Bytes encode_object_id(const FileObjectIdBuffer& v) {
-  Bytes b;
-  ByteWriter w(b);
-  for (const auto* g : {&v.ObjectId, &v.BirthVolumeId, &v.BirthObjectId, &v.DomainId}) w.bytes(ByteView(*g));
+  // Copied into a buffer of its final size (appending to a vector here
+  // trips GCC 12's -O3 -Wstringop-overflow).
+  Bytes b(kFileObjectIdBufferSize);
+  size_t off = 0;
+  for (const auto* g : {&v.ObjectId, &v.BirthVolumeId, &v.BirthObjectId, &v.DomainId}) {
+    std::memcpy(b.data() + off, g->data(), g->size());
+    off += g->size();
+  }
   return b;
 }
 Result<FileObjectIdBuffer> decode_object_id(ByteView buf) {
