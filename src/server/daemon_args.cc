@@ -1,6 +1,8 @@
 // smbkitd's command line on CLI11, and the configuration it selects.
 #include "server/daemon_args.h"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <sstream>
 
@@ -56,6 +58,8 @@ ParsedArgs parse_daemon_args(int argc, const char* const* argv) {
   del->fallthrough();
   auto* list = user->add_subcommand("list", "list the users");
   list->fallthrough();
+  auto* status = app.add_subcommand("status", "what the running daemon has open (as smbstatus -L)");
+  status->fallthrough();
 
   std::vector<std::string> args;
   for (int i = argc - 1; i >= 1; --i) args.emplace_back(argv[i]);  // CLI11 takes them reversed
@@ -78,12 +82,16 @@ ParsedArgs parse_daemon_args(int argc, const char* const* argv) {
     a.command = DaemonCommand::user_del;
   else if (list->parsed())
     a.command = DaemonCommand::user_list;
+  else if (status->parsed())
+    a.command = DaemonCommand::status;
 
   bool quick = port_opt->count() + share_opt->count() + guest_opt->count() + if_opt->count() > 0;
   if (a.command != DaemonCommand::serve) {
-    if (quick) return usage_error("'user' takes -s FILE or --private-dir DIR, not the quick form");
+    const char* what = a.command == DaemonCommand::status ? "status" : "user";
+    if (quick) return usage_error(fmt::format("'{}' takes -s FILE or --private-dir DIR, not the quick form", what));
     if (a.config_file.empty() && a.private_dir.empty())
-      return usage_error("'user' needs -s FILE or --private-dir DIR (where the users file is)");
+      return usage_error(fmt::format("'{}' needs -s FILE or --private-dir DIR (where the {} is)", what,
+                                     a.command == DaemonCommand::status ? "control socket" : "users file"));
   } else if (!a.config_file.empty()) {
     if (quick)
       return usage_error(

@@ -4,6 +4,7 @@
 //   smbkitd --port N --share NAME=PATH[,ro][,guest]... [--private-dir DIR]
 //           [--guest-ok] [--interfaces ADDR,...] [-F] [-d LEVEL] [--pidfile F]
 //   smbkitd (-s FILE | --private-dir DIR) user add NAME | user del NAME | user list
+//   smbkitd (-s FILE | --private-dir DIR) status
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,7 @@ inline constexpr int kExitUsage = 2;
 // surprise.
 inline constexpr std::string_view kQuickFormInterface = "127.0.0.1";
 
-enum class DaemonCommand : uint8_t { serve, user_add, user_del, user_list };
+enum class DaemonCommand : uint8_t { serve, user_add, user_del, user_list, status };
 
 struct DaemonArgs {
   DaemonCommand command = DaemonCommand::serve;

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/bytes.h"
 #include "base/result.h"
@@ -212,6 +213,22 @@ class FileService {
   std::optional<FileReply> execute_nowait(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg);
 
   const FileServiceOptions& options() const { return opts_; }
+
+  // What is open now (smbkitd status): one entry per open of a file or
+  // directory on any connection, durable opens waiting for a reconnect
+  // included, ordered by share and path. A snapshot; status.cc.
+  struct OpenStatus {
+    std::string share;
+    std::string path;  // under the share's root, '/' separated ("" for the root)
+    uint64_t session_id = 0;
+    uint32_t granted = 0;       // GrantedAccess
+    uint32_t share_access = 0;  // FILE_SHARE_*
+    uint32_t caching = 0;       // oplock or lease state, in lease bits
+    bool lease = false;
+    bool durable = false;
+    bool disconnected = false;  // durable, its connection gone
+  };
+  std::vector<OpenStatus> open_files();
 
   struct Impl;
   Impl& impl() { return *impl_; }

@@ -12,9 +12,11 @@
 
 #include "base/log.h"
 #include "base/worker_pool.h"
+#include "server/control.h"
 #include "server/identity.h"
 #include "server/loop.h"
 #include "server/state.h"
+#include "server/status.h"
 
 namespace smbkit::server {
 
@@ -109,6 +111,8 @@ struct Server::Impl {
   std::vector<uint16_t> ports;
   std::atomic<unsigned> next_loop{0};
   std::atomic<bool> stopped{false};
+  // After st: destroyed (its thread joined) before the state it reports.
+  std::unique_ptr<ControlSocket> control;
 
   void assign(int fd, std::string peer) {
     const uint32_t max = st->snapshot()->cfg.global.max_connections;
@@ -155,6 +159,19 @@ Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOp
   unsigned nworkers = opts.workers ? opts.workers : kWorkersPerLoop * nloops;
   impl->workers = std::make_unique<WorkerPool>(static_cast<int>(nworkers), SIZE_MAX);
   for (unsigned i = 0; i < nloops; i++) impl->loops.push_back(std::make_unique<Loop>(*impl->st, *impl->workers, i));
+  if (!g.private_dir.empty()) {
+    ServerState* st = impl->st.get();
+    auto c = ControlSocket::start(control_socket_path(g.private_dir), [st](std::string_view req) {
+      if (req != "status") return std::string("error: unknown request (status)\n");
+      return format_status(st->files().open_files(), st->connections.load());
+    });
+    // Serving does not depend on it: say why `smbkitd status` will not work.
+    if (c) {
+      impl->control = std::move(*c);
+    } else {
+      SMBKIT_LOG(warn, "{}; smbkitd status will not answer", c.error().message());
+    }
+  }
   Impl* raw = impl.get();
   for (auto& [fd, _] : fds) {
     impl->listen_fds.push_back(fd);

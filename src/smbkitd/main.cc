@@ -16,6 +16,7 @@
 #include "base/dumpable.h"
 #include "base/log.h"
 #include "server/config.h"
+#include "server/control.h"
 #include "server/daemon_args.h"
 #include "server/server.h"
 #include "server/users.h"
@@ -83,11 +84,23 @@ int run_user_command(const DaemonArgs& a) {
       break;
     }
     case DaemonCommand::serve:
+    case DaemonCommand::status:
       break;
   }
   auto saved = db->save(dir);
   if (!saved) return fail(saved.error());
   return kExitOk;
+}
+
+// Asks the running daemon (its control socket in the private dir) what is
+// open, and prints the answer.
+int run_status(const DaemonArgs& a) {
+  auto cfg = config_from_args(a);
+  if (!cfg) return fail(cfg.error());
+  auto answer = control_request(control_socket_path(cfg->global.private_dir), "status");
+  if (!answer) return fail(answer.error());
+  std::fputs(answer->c_str(), stdout);
+  return answer->starts_with("error:") ? kExitRuntime : kExitOk;
 }
 
 // SIGHUP: the file and the users again; on an error the server keeps
@@ -214,6 +227,7 @@ int main(int argc, char** argv) {
   a.config_file = smbkitd::absolute_path(a.config_file);
   a.private_dir = smbkitd::absolute_path(a.private_dir);
   a.pidfile = smbkitd::absolute_path(a.pidfile);
+  if (a.command == DaemonCommand::status) return run_status(a);
   if (a.command != DaemonCommand::serve) return run_user_command(a);
   return serve(a);
 }

@@ -1,5 +1,5 @@
 // Deferred close (closetimeo) under cache=strict, observed on the server
-// with smbstatus: a released read-only handle stays open for closetimeo
+// (smbstatus -L, or smbkitd status): a released read-only handle stays open for closetimeo
 // seconds and then closes; reopening takes it back; a handle that wrote is
 // closed at once; and nothing the mount or another client does next is
 // held up by it: unlink and re-create, rename over the file or of its
@@ -18,9 +18,9 @@ namespace fs = std::filesystem;
 
 class DeferredClose : public Mount {
  protected:
-  // How many opens of `name` smbd has now (smbstatus -L: one line per open).
+  // How many opens of `name` the server has now (one line per open).
   int server_opens(const std::string& name) {
-    auto o = st::run_command({"smbstatus", "-s", server_->config_path(), "-L"}, 30);
+    auto o = server_->open_files();
     EXPECT_EQ(o.status, 0) << o.out;
     int n = 0;
     std::istringstream in(o.out);
@@ -49,7 +49,7 @@ class DeferredClose : public Mount {
     }
     return ::testing::AssertionSuccess();
   }
-  // Polls (bounded) until smbd has `want` opens of name.
+  // Polls (bounded) until the server has `want` opens of name.
   ::testing::AssertionResult opens_become(const std::string& name, int want, std::chrono::seconds limit) {
     int got = -1;
     auto until = std::chrono::steady_clock::now() + limit;
@@ -69,7 +69,7 @@ TEST_F(DeferredClose, ReleasedHandleStaysOpenForClosetimeoThenCloses) {
   ASSERT_TRUE(write_file(mp + "/dc-kept.bin", data));
   EXPECT_TRUE(opens_become("dc-kept.bin", 0, 3s)) << "a handle that wrote must close at once (mtime)";
   EXPECT_TRUE(same(slurp(mp + "/dc-kept.bin"), data));  // a read-only open and close
-  std::this_thread::sleep_for(1s);  // RELEASE has been handled; the deadline is 5 s after it
+  std::this_thread::sleep_for(1s);                      // RELEASE has been handled; the deadline is 5 s after it
   EXPECT_EQ(server_opens("dc-kept.bin"), 1) << "the released handle was closed at once";
   EXPECT_TRUE(opens_become("dc-kept.bin", 0, 15s));
   EXPECT_TRUE(same(slurp(share_dir() + "/dc-kept.bin"), data));

@@ -450,7 +450,7 @@ TEST_F(Files, PathOperationsAreOneFrameEach) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().status, smbkit::STATUS_DIRECTORY_NOT_EMPTY) << err_of(r);
   EXPECT_LE(frames() - f0, 2u) << "rmdir (a CLOSE of its own if the server failed the chained one)";
-  auto o = st::run_command({"smbstatus", "-s", server_->config_path(), "-L"}, 30);
+  auto o = server_->open_files();
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_EQ(o.out.find("cmpd-dir"), std::string::npos) << o.out;
   f0 = frames();
@@ -520,7 +520,7 @@ TEST_F(Files, SetInfoOnPathAndStatfsAreOneFrameEach) {
   ASSERT_FALSE(denied.ok());
   EXPECT_NE(denied.error().status, 0u);
   EXPECT_EQ(std::filesystem::file_size(share_dir() + "/setp.bin"), 1234u);
-  auto o = st::run_command({"smbstatus", "-s", server_->config_path(), "-L"}, 30);
+  auto o = server_->open_files();
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_EQ(o.out.find("setp.bin"), std::string::npos) << o.out;
   // A missing name: the CREATE's status.

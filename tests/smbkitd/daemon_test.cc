@@ -2,11 +2,15 @@
 // (it forks, writes its pid file and its log file, and the starting
 // command exits once it serves), SIGHUP rereads the file and the users
 // (a broken file keeps what is in use), SIGTERM stops it cleanly (the pid
-// file goes, the port closes). smbclient is the client throughout.
+// file goes, the port closes), `smbkitd status` shows what is open.
+// smbclient is the client, and smbkit's client library where a file must
+// stay open.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -16,6 +20,9 @@
 #include <string>
 #include <thread>
 
+#include "client/client.h"
+#include "proto/create.h"
+#include "server/control.h"
 #include "support/samba_server.h"
 #include "support/temp_dir.h"
 
@@ -175,6 +182,68 @@ TEST_F(Daemon, SigtermStopsCleanly) {
   EXPECT_FALSE(fs::exists(pidfile()));
   EXPECT_FALSE(port_open(port_));
   EXPECT_NE(slurp(logfile()).find("stopping"), std::string::npos) << slurp(logfile());
+}
+
+TEST_F(Daemon, StatusShowsWhatIsOpenAndOnlyToItsOwner) {
+  ASSERT_TRUE(std::ofstream(dir_.path() + "/one/held.txt") << "x");
+  auto none = run_command({smbkitd(), "-s", conf(), "status"});
+  ASSERT_EQ(none.status, 0) << none.out;
+  EXPECT_NE(none.out.find("open files: 0"), std::string::npos) << none.out;
+
+  client::ClientOptions o;
+  o.conn.host = "127.0.0.1";
+  o.conn.port = port_;
+  o.conn.timeout = std::chrono::seconds(30);
+  o.creds.user = kUser;
+  o.creds.password = kPassword;
+  auto c = client::Client::connect(o);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  auto t = (*c)->tree_connect("one");
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  client::OpenParams p;
+  p.access = proto::FILE_READ_DATA | proto::FILE_READ_ATTRIBUTES;
+  p.share = proto::FILE_SHARE_READ;
+  auto f = (*t)->open("held.txt", p);
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  auto held = run_command({smbkitd(), "-s", conf(), "status"});
+  ASSERT_EQ(held.status, 0) << held.out;
+  EXPECT_NE(held.out.find("connections: 1"), std::string::npos) << held.out;
+  EXPECT_NE(held.out.find("open files: 1"), std::string::npos) << held.out;
+  EXPECT_NE(held.out.find("one:held.txt"), std::string::npos) << held.out;
+  EXPECT_NE(held.out.find(" R-- "), std::string::npos) << held.out;  // others may read, not write or delete
+
+  // Another user than root and the daemon's is turned away.
+  const std::string sock = server::control_socket_path(dir_.path() + "/private");
+  struct stat st {};
+  ASSERT_EQ(lstat(sock.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // nobody: neither root nor the daemon's user.
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0) _exit(3);
+    auto a = server::control_request(sock, "status");
+    _exit(a.ok() && a->find("held.txt") != std::string::npos ? 1 : 0);
+  }
+  int ws = 0;
+  ASSERT_EQ(waitpid(child, &ws, 0), child);
+  EXPECT_TRUE(WIFEXITED(ws) && WEXITSTATUS(ws) == 0) << "status " << ws;
+
+  ASSERT_TRUE((*t)->close(f->id).ok());
+  auto closed = run_command({smbkitd(), "-s", conf(), "status"});
+  EXPECT_NE(closed.out.find("open files: 0"), std::string::npos) << closed.out;
+}
+
+TEST_F(Daemon, SigtermRemovesTheControlSocket) {
+  const std::string sock = server::control_socket_path(dir_.path() + "/private");
+  ASSERT_TRUE(fs::exists(sock));
+  ASSERT_EQ(kill(pid_, SIGTERM), 0);
+  EXPECT_TRUE(eventually([&] { return !alive(pid_); }));
+  EXPECT_FALSE(fs::exists(sock));
+  auto o = run_command({smbkitd(), "-s", conf(), "status"});
+  EXPECT_NE(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("is smbkitd running"), std::string::npos) << o.out;
 }
 
 TEST_F(Daemon, ASecondDaemonWithThePidFileIsRefused) {

@@ -433,4 +433,9 @@ SambaServer::Output SambaServer::smbclient(const std::string& share, const std::
   return run_command(argv);
 }
 
+SambaServer::Output SambaServer::open_files() const {
+  if (is_smbkitd()) return run_command({smbkitd_program(), "-s", conf_, "status"}, 30);
+  return run_command({find_program("smbstatus"), "-s", conf_, "-L"}, 30);
+}
+
 }  // namespace smbkit::testing

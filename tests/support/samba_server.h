@@ -71,6 +71,9 @@ class SambaServer {
   };
   Output smbclient(const std::string& share, const std::string& commands,
                    const std::vector<std::string>& extra_args = {}) const;
+  // What the server has open now, one line per open that names its path
+  // under the share: smbstatus -L for smbd, `smbkitd status` for smbkitd.
+  Output open_files() const;
 
  private:
   SambaServer() = default;
