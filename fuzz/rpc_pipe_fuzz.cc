@@ -12,6 +12,7 @@
 
 #include "rpc/dcerpc.h"
 #include "rpc/pipe.h"
+#include "rpc/pipe_client.h"
 #include "rpc/srvsvc.h"
 
 using namespace smbkit;
@@ -23,6 +24,13 @@ constexpr int kMaxSteps = 64;
 constexpr size_t kMaxReadBytes = 8 << 20;
 
 void client_decoders(ByteView b) {
+  // The client's association (smbkit ls smb://host/) fed the bytes as a
+  // BIND_ACK, and as a call's answer PDU.
+  PipeClient pc(srvsvc::kSrvsvcSyntax);
+  (void)pc.bind();
+  (void)pc.on_bind_ack(b);
+  (void)pc.request(srvsvc::kOpNetrShareEnum, b);
+  (void)pc.on_response(b);
   (void)srvsvc::decode_share_enum_response(b);
   (void)srvsvc::decode_share_get_info_response(b);
   (void)srvsvc::decode_server_get_info_response(b);

@@ -1,6 +1,7 @@
 #include "cli/commands.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,14 +11,13 @@
 #include <filesystem>
 #include <span>
 
-#include <fmt/format.h>
-
 #include "cli/file_transfer.h"
 #include "cli/local_fs.h"
 #include "cli/progress.h"
 #include "cli/remote_copy.h"
 #include "cli/trees.h"
 #include "client/names.h"
+#include "client/share_list.h"
 #include "proto/create.h"
 
 namespace smbkit::cli {
@@ -43,9 +43,7 @@ std::string base_name(const std::string& p) {
   return pos == std::string::npos ? p : p.substr(pos + 1);
 }
 
-std::string join(const std::string& dir, const std::string& name) {
-  return dir.empty() ? name : dir + "/" + name;
-}
+std::string join(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
 Result<SmbUrl> url_of(const std::string& s) { return client::parse_smb_url(s); }
 
@@ -57,8 +55,25 @@ Result<DownloadTarget> local_target(const std::string& local, const std::string&
 
 }  // namespace
 
+// smb://host/ without a share: the server's shares, as smbclient -L
+// lists them (name, type, comment).
+Result<void> list_shares(Context& c, const client::SmbUrl& u) {
+  SMBKIT_TRY(auto* cl, c.client(u));
+  SMBKIT_TRY(auto shares, client::list_shares(*cl, u.host));
+  size_t width = 0;
+  for (const auto& s : shares) width = std::max(width, client::escape_for_display(s.netname).size());
+  for (const auto& s : shares) {
+    std::string line = fmt::format("{:<{}}  {:<7} {}", client::escape_for_display(s.netname), width,
+                                   client::share_type_name(s.type), client::escape_for_display(s.remark));
+    line.erase(line.find_last_not_of(' ') + 1);
+    std::printf("%s\n", line.c_str());
+  }
+  return {};
+}
+
 Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
   SMBKIT_TRY(auto u, url_of(url));
+  if (u.share.empty()) return list_shares(c, u);
   SMBKIT_TRY(auto* t, c.tree(u));
   // Sorted output needs the whole listing: only what is printed is kept
   // (the listing itself is capped, ClientOptions::max_listing_entries).
@@ -84,8 +99,7 @@ Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
     if (e.name == "." || e.name == "..") continue;
     if (long_format)
       std::printf("%c %12llu %s %s%s\n", e.is_dir ? 'd' : '-', static_cast<unsigned long long>(e.size),
-                  format_time(e.write_time).c_str(), client::escape_for_display(e.name).c_str(),
-                  e.is_dir ? "/" : "");
+                  format_time(e.write_time).c_str(), client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
     else
       std::printf("%s%s\n", client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
   }
@@ -96,13 +110,13 @@ Result<void> cmd_stat(Context& c, const std::string& url) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
   SMBKIT_TRY(auto s, t->stat(u.path));
-  std::printf("  File: %s\n  Type: %s\n  Size: %llu\n  Allocated: %llu\n  Attributes: 0x%08x\n"
-              "  Links: %u\n  FileId: %llu\n  Created: %s\n  Modified: %s\n  Accessed: %s\n  Changed: %s\n",
-              u.str().c_str(), s.is_dir ? "directory" : "regular file",
-              static_cast<unsigned long long>(s.size), static_cast<unsigned long long>(s.allocation),
-              s.attributes, s.links, static_cast<unsigned long long>(s.file_id),
-              format_time(s.creation_time).c_str(), format_time(s.write_time).c_str(),
-              format_time(s.access_time).c_str(), format_time(s.change_time).c_str());
+  std::printf(
+      "  File: %s\n  Type: %s\n  Size: %llu\n  Allocated: %llu\n  Attributes: 0x%08x\n"
+      "  Links: %u\n  FileId: %llu\n  Created: %s\n  Modified: %s\n  Accessed: %s\n  Changed: %s\n",
+      u.str().c_str(), s.is_dir ? "directory" : "regular file", static_cast<unsigned long long>(s.size),
+      static_cast<unsigned long long>(s.allocation), s.attributes, s.links, static_cast<unsigned long long>(s.file_id),
+      format_time(s.creation_time).c_str(), format_time(s.write_time).c_str(), format_time(s.access_time).c_str(),
+      format_time(s.change_time).c_str());
   return {};
 }
 
@@ -146,8 +160,7 @@ Result<void> cmd_put(Context& c, const std::string& local, const std::string& ur
 
 Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, bool recursive) {
   bool src_remote = client::looks_like_smb_url(src), dst_remote = client::looks_like_smb_url(dst);
-  if (!src_remote && !dst_remote)
-    return nt_error(STATUS_INVALID_PARAMETER, "cp: SRC or DST must be an smb:// URL");
+  if (!src_remote && !dst_remote) return nt_error(STATUS_INVALID_PARAMETER, "cp: SRC or DST must be an smb:// URL");
   if (src_remote && dst_remote) {
     if (recursive) return nt_error(STATUS_INVALID_PARAMETER, "cp -r: one of SRC and DST must be local");
     return copy_remote_to_remote(c, src, dst);
@@ -235,8 +248,7 @@ Result<void> cmd_df(Context& c, const std::string& url) {
   uint64_t used = s.total_bytes - s.free_bytes;
   double pct = s.total_bytes ? 100.0 * static_cast<double>(used) / static_cast<double>(s.total_bytes) : 0;
   std::printf("%-30s %14s %14s %14s %4.0f%%  %s\n", ("//" + u.host + "/" + u.share).c_str(),
-              human_bytes(static_cast<double>(s.total_bytes)).c_str(),
-              human_bytes(static_cast<double>(used)).c_str(),
+              human_bytes(static_cast<double>(s.total_bytes)).c_str(), human_bytes(static_cast<double>(used)).c_str(),
               human_bytes(static_cast<double>(s.avail_bytes)).c_str(), pct,
               client::escape_for_display(s.fs_name).c_str());
   return {};

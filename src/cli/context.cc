@@ -40,16 +40,13 @@ Result<client::Credentials> Context::credentials(const client::SmbUrl& u) {
   }
   if (!have_password && !c.user.empty() && !g_.guest) {
     if (!isatty(0))
-      return nt_error(STATUS_LOGON_FAILURE,
-                      u.str() + ": no password (use --credentials FILE or SMBKIT_PASSWORD)");
+      return nt_error(STATUS_LOGON_FAILURE, u.str() + ": no password (use --credentials FILE or SMBKIT_PASSWORD)");
     c.password = client::prompt_password(c.user + "@" + u.host);
   }
   return c;
 }
 
-Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
-  if (u.share.empty())
-    return nt_error(STATUS_OBJECT_PATH_SYNTAX_BAD, u.str() + ": no share in the URL");
+Result<client::Client*> Context::client(const client::SmbUrl& u) {
   if (!client_) {
     client::ClientOptions o;
     o.conn.host = u.host;
@@ -71,6 +68,12 @@ Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
     client_ = std::move(*c);
     client_opts_ = o;
   }
+  return client_.get();
+}
+
+Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
+  if (u.share.empty()) return nt_error(STATUS_OBJECT_PATH_SYNTAX_BAD, u.str() + ": no share in the URL");
+  SMBKIT_CHECK(client(u));
   auto it = trees_.find(u.share);
   if (it != trees_.end()) return it->second.get();
   SMBKIT_TRY(auto t, client_->tree_connect(u.share));

@@ -40,6 +40,8 @@ class Context {
  public:
   explicit Context(GlobalOptions g) : g_(std::move(g)) {}
   const GlobalOptions& opts() const { return g_; }
+  // The session with the URL's server (one per command: the first URL's).
+  Result<client::Client*> client(const client::SmbUrl& u);
   // A connected tree for the URL's share (cached per share).
   Result<client::Tree*> tree(const client::SmbUrl& u);
   // tree(u) plus connections-1 more trees of the same share, each on its

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
   std::string a, b;
   bool long_fmt = false, recursive = false;
   std::vector<std::string> many;
-  auto* ls = app.add_subcommand("ls", "list a directory");
+  auto* ls = app.add_subcommand("ls", "list a directory, or a server's shares (smb://host/)");
   ls->add_flag("-l", long_fmt, "long format: type, size, modification time");
   ls->add_option("URL", a)->required();
   auto* stat = app.add_subcommand("stat", "show a file's metadata");

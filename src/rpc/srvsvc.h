@@ -32,6 +32,8 @@ inline constexpr uint32_t NERR_NetNameNotFound = 2310;
 
 // shi*_type (MS-SRVS 2.2.2.4).
 inline constexpr uint32_t STYPE_DISKTREE = 0x00000000;
+inline constexpr uint32_t STYPE_PRINTQ = 0x00000001;
+inline constexpr uint32_t STYPE_DEVICE = 0x00000002;
 inline constexpr uint32_t STYPE_IPC = 0x00000003;
 inline constexpr uint32_t STYPE_SPECIAL = 0x80000000;
 // shi2_max_uses: no limit (MS-SRVS 2.2.4.24).

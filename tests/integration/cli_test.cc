@@ -4,6 +4,8 @@
 // or --seal.
 #include <map>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "fixture.h"
 
@@ -14,8 +16,7 @@ class Cli : public ServerSuite<Cli> {
  protected:
   // The smbkit binary in the matrix cell (run_smbkit, fixture.h).
   static st::SambaServer::Output smbkit(const std::vector<std::string>& args,
-                                        const char* password = st::SambaServer::password(),
-                                        int timeout_s = 120) {
+                                        const char* password = st::SambaServer::password(), int timeout_s = 120) {
     return run_smbkit(args, password, timeout_s);
   }
   static std::string url(const std::string& path = "") {
@@ -35,8 +36,10 @@ std::map<std::string, std::optional<Bytes>> snapshot(const std::string& root) {
   std::map<std::string, std::optional<Bytes>> m;
   for (auto& e : fs::recursive_directory_iterator(root)) {
     std::string rel = fs::relative(e.path(), root).string();
-    if (e.is_directory()) m[rel] = std::nullopt;
-    else m[rel] = read_local(e.path().string());
+    if (e.is_directory())
+      m[rel] = std::nullopt;
+    else
+      m[rel] = read_local(e.path().string());
   }
   return m;
 }
@@ -47,11 +50,21 @@ std::vector<std::string> smbclient_cell_args(const EnvCell& c) {
   std::vector<std::string> a;
   if (!c.vers.empty()) {
     switch (c.expected_dialect()) {
-      case pr::SMB2_DIALECT_0202: a = {"--max-protocol", "SMB2_02"}; break;
-      case pr::SMB2_DIALECT_0210: a = {"--max-protocol", "SMB2_10"}; break;
-      case pr::SMB2_DIALECT_0300: a = {"--max-protocol", "SMB3_00"}; break;
-      case pr::SMB2_DIALECT_0302: a = {"--max-protocol", "SMB3_02"}; break;
-      default: a = {"--max-protocol", "SMB3_11"}; break;
+      case pr::SMB2_DIALECT_0202:
+        a = {"--max-protocol", "SMB2_02"};
+        break;
+      case pr::SMB2_DIALECT_0210:
+        a = {"--max-protocol", "SMB2_10"};
+        break;
+      case pr::SMB2_DIALECT_0300:
+        a = {"--max-protocol", "SMB3_00"};
+        break;
+      case pr::SMB2_DIALECT_0302:
+        a = {"--max-protocol", "SMB3_02"};
+        break;
+      default:
+        a = {"--max-protocol", "SMB3_11"};
+        break;
     }
   }
   if (c.sign) a.push_back("--client-protection=sign");
@@ -134,6 +147,33 @@ TEST_F(Cli, UnknownShareOneLineBadNetworkName) {
   EXPECT_NE(o.out.find("STATUS_BAD_NETWORK_NAME (no such share)"), std::string::npos) << o.out;
   EXPECT_EQ(o.out.rfind("smbkit: ", 0), 0u) << o.out;
   EXPECT_NE(o.out.find("smb://"), std::string::npos) << "the error should name the target: " << o.out;
+}
+
+// smb://host/ lists the server's shares (srvsvc NetrShareEnum over IPC$),
+// the same ones with the same types and comments as smbclient -L -g.
+TEST_F(Cli, LsOfAHostListsItsSharesAsSmbclientDoes) {
+  std::string u = "smb://smbkit@127.0.0.1:" + std::to_string(server().port()) + "/";
+  auto o = smbkit({"ls", u});
+  ASSERT_EQ(o.status, 0) << o.out;
+  std::set<std::string> ours;
+  std::istringstream in(o.out);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(line, m, std::regex(R"((\S+) +(Disk|IPC|Printer|Device) *(.*))"))) << line;
+    ours.insert(m[2].str() + "|" + m[1].str() + "|" + m[3].str());
+  }
+  auto ref = st::run_command({"smbclient", "-g", "-L", "//127.0.0.1", "-p", std::to_string(server().port()), "-U",
+                              std::string(st::SambaServer::user()) + "%" + st::SambaServer::password()});
+  ASSERT_EQ(ref.status, 0) << ref.out;
+  std::set<std::string> theirs;
+  std::istringstream rin(ref.out);
+  for (std::string line; std::getline(rin, line);)
+    if (line.rfind("Disk|", 0) == 0 || line.rfind("IPC|", 0) == 0) theirs.insert(line);
+  EXPECT_TRUE(
+      ours.count("Disk|share|") ||
+      std::any_of(ours.begin(), ours.end(), [](const std::string& e) { return e.rfind("Disk|share|", 0) == 0; }))
+      << o.out;
+  EXPECT_EQ(ours, theirs) << "smbkit:\n" << o.out << "smbclient:\n" << ref.out;
 }
 
 TEST_F(Cli, WrongPasswordIsLogonFailure) {
