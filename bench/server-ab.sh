@@ -73,7 +73,9 @@ url() { echo "smb://smbkit@127.0.0.1:${port[$1]}/share/$2"; }
 export SMBKIT_PASSWORD
 
 "$BIN/smbkit" bench --mode seqwrite --size "${SIZE_MB}M" --keep "$(url ref seq.bin)" > /dev/null || exit 1
-cat "$share/seq.bin" > /dev/null
+# One file per connection: smbkit bench opens its file for itself.
+for c in $(seq 2 "$CONNS"); do cp -p "$share/seq.bin" "$share/seq-$c.bin"; done
+cat "$share"/seq*.bin > /dev/null
 
 server_pids() {
   case $1 in
@@ -106,8 +108,10 @@ measure() {
   t0=$(ticks "$m")
   local c bp=()
   for c in $(seq "$CONNS"); do
+    local f=$file
+    [ "$c" -gt 1 ] && f=${file%.bin}-$c.bin
     /usr/bin/time -f '%U %S' -o "$w/time.$c" "$BIN/smbkit" $flag bench --mode "$bmode" --bs "$BS" --qd "$QD" \
-      --size "${SIZE_MB}M" --keep --json "$(url "$m" "$file")" > "$w/out.$c.json" &
+      --size "${SIZE_MB}M" --keep --json "$(url "$m" "$f")" > "$w/out.$c.json" &
     bp+=($!)
   done
   wait "${bp[@]}"

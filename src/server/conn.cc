@@ -306,12 +306,17 @@ void Conn::add_reply(Chain& c, FileReply& fr) {
     rsp.trailer = fr.region->length;
     c.region = std::move(fr.region);
   }
-  if (!fr.data.empty()) {
+  const ByteView data = fr.raw ? ByteView(fr.raw.get(), fr.raw_size) : ByteView(fr.data);
+  if (!data.empty()) {
     if (c.reqs.size() == 1) {
-      c.keep.push_back(std::move(fr.data));
-      rsp.payload = c.keep.back();
+      if (fr.raw) {
+        c.keep.push_back(std::move(fr.raw));
+      } else {
+        c.keep.push_back(std::make_shared<Bytes>(std::move(fr.data)));
+      }
+      rsp.payload = data;  // a Bytes' heap buffer stays where it is when moved
     } else {
-      rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
+      rsp.msg.insert(rsp.msg.end(), data.begin(), data.end());
     }
   }
   c.rsps.push_back(std::move(rsp));
@@ -350,8 +355,8 @@ void Conn::flush_chain(Chain& c, uint64_t interim_async_id) {
     closed_ = true;
     return;
   }
-  std::shared_ptr<std::vector<Bytes>> hold;
-  if (!c.keep.empty()) hold = std::make_shared<std::vector<Bytes>>(std::move(c.keep));
+  std::shared_ptr<std::vector<std::shared_ptr<void>>> hold;
+  if (!c.keep.empty()) hold = std::make_shared<std::vector<std::shared_ptr<void>>>(std::move(c.keep));
   c.keep.clear();
   if (deferred && f.transform.kind != session::FrameTransform::Kind::none) {
     deferred->hold = std::move(hold);

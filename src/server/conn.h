@@ -111,8 +111,8 @@ class Conn : public std::enable_shared_from_this<Conn> {
   struct Chain {
     std::vector<session::ServerRequest> reqs;
     std::vector<session::ServerResponse> rsps;
-    std::vector<Bytes> keep;           // READ data the answers point into
-    std::optional<FileRegion> region;  // a lone READ's data left in the file
+    std::vector<std::shared_ptr<void>> keep;  // READ data the answers point into
+    std::optional<FileRegion> region;         // a lone READ's data left in the file
     size_t next = 0;
     proto::FileId fid{};      // the chain's FileId (MS-SMB2 3.3.5.2.7.2)
     uint32_t create_err = 0;  // a failed CREATE fails the related requests after it

@@ -158,21 +158,26 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
   if (ctx.zero_copy && svc.options().zero_copy_reads && req->Length >= svc.options().zero_copy_min && req->Length > 0) {
     if (auto r = region_reply(*o, req->Offset, req->Length, req->MinimumCount)) return r;
   }
-  Bytes data(req->Length);
-  ssize_t n = nowait ? pread_nowait_full(f.fd, data.data(), data.size(), req->Offset)
-                     : pread_full(f.fd, data.data(), data.size(), req->Offset);
+  // Not zeroed: the read overwrites what it returns, and no more is sent.
+  std::shared_ptr<std::byte[]> data(new std::byte[std::max<size_t>(req->Length, 1)]);
+  ssize_t n = nowait ? pread_nowait_full(f.fd, data.get(), req->Length, req->Offset)
+                     : pread_full(f.fd, data.get(), req->Length, req->Offset);
   // EOPNOTSUPP: a file system without RWF_NOWAIT.
   if (n < 0 && nowait && (errno == EAGAIN || errno == EOPNOTSUPP)) return std::nullopt;
   if (n < 0) return error_reply(errno_status(errno));
   // MS-SMB2 3.3.5.12: nothing read, or less than MinimumCount: end of file.
   if ((n == 0 && req->Length > 0) || static_cast<uint64_t>(n) < req->MinimumCount)
     return error_reply(STATUS_END_OF_FILE);
-  data.resize(static_cast<size_t>(n));
   {
     MutexLock l(f.mu);
     f.position = req->Offset + static_cast<uint64_t>(n);
   }
-  return read_reply(STATUS_SUCCESS, std::move(data));
+  FileReply r = read_reply(STATUS_SUCCESS, {});
+  if (r.status != STATUS_SUCCESS || r.body.size() < kReadDataLengthAt + 4) return r;
+  store_le32(r.body.data() + kReadDataLengthAt, static_cast<uint32_t>(n));
+  r.raw = std::move(data);
+  r.raw_size = static_cast<size_t>(n);
+  return r;
 }
 
 ssize_t pwrite_full(int fd, const std::byte* buf, size_t len, uint64_t off) {
