@@ -106,8 +106,9 @@ struct GlobalConfig {
   bool zero_copy_reads = true;
   uint32_t zero_copy_min = 64 * 1024;
   // smbkitd:parallel crypto: responses from `smbkitd:parallel crypto min`
-  // bytes on are signed or sealed on the worker threads (frames still go
-  // out in order) instead of on the connection's loop. Read at start.
+  // bytes of payload on are signed or sealed, and sealed request frames
+  // that large decrypted, on the worker threads (frames still go out and
+  // are taken in order) instead of on the connection's loop. Read at start.
   bool parallel_crypto = true;
   uint32_t parallel_crypto_min = 256 * 1024;
   uint32_t auth_timeout_seconds = 60;   // unauthenticated connection lifetime
