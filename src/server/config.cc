@@ -337,6 +337,10 @@ const Param kParams[] = {
     {"smbkitd:maxconnections", Scope::global,
      GLOBAL(max_connections, parse_uint(c, v, 1, std::numeric_limits<uint32_t>::max()))},
     {"smbkitd:nowaitreads", Scope::global, GLOBAL(nowait_reads, parse_bool(c, v))},
+    {"smbkitd:zerocopyreads", Scope::global, GLOBAL(zero_copy_reads, parse_bool(c, v))},
+    {"smbkitd:zerocopymin", Scope::global, GLOBAL(zero_copy_min, parse_uint(c, v, 0, kMaxIoSize))},
+    {"smbkitd:parallelcrypto", Scope::global, GLOBAL(parallel_crypto, parse_bool(c, v))},
+    {"smbkitd:parallelcryptomin", Scope::global, GLOBAL(parallel_crypto_min, parse_uint(c, v, 0, kMaxIoSize))},
     {"guestaccount", Scope::global,
      [](Ctx& c, std::string_view v) -> Result<void> {
        std::string n(trim(v));

@@ -100,6 +100,17 @@ struct GlobalConfig {
   // served as when smbkitd runs as root (identity.h).
   std::string guest_account = "nobody";
   bool nowait_reads = true;
+  // smbkitd:zero copy reads: a plain READ's data goes from the page cache
+  // to the socket without a copy through user space (sendfile), from
+  // `smbkitd:zero copy min` bytes on. Read at start.
+  bool zero_copy_reads = true;
+  uint32_t zero_copy_min = 64 * 1024;
+  // smbkitd:parallel crypto: responses from `smbkitd:parallel crypto min`
+  // bytes of payload on are signed or sealed, and sealed request frames
+  // that large decrypted, on the worker threads (frames still go out and
+  // are taken in order) instead of on the connection's loop. Read at start.
+  bool parallel_crypto = true;
+  uint32_t parallel_crypto_min = 256 * 1024;
   uint32_t auth_timeout_seconds = 60;   // unauthenticated connection lifetime
   uint32_t idle_timeout_seconds = 900;  // "deadtime" is in minutes in Samba: this is seconds
   // "log level" (0..3; nullopt: the command line's -d, else 1) and "log

@@ -68,6 +68,11 @@ Conn::Conn(ServerState& st, ConnIo& io, std::string peer)
   // on what the client holds is the window, not the step.
   mc.max_grant = static_cast<uint16_t>(std::min<uint32_t>(mc.credit_target, UINT16_MAX));
   machine_ = ServerMachine(mc);
+  {
+    auto snap = st.snapshot();
+    const GlobalConfig& g = snap->cfg.global;
+    if (g.parallel_crypto) parallel_crypto_min_ = std::max<size_t>(g.parallel_crypto_min, 1);
+  }
   exec_ = [files = &st.files()](ConnOpens& o, const CallCtx& ctx, uint16_t cmd, ByteView msg) {
     return files->execute(o, ctx, cmd, msg);
   };
@@ -90,9 +95,19 @@ void Conn::shutdown() {
 
 Result<void> Conn::on_frame(Bytes frame) {
   if (closed_) return protocol_error("connection closed");
+  // Behind a frame being decrypted elsewhere, frames wait their turn.
+  if (!incoming_.empty() || unseal_elsewhere(frame)) return queue_frame(std::move(frame));
+  return take_frame(std::move(frame));
+}
+
+Result<void> Conn::take_frame(Bytes frame) {
   if (!neg_ && ServerMachine::is_smb1_negotiate(frame)) return smb1_negotiate(std::move(frame));
   std::vector<ServerRequest> reqs;
   SMBKIT_CHECK(machine_.receive(std::move(frame), reqs));
+  return run_requests(std::move(reqs));
+}
+
+Result<void> Conn::run_requests(std::vector<ServerRequest> reqs) {
   if (reqs.empty()) return {};
   // MS-SMB2 3.3.5.2: nothing but NEGOTIATE before NEGOTIATE.
   if (!neg_ && (reqs.size() != 1 || reqs[0].hdr.Command != SMB2_NEGOTIATE))
@@ -204,6 +219,8 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.client_guid = neg_->client_guid;
     job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
     job->ctx.user = sessions_[r.session_id].user;
+    // A lone READ answered in the clear may leave its data in the file.
+    job->ctx.zero_copy = cmd == SMB2_READ && c->reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId);
     // A READ of cached data is answered here, on the loop: no hand-off,
     // and it never waits behind reads that wait for the disk.
     if (auto fr = st_.files().execute_nowait(*opens_, job->ctx, cmd, r.msg())) {
@@ -285,12 +302,21 @@ void Conn::add_reply(Chain& c, FileReply& fr) {
   }
   ServerResponse rsp = ServerMachine::response_to(q, fr.status);
   rsp.msg.insert(rsp.msg.end(), fr.body.begin(), fr.body.end());
-  if (!fr.data.empty()) {
+  if (fr.region && c.reqs.size() == 1) {
+    rsp.trailer = fr.region->length;
+    c.region = std::move(fr.region);
+  }
+  const ByteView data = fr.raw ? ByteView(fr.raw.get(), fr.raw_size) : ByteView(fr.data);
+  if (!data.empty()) {
     if (c.reqs.size() == 1) {
-      c.keep.push_back(std::move(fr.data));
-      rsp.payload = c.keep.back();
+      if (fr.raw) {
+        c.keep.push_back(std::move(fr.raw));
+      } else {
+        c.keep.push_back(std::make_shared<Bytes>(std::move(fr.data)));
+      }
+      rsp.payload = data;  // a Bytes' heap buffer stays where it is when moved
     } else {
-      rsp.msg.insert(rsp.msg.end(), fr.data.begin(), fr.data.end());
+      rsp.msg.insert(rsp.msg.end(), data.begin(), data.end());
     }
   }
   c.rsps.push_back(std::move(rsp));
@@ -313,16 +339,39 @@ void Conn::flush_chain(Chain& c, uint64_t interim_async_id) {
   in_flight_ -= std::min(in_flight_, finals);
   if (out.empty()) return;
   session::OutFrame f;
-  Result<void> sent = out.size() == 1 && !interim_async_id ? machine_.send(out[0], f) : machine_.send_compound(out, f);
+  const bool single = out.size() == 1 && !interim_async_id;
+  // A large answer that is signed or sealed is finished on a worker; it
+  // keeps its place in the connection's order.
+  std::shared_ptr<Deferred> deferred;
+  if (single && parallel_crypto_min_ && out[0].payload.size() >= parallel_crypto_min_) {
+    deferred = std::make_shared<Deferred>();
+    deferred->rsp = std::move(out[0]);
+  }
+  Result<void> sent = deferred ? machine_.send_deferred(deferred->rsp, f)
+                      : single ? machine_.send(out[0], f)
+                               : machine_.send_compound(out, f);
   if (!sent) {
     SMBKIT_LOG(warn, "{}: cannot answer: {}", peer_, sent.error().message());
     closed_ = true;
     return;
   }
-  std::shared_ptr<std::vector<Bytes>> hold;
-  if (!c.keep.empty()) hold = std::make_shared<std::vector<Bytes>>(std::move(c.keep));
+  std::shared_ptr<std::vector<std::shared_ptr<void>>> hold;
+  if (!c.keep.empty()) hold = std::make_shared<std::vector<std::shared_ptr<void>>>(std::move(c.keep));
   c.keep.clear();
-  io_.send(std::move(f), std::move(hold));
+  if (deferred && f.transform.kind != session::FrameTransform::Kind::none) {
+    deferred->hold = std::move(hold);
+    io_.send_finished_elsewhere(std::move(f), deferred, [deferred](session::OutFrame& of) {
+      return session::finish_frame(MutableByteView(deferred->rsp.msg), deferred->rsp.payload, of);
+    });
+    return;
+  }
+  if (c.region && f.trailer) {
+    FileRegion region = std::move(*c.region);
+    c.region.reset();
+    io_.send_region(std::move(f), std::move(hold), std::move(region));
+  } else {
+    io_.send(std::move(f), std::move(hold));
+  }
   // A LOGOFF's answer went out signed with its session's key: now forget it.
   for (const ServerResponse& r : out) {
     if (r.hdr.Command == SMB2_LOGOFF && r.hdr.Status == STATUS_SUCCESS) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -35,6 +36,15 @@ class ConnIo {
   // Queues a frame; frames go out in the order queued. `hold` keeps what
   // the frame's payload points into alive until it is sent.
   virtual void send(session::OutFrame f, std::shared_ptr<void> hold) = 0;
+  // Queues a frame whose last f.trailer bytes are `region` (a READ's data
+  // left in the file): they go from the page cache to the socket without
+  // a copy. The default reads them and sends a copy.
+  virtual void send_region(session::OutFrame f, std::shared_ptr<void> hold, FileRegion region);
+  // Queues a frame whose signature or seal is still to apply (f.head
+  // empty, f.transform set): `finish` completes it on a worker thread and
+  // the frame keeps its place in the order. The default runs finish here.
+  using FinishFrame = std::function<Result<void>(session::OutFrame&)>;
+  virtual void send_finished_elsewhere(session::OutFrame f, std::shared_ptr<void> hold, FinishFrame finish);
   // Runs `work` on a worker thread, then `done` on this connection's loop.
   virtual void run_blocking(std::function<void()> work, std::function<void()> done) = 0;
   // Posts `fn` to this connection's loop from any thread. The returned
@@ -42,6 +52,9 @@ class ConnIo {
   // loop), so `fn` must check that its connection is still open.
   virtual std::function<void(std::function<void()>)> poster() = 0;
   virtual uint64_t now_filetime() = 0;
+  // Ends the connection once what is queued is sent: for an error found
+  // outside on_frame (a frame decrypted on a worker that did not decrypt).
+  virtual void end() {}
 };
 
 class Conn : public std::enable_shared_from_this<Conn> {
@@ -59,7 +72,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   bool authenticated() const { return authenticated_; }
   // Requests whose final answer has not been queued yet, waiting ones
   // (async) included: a connection with one is not idle.
-  size_t in_flight() const { return in_flight_; }
+  size_t in_flight() const { return in_flight_ + incoming_.size(); }
   // Requests gone async whose final answer has not been queued yet.
   size_t waiting() const { return waiting_.size(); }
   // Server stop: cancels every request that waits, so that each is
@@ -98,11 +111,18 @@ class Conn : public std::enable_shared_from_this<Conn> {
   struct Chain {
     std::vector<session::ServerRequest> reqs;
     std::vector<session::ServerResponse> rsps;
-    std::vector<Bytes> keep;  // READ data the answers point into
+    std::vector<std::shared_ptr<void>> keep;  // READ data the answers point into
+    std::optional<FileRegion> region;         // a lone READ's data left in the file
     size_t next = 0;
     proto::FileId fid{};      // the chain's FileId (MS-SMB2 3.3.5.2.7.2)
     uint32_t create_err = 0;  // a failed CREATE fails the related requests after it
     size_t sent = 0;          // rsps already queued (before an interim response)
+  };
+  // A response signed or sealed on a worker, with what its payload
+  // points into.
+  struct Deferred {
+    session::ServerResponse rsp;
+    std::shared_ptr<void> hold;
   };
   // A request gone async (MS-SMB2 3.3.1.1 Request.AsyncId): its chain
   // waits at c->next until the call's final reply comes.
@@ -114,6 +134,21 @@ class Conn : public std::enable_shared_from_this<Conn> {
     uint32_t tree_id = 0;
   };
 
+  // A frame the machine takes now; the requests it carries.
+  Result<void> take_frame(Bytes frame);
+  Result<void> run_requests(std::vector<session::ServerRequest> reqs);
+  // conn_unseal.cc: large sealed frames decrypted on workers, every frame
+  // still taken in the order it arrived.
+  struct Incoming {
+    Bytes frame;
+    bool sealed = false;  // decrypted on a worker: key and result apply
+    bool ready = false;
+    session::ServerMachine::UnsealKey key;
+    Result<size_t> result = size_t{0};
+  };
+  bool unseal_elsewhere(ByteView frame) const;
+  Result<void> queue_frame(Bytes frame);
+  Result<void> drain_frames();
   void run_chain(std::shared_ptr<Chain> c);
   // Queues the chain's answers not sent yet, as one frame; with
   // `interim_async_id`, an interim response for c.reqs[c.next] ends it.
@@ -166,6 +201,11 @@ class Conn : public std::enable_shared_from_this<Conn> {
   std::map<uint64_t, Waiting> waiting_;
   std::map<uint64_t, bool> running_;
   uint64_t next_async_id_ = 1;
+  // Responses with at least this much payload are signed or sealed on a
+  // worker (smbkitd:parallel crypto); 0: never.
+  size_t parallel_crypto_min_ = 0;
+  // Frames received and not yet taken: the first is being decrypted.
+  std::deque<std::shared_ptr<Incoming>> incoming_;
 };
 
 }  // namespace smbkit::server

@@ -91,6 +91,9 @@ struct CallCtx {
   // The session's user, as it authenticated (a durable open is reconnected
   // only by its user).
   std::string user;
+  // The answer may carry a READ's data as a FileRegion: it goes out on
+  // its own, neither signed nor sealed.
+  bool zero_copy = false;
 };
 
 // An oplock or lease break the file layer asks a connection to send
@@ -114,10 +117,28 @@ using BreakSink = std::function<void(const BreakNotice&)>;
 // after it (READ payload) without another copy.
 struct PendingCall;
 
+// READ data left in the file for the transport to send straight from the
+// page cache (zero copy): `length` bytes of `fd` from `offset`. `hold`
+// keeps fd open until they are sent (the open it belongs to).
+struct FileRegion {
+  std::shared_ptr<void> hold;
+  int fd = -1;
+  uint64_t offset = 0;
+  size_t length = 0;
+};
+
 struct FileReply {
   uint32_t status = 0;
   Bytes body;
   Bytes data;
+  // Instead of data: a READ's data to send from the file (only when the
+  // call allowed it, CallCtx::zero_copy).
+  std::optional<FileRegion> region;
+  // Instead of data: a READ's raw_size bytes in a buffer that was not
+  // zeroed before the read filled it (data's vector would clear it first,
+  // a tenth of a signed READ's cost).
+  std::shared_ptr<std::byte[]> raw;
+  size_t raw_size = 0;
   // Set when the request must wait (body, data and status are then
   // unused): the connection sends an interim response and the final
   // answer comes through the PendingCall.
@@ -151,6 +172,10 @@ struct FileServiceOptions {
   // READs of data in the page cache are served on the calling loop
   // (execute_nowait); off: every READ goes to a worker.
   bool nowait_reads = true;
+  // READs of cached data of at least zero_copy_min bytes answered with a
+  // FileRegion where the call allows it (CallCtx::zero_copy).
+  bool zero_copy_reads = true;
+  uint32_t zero_copy_min = 64 * 1024;
   // Sessions are served as their users' Unix accounts (identity.h):
   // Server::start sets it when smbkitd runs as root.
   bool as_session_users = false;

@@ -107,6 +107,32 @@ ssize_t pread_nowait_full(int fd, std::byte* buf, size_t len, uint64_t off) {
       fd, buf, len, off);
 }
 
+// A READ answered with its data left in the file (FileRegion), when every
+// page of it is in the page cache (as cachestat(2) says: the loop's
+// sendfile must not wait for the disk). nullopt: read it the usual way. A
+// file cut short before the region is sent is padded with zeros by the
+// transport (the frame's length is fixed by then).
+std::optional<FileReply> region_reply(const OpenPtr& o, uint64_t off, uint32_t len, uint32_t min_count) {
+  const Open& f = *o;
+  if (g_no_cachestat.load(std::memory_order_relaxed)) return std::nullopt;
+  struct stat st {};
+  if (fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t n = off < size ? std::min<uint64_t>(len, size - off) : 0;
+  // MS-SMB2 3.3.5.12: nothing to read, or less than MinimumCount: end of file.
+  if (n == 0 || n < min_count) return error_reply(STATUS_END_OF_FILE);
+  if (!all_cached(f.fd, off, n) || g_no_cachestat.load(std::memory_order_relaxed)) return std::nullopt;
+  {
+    MutexLock l(o->mu);
+    o->position = off + n;
+  }
+  FileReply r = read_reply(STATUS_SUCCESS, {});
+  if (r.status != STATUS_SUCCESS || r.body.size() < kReadDataLengthAt + 4) return std::nullopt;
+  store_le32(r.body.data() + kReadDataLengthAt, static_cast<uint32_t>(n));
+  r.region = FileRegion{o, f.fd, off, static_cast<size_t>(n)};
+  return r;
+}
+
 // A READ (MS-SMB2 3.3.5.12): the request, the open, its access and the
 // locks checked, then the transfer. With `nowait`, nullopt where it would
 // have to wait for the disk (or for a pipe's other end): the caller then
@@ -129,21 +155,29 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
     return error_reply(STATUS_INVALID_PARAMETER);
   if (!io_allowed_by_locks(svc, f, req->Offset, req->Length, false)) return error_reply(STATUS_FILE_LOCK_CONFLICT);
 
-  Bytes data(req->Length);
-  ssize_t n = nowait ? pread_nowait_full(f.fd, data.data(), data.size(), req->Offset)
-                     : pread_full(f.fd, data.data(), data.size(), req->Offset);
+  if (ctx.zero_copy && svc.options().zero_copy_reads && req->Length >= svc.options().zero_copy_min && req->Length > 0) {
+    if (auto r = region_reply(*o, req->Offset, req->Length, req->MinimumCount)) return r;
+  }
+  // Not zeroed: the read overwrites what it returns, and no more is sent.
+  std::shared_ptr<std::byte[]> data(new std::byte[std::max<size_t>(req->Length, 1)]);
+  ssize_t n = nowait ? pread_nowait_full(f.fd, data.get(), req->Length, req->Offset)
+                     : pread_full(f.fd, data.get(), req->Length, req->Offset);
   // EOPNOTSUPP: a file system without RWF_NOWAIT.
   if (n < 0 && nowait && (errno == EAGAIN || errno == EOPNOTSUPP)) return std::nullopt;
   if (n < 0) return error_reply(errno_status(errno));
   // MS-SMB2 3.3.5.12: nothing read, or less than MinimumCount: end of file.
   if ((n == 0 && req->Length > 0) || static_cast<uint64_t>(n) < req->MinimumCount)
     return error_reply(STATUS_END_OF_FILE);
-  data.resize(static_cast<size_t>(n));
   {
     MutexLock l(f.mu);
     f.position = req->Offset + static_cast<uint64_t>(n);
   }
-  return read_reply(STATUS_SUCCESS, std::move(data));
+  FileReply r = read_reply(STATUS_SUCCESS, {});
+  if (r.status != STATUS_SUCCESS || r.body.size() < kReadDataLengthAt + 4) return r;
+  store_le32(r.body.data() + kReadDataLengthAt, static_cast<uint32_t>(n));
+  r.raw = std::move(data);
+  r.raw_size = static_cast<size_t>(n);
+  return r;
 }
 
 ssize_t pwrite_full(int fd, const std::byte* buf, size_t len, uint64_t off) {

@@ -4,11 +4,14 @@
 #include <liburing.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -41,7 +44,7 @@ uint64_t monotonic_ms() {
 }
 
 struct Op {
-  enum Kind : uint8_t { accept, recv, send, wake, tick, cancel } kind;
+  enum Kind : uint8_t { accept, recv, send, writable, wake, tick, cancel } kind;
   void* target = nullptr;
 };
 
@@ -106,7 +109,8 @@ struct Loop::Impl {
   }
   void arm_accept(Listener& l) {
     io_uring_sqe* e = sqe();
-    io_uring_prep_multishot_accept(e, l.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    // Non-blocking: sendfile on the loop must not wait for room.
+    io_uring_prep_multishot_accept(e, l.fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
     l.op.target = &l;
     io_uring_sqe_set_data(e, &l.op);
     l.armed = true;
@@ -123,7 +127,7 @@ struct LoopConn final : ConnIo {
   Loop::Impl& loop;
   int fd;
   std::shared_ptr<Conn> conn;
-  Op recv_op{Op::recv, this}, send_op{Op::send, this};
+  Op recv_op{Op::recv, this}, send_op{Op::send, this}, writable_op{Op::writable, this};
   bool recv_pending = false, send_pending = false;
   // Receiving: bytes between frames in stage; a large frame in `frame`.
   Bytes stage = Bytes(kStageSize);
@@ -135,8 +139,17 @@ struct LoopConn final : ConnIo {
   struct Out {
     session::OutFrame f;
     std::shared_ptr<void> hold;
-    size_t sent = 0;
+    size_t sent = 0;  // of f.head and f.payload
+    // f.trailer bytes sent from a file after them (zero copy READ data).
+    FileRegion region;
+    size_t region_sent = 0;
+    bool ready = true;   // false while a worker signs or seals the frame
+    uint64_t seq = 0;    // names a frame a worker finishes
+    size_t charged = 0;  // what it adds to out_bytes
   };
+  // Ends with the connection: work posted back from a worker checks it.
+  std::shared_ptr<int> alive = std::make_shared<int>(0);
+  uint64_t next_seq = 1;
   std::deque<Out> outq;
   size_t out_bytes = 0;
   std::vector<iovec> iov;
@@ -157,8 +170,57 @@ struct LoopConn final : ConnIo {
 
   void send(session::OutFrame f, std::shared_ptr<void> hold) override {
     if (dead) return;
-    out_bytes += f.size();
-    outq.push_back(Out{std::move(f), std::move(hold), 0});
+    push(Out{std::move(f), std::move(hold)});
+    arm_send();
+  }
+  void send_region(session::OutFrame f, std::shared_ptr<void> hold, FileRegion region) override {
+    if (dead) return;
+    Out o{std::move(f), std::move(hold)};
+    o.region = std::move(region);
+    push(std::move(o));
+    arm_send();
+  }
+  void send_finished_elsewhere(session::OutFrame f, std::shared_ptr<void> hold, FinishFrame finish) override {
+    if (dead) return;
+    Out o{session::OutFrame{}, std::move(hold)};
+    o.ready = false;
+    o.seq = next_seq++;
+    // Until it is finished, the frame counts as its payload.
+    o.charged = f.payload.size();
+    auto frame = std::make_shared<session::OutFrame>(std::move(f));
+    push(std::move(o));
+    Loop::Impl* l = &loop;
+    std::weak_ptr<int> live = alive;
+    const uint64_t seq = next_seq - 1;
+    loop.workers.submit([l, live, seq, frame, finish = std::move(finish), this] {
+      auto r = finish(*frame);
+      l->post([live, seq, frame, ok = bool(r), this] {
+        if (live.expired()) return;
+        finished_elsewhere(seq, std::move(*frame), ok);
+      });
+    });
+  }
+  void push(Out o) {
+    if (o.ready) o.charged = o.f.size() + o.f.trailer;
+    out_bytes += o.charged;
+    outq.push_back(std::move(o));
+  }
+  void finished_elsewhere(uint64_t seq, session::OutFrame f, bool ok) {
+    if (dead) return;
+    if (!ok) {
+      SMBKIT_LOG(warn, "{}: cannot sign or seal an answer: closing", conn->peer());
+      kill();
+      return;
+    }
+    for (Out& o : outq) {
+      if (o.seq != seq) continue;
+      o.f = std::move(f);
+      o.ready = true;
+      out_bytes += o.f.size() + o.f.trailer;
+      out_bytes -= o.charged;
+      o.charged = o.f.size() + o.f.trailer;
+      break;
+    }
     arm_send();
   }
   void run_blocking(std::function<void()> work, std::function<void()> done) override {
@@ -172,6 +234,9 @@ struct LoopConn final : ConnIo {
     Loop::Impl* l = &loop;
     return [l](std::function<void()> fn) { l->post(std::move(fn)); };
   }
+  void end() override {
+    if (!closing) begin_close(true);
+  }
   uint64_t now_filetime() override {
     timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -180,6 +245,7 @@ struct LoopConn final : ConnIo {
 
   void arm_recv() {
     if (recv_pending || closing || dead || out_bytes > kMaxQueuedBytes) return;
+    if (!in_frame && stage_len == stage.size()) return;  // frames wait in it (parse_stage)
     io_uring_sqe* e = loop.sqe();
     if (in_frame)
       io_uring_prep_recv(e, fd, frame.data() + frame_have, frame.size() - frame_have, 0);
@@ -189,10 +255,15 @@ struct LoopConn final : ConnIo {
     recv_pending = true;
   }
   void arm_send() {
-    if (send_pending || dead || outq.empty()) return;
+    if (send_pending || dead || outq.empty() || !outq.front().ready) return;
+    if (outq.front().sent == outq.front().f.size() && outq.front().f.trailer) {
+      pump_region();
+      return;
+    }
     iov.clear();
+    bool more = false;
     for (Out& o : outq) {
-      if (iov.size() + 2 > kMaxIov) break;
+      if (!o.ready || iov.size() + 2 > kMaxIov) break;
       size_t skip = o.sent;
       auto add = [&](const std::byte* p, size_t n) {
         if (skip >= n) {
@@ -204,12 +275,17 @@ struct LoopConn final : ConnIo {
       };
       add(o.f.head.data(), o.f.head.size());
       if (!o.f.payload.empty()) add(o.f.payload.data(), o.f.payload.size());
+      // The file's bytes follow this header: sent by pump_region.
+      if (o.f.trailer) {
+        more = true;
+        break;
+      }
     }
     mh = {};
     mh.msg_iov = iov.data();
     mh.msg_iovlen = iov.size();
     io_uring_sqe* e = loop.sqe();
-    io_uring_prep_sendmsg(e, fd, &mh, MSG_NOSIGNAL);
+    io_uring_prep_sendmsg(e, fd, &mh, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
     io_uring_sqe_set_data(e, &send_op);
     send_pending = true;
   }
@@ -230,6 +306,62 @@ struct LoopConn final : ConnIo {
   }
   bool finished() const { return dead && !recv_pending && !send_pending; }
 
+  // The front frame's file bytes, page cache to socket (sendfile, on this
+  // thread: the socket does not block, and the file layer handed out the
+  // region only when all of it was cached). When the socket is full, the
+  // rest goes once it is writable.
+  void pump_region() {
+    Out& o = outq.front();
+    static const std::array<std::byte, 64 * 1024> zeros{};
+    while (o.region_sent < o.f.trailer) {
+      const size_t want = o.f.trailer - o.region_sent;
+      ssize_t n;
+      if (o.region_sent < o.region.length) {
+        off_t off = static_cast<off_t>(o.region.offset + o.region_sent);
+        n = ::sendfile(fd, o.region.fd, &off, std::min(want, o.region.length - o.region_sent));
+        if (n == 0) {
+          // The file is shorter than when the frame was made: its length
+          // is on the wire already, so zeros make up the rest.
+          o.region.length = o.region_sent;
+          continue;
+        }
+      } else {
+        n = ::send(fd, zeros.data(), std::min(want, zeros.size()), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN) {
+          io_uring_sqe* e = loop.sqe();
+          io_uring_prep_poll_add(e, fd, POLLOUT);
+          io_uring_sqe_set_data(e, &writable_op);
+          send_pending = true;
+          return;
+        }
+        SMBKIT_LOG(debug, "{}: sendfile: {}", conn->peer(), std::strerror(errno));
+        kill();
+        return;
+      }
+      o.region_sent += static_cast<size_t>(n);
+    }
+    out_bytes -= o.charged;
+    outq.pop_front();
+    if (outq.empty() && closing) {
+      kill();
+      return;
+    }
+    arm_send();
+    resume();
+  }
+  void on_writable(int res) {
+    send_pending = false;
+    if (dead) return;
+    if (res < 0) {
+      kill();
+      return;
+    }
+    pump_region();
+  }
+
   void deliver(Bytes f) {
     last_frame_ms = monotonic_ms();
     auto r = conn->on_frame(std::move(f));
@@ -242,7 +374,10 @@ struct LoopConn final : ConnIo {
   // in its own buffer.
   void parse_stage() {
     size_t off = 0;
-    while (!closing && stage_len - off >= session::kDirectTcpHeader) {
+    // Past the bound on queued answers, the requests already received wait
+    // too (one staging buffer holds hundreds of small READs), until the
+    // socket drains (resume).
+    while (!closing && out_bytes <= kMaxQueuedBytes && stage_len - off >= session::kDirectTcpHeader) {
       auto n = conn->frame_length(ByteView(stage).subspan(off, session::kDirectTcpHeader));
       if (!n || (!conn->authenticated() && *n > kMaxUnauthenticatedFrame)) {
         SMBKIT_LOG(info, "{}: closing: bad frame length", conn->peer());
@@ -269,6 +404,12 @@ struct LoopConn final : ConnIo {
       std::memmove(stage.data(), stage.data() + off, stage_len - off);
       stage_len -= off;
     }
+  }
+  // After answers went out: frames left in the staging buffer by the
+  // bound, then the socket again.
+  void resume() {
+    if (!in_frame && stage_len && !dead) parse_stage();
+    arm_recv();
   }
   void on_recv(int res) {
     recv_pending = false;
@@ -308,7 +449,8 @@ struct LoopConn final : ConnIo {
       o.sent += n;
       left -= n;
       if (o.sent == o.f.size()) {
-        out_bytes -= o.f.size();
+        if (o.f.trailer) break;  // its file bytes go next (pump_region)
+        out_bytes -= o.charged;
         outq.pop_front();
       }
     }
@@ -317,7 +459,7 @@ struct LoopConn final : ConnIo {
       return;
     }
     arm_send();
-    arm_recv();  // read again once the backlog is under the bound
+    resume();  // read again once the backlog is under the bound
   }
 };
 
@@ -415,6 +557,9 @@ void Loop::Impl::run() {
           break;
         case Op::send:
           static_cast<LoopConn*>(op->target)->on_send(cqe->res);
+          break;
+        case Op::writable:
+          static_cast<LoopConn*>(op->target)->on_writable(cqe->res);
           break;
         case Op::wake:
           drain_posted();

@@ -1,6 +1,7 @@
-// finish_frame: the signing/encryption half of sending a message, callable
-// on any thread so that large WRITEs (and READ answers) are transformed in
-// parallel and outside the connection's lock.
+// finish_frame and unseal_frame: the signing/encryption half of sending a
+// message and the decryption half of receiving one, callable on any thread
+// so that large WRITEs and READ answers are transformed in parallel and
+// outside the connection's lock or loop.
 #include <cstddef>
 #include <map>
 #include <utility>
@@ -33,9 +34,21 @@ auth::Sealer& thread_sealer(uint16_t cipher, const Bytes& key) {
 
 }  // namespace
 
+Result<size_t> unseal_frame(uint16_t cipher, const Bytes& key, MutableByteView frame) {
+  thread_local std::map<std::pair<uint16_t, Bytes>, std::unique_ptr<auth::Unsealer>> cache;
+  auto& u = cache[{cipher, key}];
+  if (!u) u = std::make_unique<auth::Unsealer>(cipher, key);
+  auto n = u->decrypt_in_place(frame);
+  if (!n) return security_violation(n.error().status, n.error().context);
+  return *n;
+}
+
 Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out) {
   const FrameTransform& t = out.transform;
   if (msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
+  // A signature or a seal covers every byte: a trailer would be outside it.
+  if (out.trailer && t.kind != FrameTransform::Kind::none)
+    return nt_error(STATUS_INVALID_PARAMETER, "a signed or sealed frame cannot have a trailer");
   if (t.kind == FrameTransform::Kind::seal) {
     // MS-SMB2 3.1.4.3: the whole message (header, body, WRITE data) becomes
     // the transform's ciphertext.
@@ -58,7 +71,7 @@ Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out) 
                                : auth::sign_message(alg, t.key, msg, std::span<const ByteView>(pieces, 1));
       if (!r) return r.take_error();
     }
-    size_t len = msg.size() + payload.size();
+    size_t len = msg.size() + payload.size() + out.trailer;
     if (len > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
     out.head.clear();
     out.head.resize(kDirectTcpHeader);

@@ -101,6 +101,10 @@ class NonceSource {
 struct OutFrame {
   Bytes head;
   ByteView payload;
+  // Bytes the transport sends after payload from elsewhere (a READ's data
+  // straight from the file): counted in the Direct TCP length, not in
+  // size(). Only on a frame neither signed nor sealed.
+  size_t trailer = 0;
   // Non-none only for a deferred transform: head is empty until
   // finish_frame ran.
   FrameTransform transform;
@@ -113,6 +117,12 @@ struct OutFrame {
 // when not sealed. Thread-safe: cipher contexts are kept per thread.
 // MS-SMB2 3.1.4.1 (signing), 3.1.4.3 (encryption).
 Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out);
+
+// Decrypts one sealed frame (transform header + ciphertext) in place with
+// `key` (MS-SMB2 3.3.5.2.1.1, 3.2.5.1.1.1): the plaintext length, at
+// frame[52, 52 + n). Thread-safe like finish_frame. A frame that does not
+// decrypt is a security violation.
+Result<size_t> unseal_frame(uint16_t cipher, const Bytes& key, MutableByteView frame);
 
 // MS-SMB2 3.1.5.1: verifies the signature of one received message given as
 // pieces (the message, then any data placed elsewhere). STATUS_INVALID_SIGNATURE

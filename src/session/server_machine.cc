@@ -75,7 +75,27 @@ Result<void> ServerMachine::receive(Bytes frame, std::vector<ServerRequest>& out
   } else if (proto_id != kSmb2ProtocolId) {
     return protocol_error("not an SMB2 request frame");
   }
-  std::shared_ptr<const Bytes> cbuf = std::move(buf);
+  return receive_messages(std::move(buf), off, end, sealed, out);
+}
+
+Result<ServerMachine::UnsealKey> ServerMachine::unseal_key(ByteView transform) const {
+  SMBKIT_TRY(const SessionSecurity* s, sessions_.sealed_by(transform));
+  return UnsealKey{s->session_id, s->cipher, s->unseal_key};
+}
+
+Result<void> ServerMachine::receive_unsealed(Bytes frame, const UnsealKey& by, size_t length,
+                                             std::vector<ServerRequest>& out) {
+  if (length > frame.size() || frame.size() - length < kTransformHeaderSize)
+    return protocol_error("bad unsealed frame");
+  // The session may have gone while the frame was decrypted elsewhere.
+  if (!sessions_.find(by.session_id)) return protocol_error("encrypted message for an unknown session");
+  const size_t end = kTransformHeaderSize + length;
+  return receive_messages(std::make_shared<const Bytes>(std::move(frame)), kTransformHeaderSize, end, by.session_id,
+                          out);
+}
+
+Result<void> ServerMachine::receive_messages(std::shared_ptr<const Bytes> cbuf, size_t off, size_t end, uint64_t sealed,
+                                             std::vector<ServerRequest>& out) {
   uint64_t prev_session = 0;
   uint32_t prev_tree = 0;
   return for_each_chain_message(*cbuf, off, end, [&](const ChainMessage& m, size_t n) -> Result<void> {
@@ -205,6 +225,33 @@ uint16_t ServerMachine::grant(const Pending& p) {
   return static_cast<uint16_t>(n);
 }
 
+ServerMachine::Protect ServerMachine::protection(const Pending& p, const Header& h, bool interim) const {
+  const SessionSecurity* s = sessions_.find(h.SessionId);
+  const bool final_setup = h.Command == SMB2_SESSION_SETUP && h.Status == STATUS_SUCCESS;
+  // MS-SMB2 3.3.4.1.4: seal what answers a sealed request or runs on an
+  // encrypting session. A session's own SESSION_SETUP is answered in the
+  // clear: the client has no keys before it.
+  if (s && s->can_encrypt() && (p.encrypted || (s->encrypt_data && h.Command != SMB2_SESSION_SETUP)))
+    return Protect::seal;
+  // MS-SMB2 3.3.4.1.1: sign what answers a signed request or runs on a
+  // signing session, and the final SESSION_SETUP of 3.1.1 (3.3.5.5.3);
+  // interim responses and a lost session's answers are not signed.
+  if (!interim && s && !s->signing_key.empty() && h.Status != STATUS_USER_SESSION_DELETED &&
+      (p.signed_ || s->signing_required || (final_setup && dialect_ == SMB2_DIALECT_0311)))
+    return Protect::sign;
+  return Protect::none;
+}
+
+bool ServerMachine::sends_plain(uint64_t message_id) const {
+  auto it = pending_.find(message_id);
+  if (it == pending_.end()) return false;
+  Header h;
+  h.Command = it->second.command;
+  h.SessionId = it->second.session_id;
+  h.Status = STATUS_SUCCESS;
+  return protection(it->second, h, false) == Protect::none;
+}
+
 Result<FrameTransform> ServerMachine::stamp(ServerResponse& rsp, bool interim) {
   Header& h = rsp.hdr;
   if (rsp.msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "response too short");
@@ -226,16 +273,8 @@ Result<FrameTransform> ServerMachine::stamp(ServerResponse& rsp, bool interim) {
   h.CreditCharge = p.charge;  // MS-SMB2 3.3.4.1: the request's
 
   const SessionSecurity* s = sessions_.find(h.SessionId);
-  const bool final_setup = h.Command == SMB2_SESSION_SETUP && h.Status == STATUS_SUCCESS;
-  // MS-SMB2 3.3.4.1.4: seal what answers a sealed request or runs on an
-  // encrypting session. A session's own SESSION_SETUP is answered in the
-  // clear: the client has no keys before it.
-  bool seal = s && s->can_encrypt() && (p.encrypted || (s->encrypt_data && h.Command != SMB2_SESSION_SETUP));
-  // MS-SMB2 3.3.4.1.1: sign what answers a signed request or runs on a
-  // signing session, and the final SESSION_SETUP of 3.1.1 (3.3.5.5.3);
-  // interim responses and a lost session's answers are not signed.
-  bool sign = !seal && !interim && s && !s->signing_key.empty() && h.Status != STATUS_USER_SESSION_DELETED &&
-              (p.signed_ || s->signing_required || (final_setup && dialect_ == SMB2_DIALECT_0311));
+  const Protect prot = protection(p, h, interim);
+  const bool seal = prot == Protect::seal, sign = prot == Protect::sign;
   if (sign) h.Flags |= SMB2_FLAGS_SIGNED;
   Bytes hb;
   hb.reserve(kHeaderSize);
@@ -265,6 +304,12 @@ Result<FrameTransform> ServerMachine::stamp(ServerResponse& rsp, bool interim) {
 }
 
 Result<void> ServerMachine::send(ServerResponse& rsp, OutFrame& out) {
+  SMBKIT_CHECK(send_deferred(rsp, out));
+  if (out.transform.kind == FrameTransform::Kind::none) return {};
+  return finish_frame(MutableByteView(rsp.msg), rsp.payload, out);
+}
+
+Result<void> ServerMachine::send_deferred(ServerResponse& rsp, OutFrame& out) {
   rsp.hdr.NextCommand = 0;
   auto p = pending_.find(rsp.hdr.MessageId);
   if (p != pending_.end() && p->second.async_id == 0 && rsp.hdr.Status == STATUS_PENDING)
@@ -275,7 +320,11 @@ Result<void> ServerMachine::send(ServerResponse& rsp, OutFrame& out) {
     auth::PreauthHash unused;
     feed_preauth(rsp.hdr, rsp.msg, conn_preauth_, unused);
   }
-  return finish_frame(MutableByteView(rsp.msg), rsp.payload, out);
+  out.trailer = rsp.trailer;
+  out.head.clear();
+  // Nothing to sign or seal: framed now.
+  if (out.transform.kind == FrameTransform::Kind::none) return finish_frame(MutableByteView(rsp.msg), rsp.payload, out);
+  return {};
 }
 
 Result<void> ServerMachine::send_compound(std::vector<ServerResponse>& rsps, OutFrame& out) {

@@ -67,6 +67,9 @@ struct ServerResponse {
   proto::Header hdr;
   Bytes msg;
   ByteView payload;
+  // READ data the transport sends after msg from the file itself (zero
+  // copy): counted in the frame's length only. Needs sends_plain().
+  size_t trailer = 0;
 };
 
 class ServerMachine {
@@ -98,6 +101,19 @@ class ServerMachine {
   // session, a MessageId outside the granted window or used before
   // (MS-SMB2 3.3.5.2.3).
   Result<void> receive(Bytes frame, std::vector<ServerRequest>& out);
+  // Decryption outside the machine (on worker threads): the session a
+  // sealed frame names, with its cipher and key (errors as receive's for
+  // an unknown session or a malformed transform header); the caller
+  // decrypts the frame in place (unseal_in_place) and hands it back, in
+  // the order frames arrived, to receive_unsealed: the plaintext at
+  // frame[52, 52 + length).
+  struct UnsealKey {
+    uint64_t session_id = 0;
+    uint16_t cipher = 0;
+    SecretBytes key;
+  };
+  Result<UnsealKey> unseal_key(ByteView transform) const;
+  Result<void> receive_unsealed(Bytes frame, const UnsealKey& by, size_t length, std::vector<ServerRequest>& out);
 
   // MS-SMB2 3.3.5.3: an SMB1 NEGOTIATE (the multi-protocol negotiate of
   // a client that also speaks SMB1) as the connection's first frame. It
@@ -109,6 +125,14 @@ class ServerMachine {
   // The final response to a request (MS-SMB2 3.3.4.1): grants credits,
   // signs or seals, frames.
   Result<void> send(ServerResponse& rsp, OutFrame& out);
+  // The same, leaving the signature or seal to the caller: out.transform
+  // is set and out.head empty when there is one; finish_frame(rsp.msg,
+  // rsp.payload, out) then completes the frame on any thread (while rsp
+  // stays alive). Frames must still go out in the order sent here.
+  Result<void> send_deferred(ServerResponse& rsp, OutFrame& out);
+  // Whether the final response to `message_id` goes out neither signed
+  // nor sealed (so that it may carry a trailer).
+  bool sends_plain(uint64_t message_id) const;
   // Responses to the requests of one compound frame, in order, as one
   // frame (MS-SMB2 3.3.4.1.3): each but the last padded to 8 bytes, each
   // signed on its own, sealed as one transform if any is sealed. No
@@ -160,11 +184,17 @@ class ServerMachine {
   Result<void> consume(uint64_t mid, uint16_t charge);
   // The checks of one message of a (possibly compound) frame.
   Result<void> check(ServerRequest& r, uint64_t sealed_session);
+  // The requests of frame[off, end), sealed by `sealed` (0: plain).
+  Result<void> receive_messages(std::shared_ptr<const Bytes> buf, size_t off, size_t end, uint64_t sealed,
+                                std::vector<ServerRequest>& out);
   // Credits a response to `p` grants (MS-SMB2 3.3.1.2).
   uint16_t grant(const Pending& p);
   // Header, credits, signing and preauth for one response; returns the
   // transform it needs (sign or seal) and the pending entry it closes.
   Result<FrameTransform> stamp(ServerResponse& rsp, bool interim);
+  // Whether a response to `p` (header h) is sealed, or signed.
+  enum class Protect : uint8_t { none, sign, seal };
+  Protect protection(const Pending& p, const proto::Header& h, bool interim) const;
 
   ServerConfig cfg_;
   uint16_t dialect_ = 0;

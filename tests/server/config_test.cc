@@ -193,6 +193,28 @@ TEST(ConfigParse, MalformedValuesNameTheParameter) {
   EXPECT_NE(parse_err("log level = 9\n").find("'log level'"), std::string::npos);
 }
 
+// The data path's switches (docs/smbkitd.md): on by default, each turned
+// off or retuned by name, sizes bounded by the largest READ.
+TEST(ConfigParse, DataPathSwitches) {
+  Config d = parse_ok("");
+  EXPECT_TRUE(d.global.zero_copy_reads);
+  EXPECT_TRUE(d.global.parallel_crypto);
+  EXPECT_EQ(d.global.zero_copy_min, 64u * 1024);
+  EXPECT_EQ(d.global.parallel_crypto_min, 256u * 1024);
+  Config c = parse_ok(R"([global]
+  smbkitd:zero copy reads = no
+  smbkitd:zero copy min = 4096
+  smbkitd:parallel crypto = no
+  smbkitd:parallel crypto min = 1
+)");
+  EXPECT_FALSE(c.global.zero_copy_reads);
+  EXPECT_EQ(c.global.zero_copy_min, 4096u);
+  EXPECT_FALSE(c.global.parallel_crypto);
+  EXPECT_EQ(c.global.parallel_crypto_min, 1u);
+  EXPECT_NE(parse_err("smbkitd:zero copy min = 99999999\n").find("'smbkitd:zero copy min'"), std::string::npos);
+  EXPECT_NE(parse_err("smbkitd:parallel crypto = maybe\n").find("'smbkitd:parallel crypto'"), std::string::npos);
+}
+
 // smbkitd never takes kernel share modes or kernel oplocks: "no" is what
 // it does, so a file written for smbd that says so is accepted, and "yes"
 // is refused by name rather than ignored.

@@ -12,16 +12,24 @@ could not run:
   opens SHARE COUNT           opens COUNT new files, keeping them open;
                               prints how many opened, then the first error
   shares                      prints the share names NetShareEnumAll lists
+  flood SHARE NAME COUNT LENGTH PID
+                              sends COUNT READs of LENGTH bytes of NAME
+                              at once and reads none of the answers for
+                              3 s; prints how much the resident memory
+                              of process PID (the server) grew, in MiB
   sd SHARE NAME               prints the owner and group SIDs of NAME's
                               security descriptor and one line per DACL
                               ACE (type, mask, SID), parsed by impacket
 """
 import io
+import os
 import random
 import sys
+import time
 
 from impacket.ldap.ldaptypes import SR_SECURITY_DESCRIPTOR
 from impacket.smb3structs import FILE_READ_DATA, FILE_SHARE_READ, FILE_OPEN, READ_CONTROL, SMB2_0_INFO_SECURITY
+from impacket.smb3structs import SMB2_READ, SMB2Read
 from impacket.smbconnection import SMBConnection, SessionError
 
 
@@ -29,6 +37,14 @@ def connect(port, user, password):
     c = SMBConnection("127.0.0.1", "127.0.0.1", sess_port=int(port), timeout=30)
     c.login(user, password)
     return c
+
+
+def rss_mib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) // 1024
+    return 0
 
 
 def status_name(e):
@@ -75,6 +91,35 @@ def main():
                 break
         print(opened)
         print(first_error)
+    elif action == "flood":
+        share, name, count, length, pid = args[0], args[1], int(args[2]), int(args[3]), int(args[4])
+        tid = c.connectTree(share)
+        fid = c.openFile(tid, name, desiredAccess=FILE_READ_DATA, shareMode=FILE_SHARE_READ,
+                         creationDisposition=FILE_OPEN)
+        base = rss_mib(pid)
+        s = c.getSMBServer()
+        charge = 1 + (length - 1) // 65536
+        for _ in range(count):
+            packet = s.SMB_PACKET()
+            packet["Command"] = SMB2_READ
+            packet["TreeID"] = tid
+            packet["CreditCharge"] = charge
+            req = SMB2Read()
+            req["Padding"] = 0x50
+            req["FileID"] = fid
+            req["Length"] = length
+            req["Offset"] = 0
+            packet["Data"] = req
+            s.sendSMB(packet)
+            # A multi-credit request takes CreditCharge MessageIds.
+            s._Connection["SequenceWindow"] += charge - 1
+        peak = base
+        for _ in range(30):
+            time.sleep(0.1)
+            peak = max(peak, rss_mib(pid))
+        print(peak - base)
+        sys.stdout.flush()
+        os._exit(0)
     elif action == "shares":
         for s in c.listShares():
             print(s["shi1_netname"][:-1])
