@@ -9,9 +9,11 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <span>
 
 #include "cli/file_transfer.h"
+#include "cli/globs.h"
 #include "cli/local_fs.h"
 #include "cli/progress.h"
 #include "cli/remote_copy.h"
@@ -53,6 +55,41 @@ Result<DownloadTarget> local_target(const std::string& local, const std::string&
   return DownloadTarget::for_path(local, remote_name);
 }
 
+// ls output, sorted by name.
+void print_listing(std::vector<client::FileStat>& v, bool long_format) {
+  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  for (auto& e : v) {
+    if (e.name == "." || e.name == "..") continue;
+    if (long_format)
+      std::printf("%c %12llu %s %s%s\n", e.is_dir ? 'd' : '-', static_cast<unsigned long long>(e.size),
+                  format_time(e.write_time).c_str(), client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
+    else
+      std::printf("%s%s\n", client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
+  }
+}
+
+// Runs `one` on each match, going on after a failure (named on stderr);
+// fails at the end when any did, with the count.
+Result<void> for_each_match(const std::string& what, const std::vector<GlobMatch>& matches,
+                            const std::function<Result<void>(const GlobMatch&)>& one) {
+  size_t failed = 0;
+  for (const auto& m : matches) {
+    if (auto r = one(m); !r) {
+      failed++;
+      std::fprintf(stderr, "smbkit: %s: %s\n", client::escape_for_display(m.path).c_str(),
+                   client::escape_controls(r.error().message()).c_str());
+    }
+  }
+  if (failed) return nt_error(STATUS_UNSUCCESSFUL, fmt::format("{}: {} of {} failed", what, failed, matches.size()));
+  return {};
+}
+
+// A directory that a glob of files matched: skipped, and said so.
+Result<void> skip_directory(const GlobMatch& m, const char* hint) {
+  std::fprintf(stderr, "smbkit: %s: a directory, skipped%s\n", client::escape_for_display(m.path).c_str(), hint);
+  return {};
+}
+
 }  // namespace
 
 // smb://host/ without a share: the server's shares, as smbclient -L
@@ -78,6 +115,19 @@ Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
   // Sorted output needs the whole listing: only what is printed is kept
   // (the listing itself is capped, ClientOptions::max_listing_entries).
   std::vector<client::FileStat> v;
+  if (has_wildcard(u.path)) {
+    SMBKIT_TRY(auto matches, expand_remote_glob(*t, u.path));
+    for (const auto& m : matches) {
+      client::FileStat k;
+      k.name = m.name;
+      k.is_dir = m.is_dir;
+      k.size = m.size;
+      k.write_time = m.write_time;
+      v.push_back(std::move(k));
+    }
+    print_listing(v, long_format);
+    return {};
+  }
   auto listed = t->list_each(u.path, "*", [&](const client::FileStat& e) -> Result<void> {
     if (e.name == "." || e.name == "..") return {};
     client::FileStat k;
@@ -94,15 +144,7 @@ Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
     listed = {};
   }
   if (!listed) return listed.take_error();
-  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.name < b.name; });
-  for (auto& e : v) {
-    if (e.name == "." || e.name == "..") continue;
-    if (long_format)
-      std::printf("%c %12llu %s %s%s\n", e.is_dir ? 'd' : '-', static_cast<unsigned long long>(e.size),
-                  format_time(e.write_time).c_str(), client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
-    else
-      std::printf("%s%s\n", client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
-  }
+  print_listing(v, long_format);
   return {};
 }
 
@@ -132,6 +174,21 @@ Result<void> cmd_cat(Context& c, const std::string& url) {
 Result<void> cmd_get(Context& c, const std::string& url, const std::string& local_in) {
   SMBKIT_TRY(auto u, url_of(url));
   if (u.path.empty()) return nt_error(STATUS_OBJECT_NAME_INVALID, url + ": no file in the URL");
+  if (has_wildcard(u.path)) {
+    // Many files: LOCAL is a directory (default: the current one).
+    const std::string dir = local_in.empty() ? std::string(".") : local_in;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) return sys_error(ENOTDIR, dir + " (a pattern downloads into a directory)");
+    SMBKIT_TRY(auto ts, c.trees(u));
+    SMBKIT_TRY(auto matches, expand_remote_glob(*ts[0], u.path));
+    return for_each_match("get", matches, [&](const GlobMatch& m) -> Result<void> {
+      if (m.is_dir) return skip_directory(m, " (cp -r copies trees)");
+      SMBKIT_TRY(auto dst, local_target(dir, m.name));
+      SMBKIT_TRY(auto s, download_file(c, *ts[0], m.path, dst, std::span(ts).subspan(1)));
+      print_stats(c, "get", m.path, s);
+      return {};
+    });
+  }
   std::string name = base_name(u.path);
   SMBKIT_TRY(auto dst, local_target(local_in.empty() ? name : local_in, name));
   SMBKIT_TRY(auto ts, c.trees(u));
@@ -168,6 +225,22 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
   if (src_remote) {
     SMBKIT_TRY(auto u, url_of(src));
     SMBKIT_TRY(auto* t, c.tree(u));
+    if (has_wildcard(u.path)) {
+      std::error_code ec;
+      if (!fs::is_directory(dst, ec)) return sys_error(ENOTDIR, dst + " (a pattern copies into a directory)");
+      SMBKIT_TRY(auto ts, c.trees(u));
+      SMBKIT_TRY(auto matches, expand_remote_glob(*t, u.path));
+      return for_each_match("cp", matches, [&](const GlobMatch& m) -> Result<void> {
+        if (m.is_dir) {
+          if (!recursive) return skip_directory(m, " (use cp -r)");
+          return download_tree(c, *t, m.path, dst + "/" + m.name);
+        }
+        SMBKIT_TRY(auto to, local_target(dst, m.name));
+        SMBKIT_TRY(auto s, download_file(c, *t, m.path, to, std::span(ts).subspan(1)));
+        print_stats(c, "cp", m.path, s);
+        return {};
+      });
+    }
     SMBKIT_TRY(auto st, t->stat(u.path));
     if (st.is_dir) {
       if (!recursive) return sys_error(EISDIR, src + " (use cp -r)");
@@ -210,6 +283,13 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
 Result<void> cmd_rm(Context& c, const std::string& url) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
+  if (has_wildcard(u.path)) {
+    SMBKIT_TRY(auto matches, expand_remote_glob(*t, u.path));
+    return for_each_match("rm", matches, [&](const GlobMatch& m) -> Result<void> {
+      if (m.is_dir) return skip_directory(m, " (rmdir removes an empty one)");
+      return t->unlink(m.path);
+    });
+  }
   return t->unlink(u.path);
 }
 

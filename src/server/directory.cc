@@ -19,7 +19,7 @@
 #include "proto/query_directory.h"
 #include "server/file_internal.h"
 #include "server/path.h"
-#include "server/wildcard.h"
+#include "proto/wildcard.h"
 
 namespace smbkit::server {
 

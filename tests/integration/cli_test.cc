@@ -281,6 +281,61 @@ TEST_F(Cli, RecursiveCopyUpAndDown) {
   EXPECT_FALSE(fs::exists(tmp.path() + "/norec"));
 }
 
+// '*' and '?' in the last component pick the directory's entries by name
+// (case-insensitive, as SMB names compare) for ls, get, cp and rm; a
+// directory a file glob matches is skipped with a word; no match fails.
+TEST_F(Cli, GlobsPickEntriesByTheLastComponent) {
+  const std::string d = unique_name("cli-glob");
+  ASSERT_EQ(smbkit({"mkdir", url(d)}).status, 0);
+  ASSERT_EQ(smbkit({"mkdir", url(d + "/file_dir")}).status, 0);
+  for (const char* n : {"file_000.txt", "file_001.txt", "file_002.log", "other.txt"})
+    ASSERT_TRUE(write_local(share_dir() + "/" + d + "/" + n, to_bytes(std::string("content of ") + n)));
+
+  auto o = smbkit({"ls", url(d + "/file_0*")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(o.out, "file_000.txt\nfile_001.txt\nfile_002.log\n");
+  o = smbkit({"ls", url(d + "/*.TXT")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(o.out, "file_000.txt\nfile_001.txt\nother.txt\n");
+
+  st::TempDir tmp("smbkit-it");
+  o = smbkit({"get", url(d + "/file_00?.txt"), tmp.path()});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(slurp_str(tmp.path() + "/file_000.txt"), "content of file_000.txt");
+  EXPECT_EQ(slurp_str(tmp.path() + "/file_001.txt"), "content of file_001.txt");
+  EXPECT_FALSE(fs::exists(tmp.path() + "/file_002.log"));
+  EXPECT_FALSE(fs::exists(tmp.path() + "/other.txt"));
+
+  // A directory among the matches of get: skipped, the files still come.
+  st::TempDir tmp2("smbkit-it");
+  o = smbkit({"get", url(d + "/file_*"), tmp2.path()});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("file_dir: a directory, skipped"), std::string::npos) << o.out;
+  EXPECT_EQ(slurp_str(tmp2.path() + "/file_002.log"), "content of file_002.log");
+  EXPECT_FALSE(fs::exists(tmp2.path() + "/file_dir"));
+  // Into a file rather than a directory: refused before anything moves.
+  o = smbkit({"get", url(d + "/file_*"), tmp2.path() + "/file_002.log"});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("a pattern downloads into a directory"), std::string::npos) << o.out;
+  // cp -r takes the directory too.
+  st::TempDir tmp3("smbkit-it");
+  o = smbkit({"cp", "-r", url(d + "/file_*"), tmp3.path()});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_TRUE(fs::is_directory(tmp3.path() + "/file_dir"));
+  EXPECT_EQ(slurp_str(tmp3.path() + "/file_001.txt"), "content of file_001.txt");
+
+  o = smbkit({"rm", url(d + "/file_00?.*")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + d + "/file_000.txt"));
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + d + "/file_002.log"));
+  EXPECT_TRUE(fs::exists(share_dir() + "/" + d + "/other.txt"));
+  EXPECT_TRUE(fs::is_directory(share_dir() + "/" + d + "/file_dir"));
+
+  o = smbkit({"ls", url(d + "/nothing*")});
+  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_NE(o.out.find("no match"), std::string::npos) << o.out;
+}
+
 TEST_F(Cli, MkdirRmdirRmMv) {
   const std::string d = unique_name("cli-dir");
   auto o = smbkit({"mkdir", url(d)});

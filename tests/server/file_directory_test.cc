@@ -2,12 +2,13 @@
 #include <fmt/format.h>
 
 #include "file_fixture.h"
-#include "server/wildcard.h"
+#include "proto/wildcard.h"
 
 namespace smbkit::server::testing {
 namespace {
 
 using DirectoryTest = FileFixture;
+using proto::is_in_expression;
 
 std::vector<std::string> names(const std::vector<DirEntry>& entries) {
   std::vector<std::string> n;

@@ -8,11 +8,11 @@
 
 #include <string_view>
 
-namespace smbkit::server {
+namespace smbkit::proto {
 
 // The longest pattern accepted: one name component.
 inline constexpr size_t kMaxPatternLength = 255;
 
 bool is_in_expression(std::string_view name, std::string_view pattern);
 
-}  // namespace smbkit::server
+}  // namespace smbkit::proto

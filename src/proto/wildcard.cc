@@ -1,8 +1,8 @@
-#include "server/wildcard.h"
+#include "proto/wildcard.h"
 
 #include <vector>
 
-namespace smbkit::server {
+namespace smbkit::proto {
 
 namespace {
 
@@ -61,4 +61,4 @@ bool is_in_expression(std::string_view name, std::string_view pattern) {
   return Matcher(name, pattern).run();
 }
 
-}  // namespace smbkit::server
+}  // namespace smbkit::proto
