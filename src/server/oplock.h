@@ -49,6 +49,7 @@ struct CacheRequest {
   bool stat_open = false;                                // attribute access only (is_stat_open)
   uint32_t granted = 0;                                  // the new open's GrantedAccess
   bool allowed = true;                                   // the share grants oplocks ("oplocks")
+  bool retry = false;                                    // tried again after waiting for a break
 };
 
 // Breaks to send and CREATEs to wake once nodes_mu is released.
