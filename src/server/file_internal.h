@@ -200,6 +200,12 @@ struct FileService::Impl {
   std::map<std::pair<dev_t, ino_t>, std::shared_ptr<FileNode>> nodes GUARDED_BY(nodes_mu);
   // MS-SMB2 3.3.1.4 GlobalLeaseTableList: every lease, by client and key.
   std::map<LeaseId, std::shared_ptr<Lease>> leases GUARDED_BY(nodes_mu);
+  // The break sinks of the connections of each client holding a lease, in
+  // the order they first took one: a lease's breaks go to the client's
+  // first connection still there (as smbd; oplock.cc). An entry goes with
+  // the client's last lease. Guarded by nodes_mu (not annotated: the break
+  // rules reach it from callbacks run under nodes_mu).
+  std::map<std::array<std::byte, 16>, std::vector<std::weak_ptr<const BreakSink>>> client_sinks;
 
   // Releases an open: its share-mode entry, locks, oplock or lease;
   // applies delete on close when it was the last open of a delete-pending

@@ -86,6 +86,26 @@ const Open* lease_notify_open(FileNode& node, const Lease& lease) {
   return any;
 }
 
+// Notes `sink` as a connection of `client` (after those it has).
+void note_client_sink(FileService::Impl& impl, const std::array<std::byte, 16>& client,
+                      const std::shared_ptr<const BreakSink>& sink) {
+  if (!sink) return;
+  auto& sinks = impl.client_sinks[client];
+  std::erase_if(sinks, [](const auto& w) { return w.expired(); });
+  for (const auto& w : sinks)
+    if (w.lock() == sink) return;
+  sinks.push_back(sink);
+}
+
+// The first connection of `client` still there, else null.
+std::shared_ptr<const BreakSink> client_first_sink(FileService::Impl& impl, const std::array<std::byte, 16>& client) {
+  auto it = impl.client_sinks.find(client);
+  if (it == impl.client_sinks.end()) return nullptr;
+  for (const auto& w : it->second)
+    if (auto s = w.lock()) return s;
+  return nullptr;
+}
+
 // Lowers a holder from its state to `to` (a subset): at once when only R
 // is lost, else as a break that waits for the acknowledgment, whose
 // required state is `required` (an ack above it continues the break). A
@@ -98,10 +118,13 @@ bool lower(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Cachi
   Breaks::Out n;
   uint64_t session_id = holder ? holder->session_id : 0;
   if (lease) {
+    // Sent on the client's first connection (smbd: any channel of the
+    // client may carry it, MS-SMB2 3.3.4.7), else on one of the lease's.
     const Open* via = lease_notify_open(*node, *lease);
     if (via) {
       n.sink = via->sink;
       session_id = via->session_id;
+      if (auto first = client_first_sink(impl, lease->id.first)) n.sink = std::move(first);
     }
   } else {
     n.sink = holder->sink;
@@ -326,6 +349,7 @@ void grant_caching(FileService::Impl& impl, FileNode& node, Open& o, const Cache
     Lease& l = *slot;
     l.opens++;
     o.lease = slot;
+    note_client_sink(impl, req.client, o.sink);
     // The lease answers in its own version, whatever the request's.
     answer_lease(resp, l, req.lease->LeaseKey, l.v2 && dialect >= SMB2_DIALECT_0300);
     return;
@@ -344,6 +368,9 @@ void release_caching(FileService::Impl& impl, FileNode& node, Open& o, Breaks& o
     if (l.opens == 0) {
       auto it = impl.leases.find(l.id);
       if (it != impl.leases.end() && it->second.get() == &l) impl.leases.erase(it);
+      // The client's last lease takes its connection list along.
+      auto next = impl.leases.lower_bound(LeaseId{l.id.first, {}});
+      if (next == impl.leases.end() || next->first.first != l.id.first) impl.client_sinks.erase(l.id.first);
     } else if (l.sink == o.sink) {
       // Its breaks go on to the connection of another of its opens.
       l.sink.reset();
@@ -376,6 +403,19 @@ void break_for_write(FileService& svc, const Open& writer) {
       if (p == &writer && (c.state & kW)) return;  // its own exclusive or batch oplock stays
       if (!(c.state & kR)) return;
       send_break(impl, writer.node, c, p, ls, 0, out);
+    });
+  }
+  out.deliver();
+}
+
+void break_for_rename(FileService& svc, const Open& renamer) {
+  if (!renamer.node) return;
+  auto& impl = svc.impl();
+  Breaks out;
+  {
+    MutexLock l(impl.nodes_mu);
+    for_each_holder(*renamer.node, nullptr, renamer.lease.get(), [&](Caching& c, Open* p, Lease* ls) {
+      if (ls && (c.state & kH)) send_break(impl, renamer.node, c, p, ls, c.state & ~kH, out);
     });
   }
   out.deliver();

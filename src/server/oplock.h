@@ -102,6 +102,10 @@ void release_caching(FileService::Impl& impl, FileNode& node, Open& o, Breaks& o
 // acknowledgment.
 void break_for_write(FileService& svc, const Open& writer);
 
+// A rename through `renamer`: the other leases of the file lose handle
+// caching (their handles name the old path); the rename does not wait.
+void break_for_rename(FileService& svc, const Open& renamer);
+
 // Downgrades the breaks of `node` whose time is up and wakes its waiters.
 void expire_breaks(FileService& svc, const std::shared_ptr<FileNode>& node);
 
