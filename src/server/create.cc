@@ -367,8 +367,7 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
     }
     (void)fstat(o->fd, &opened->st);
   }
-  if (opened->action != FILE_OPENED && o->data_fd && reserve_allocation(o->fd, *req))
-    (void)fstat(o->fd, &opened->st);
+  if (opened->action != FILE_OPENED && o->data_fd && reserve_allocation(o->fd, *req)) (void)fstat(o->fd, &opened->st);
   if (!opens.impl().add(o, svc.options().max_open_files)) {
     svc.impl().release(*o);
     return error_reply(STATUS_TOO_MANY_OPENED_FILES);

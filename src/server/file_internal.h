@@ -54,7 +54,7 @@ struct Caching {
   // What every conflict since the notice needs (MS-SMB2 3.3.1.4
   // Lease.BreakToLeaseState): an ack above it continues the break.
   uint32_t breaking_required = 0;
-  SteadyTime deadline{};     // when it is downgraded without the ack
+  SteadyTime deadline{};  // when it is downgraded without the ack
 };
 struct LockWaiter;
 

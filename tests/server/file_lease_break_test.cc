@@ -36,9 +36,10 @@ class LeaseBreakTest : public OplockTest {
     req.FileInfoClass = FileRenameInformation::kInfoClass;
     req.FileId = id;
     req.Buffer = *b;
-    return cur_->execute(c, ctx_, SMB2_SET_INFO, request(SMB2_SET_INFO, [&](ByteWriter& w) {
-                  EXPECT_TRUE(encode_set_info_request(req, w).ok());
-                })).status;
+    return cur_
+        ->execute(c, ctx_, SMB2_SET_INFO,
+                  request(SMB2_SET_INFO, [&](ByteWriter& w) { EXPECT_TRUE(encode_set_info_request(req, w).ok()); }))
+        .status;
   }
 };
 

@@ -321,10 +321,10 @@ TEST_F(LockTest, AResilientOpenSkipsReplayedLocks) {
             STATUS_INVALID_PARAMETER);
 
   ASSERT_EQ(seq_lock(1, 1, kExclusive), STATUS_SUCCESS);
-  EXPECT_EQ(seq_lock(1, 1, kExclusive), STATUS_SUCCESS);          // a replay: not run
+  EXPECT_EQ(seq_lock(1, 1, kExclusive), STATUS_SUCCESS);            // a replay: not run
   EXPECT_EQ(seq_lock(1, 1, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);  // a replay too: still locked
   EXPECT_EQ(seq_lock(2, 1, kExclusive), STATUS_LOCK_NOT_GRANTED);
-  EXPECT_EQ(seq_lock(2, 1, kExclusive), STATUS_LOCK_NOT_GRANTED);  // a failure is not stored
+  EXPECT_EQ(seq_lock(2, 1, kExclusive), STATUS_LOCK_NOT_GRANTED);   // a failure is not stored
   EXPECT_EQ(seq_lock(1, 65, kExclusive), STATUS_LOCK_NOT_GRANTED);  // index 65: not verified
   ASSERT_EQ(seq_lock(3, 64, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);
   EXPECT_EQ(seq_lock(3, 64, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);  // replay

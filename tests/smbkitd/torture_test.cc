@@ -60,8 +60,7 @@ INSTANTIATE_TEST_SUITE_P(Lock, Torture,
                                            "smb2.lock.errorcode", "smb2.lock.zerobytelength", "smb2.lock.zerobyteread",
                                            "smb2.lock.unlock", "smb2.lock.multiple-unlock", "smb2.lock.stacking",
                                            "smb2.lock.contend", "smb2.lock.context", "smb2.lock.range",
-                                           "smb2.lock.overlap", "smb2.lock.truncate",
-                                           "smb2.lock.replay_broken_windows",
+                                           "smb2.lock.overlap", "smb2.lock.truncate", "smb2.lock.replay_broken_windows",
                                            "smb2.lock.replay_smb3_specification_durable"),
                          test_name);
 
