@@ -183,4 +183,22 @@ Result<ValidateNegotiateInfoResponse> decode_validate_negotiate_info_response(By
   return v;
 }
 
+// MS-SMB2 2.2.31.3: Timeout, Reserved.
+Result<Bytes> encode_network_resiliency_request(const NetworkResiliencyRequest& v) {
+  Bytes out;
+  ByteWriter w(out);
+  w.u32(v.Timeout);
+  w.u32(v.Reserved);
+  return out;
+}
+
+Result<NetworkResiliencyRequest> decode_network_resiliency_request(ByteView input) {
+  ByteReader r(input);
+  NetworkResiliencyRequest v;
+  v.Timeout = r.u32();
+  v.Reserved = r.u32();
+  if (!r.ok()) return protocol_error("NETWORK_RESILIENCY_REQUEST truncated");
+  return v;
+}
+
 }  // namespace smbkit::proto

@@ -112,4 +112,16 @@ Result<ValidateNegotiateInfoRequest> decode_validate_negotiate_info_request(Byte
 Result<Bytes> encode_validate_negotiate_info_response(const ValidateNegotiateInfoResponse& v);
 Result<ValidateNegotiateInfoResponse> decode_validate_negotiate_info_response(ByteView output);
 
+// MS-SMB2 2.2.31.3: NETWORK_RESILIENCY_REQUEST (the Input of
+// FSCTL_LMR_REQUEST_RESILIENCY): Timeout in milliseconds, Reserved.
+struct NetworkResiliencyRequest {
+  uint32_t Timeout = 0;
+  uint32_t Reserved = 0;
+  bool operator==(const NetworkResiliencyRequest&) const = default;
+};
+
+// MS-SMB2 2.2.31.3.
+Result<Bytes> encode_network_resiliency_request(const NetworkResiliencyRequest& v);
+Result<NetworkResiliencyRequest> decode_network_resiliency_request(ByteView input);
+
 }  // namespace smbkit::proto

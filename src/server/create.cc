@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <limits>
 
 #include "proto/close.h"
 #include "server/durable.h"
@@ -259,6 +261,18 @@ uint32_t register_open(FileService& svc, const OpenPtr& o, const std::string& pa
   return status;
 }
 
+// MS-SMB2 2.2.13.2.6 SMB2_CREATE_ALLOCATION_SIZE: a new or overwritten
+// file gets the space asked for, its size unchanged (smbd's initial
+// allocation). Best effort: a file system that cannot is not an error.
+bool reserve_allocation(int fd, const CreateRequest& req) {
+  const CreateContext* c = find_create_context(req.CreateContexts, SMB2_CREATE_ALLOCATION_SIZE);
+  if (!c) return false;
+  auto a = decode_allocation_size(c->Data);
+  if (!a || a->AllocationSize == 0) return false;
+  const auto len = static_cast<off_t>(std::min<uint64_t>(a->AllocationSize, std::numeric_limits<off_t>::max()));
+  return fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, len) == 0;
+}
+
 void add_contexts(const CreateRequest& req, uint32_t maximal, const struct stat& st, CreateResponse& resp) {
   if (const auto* c = find_create_context(req.CreateContexts, SMB2_CREATE_QUERY_MAXIMAL_ACCESS_REQUEST)) {
     CreateQueryMaximalAccessResponse m;
@@ -327,6 +341,7 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   creq.overwrite = opened->truncate;
   creq.stat_open = is_stat_open(o->granted);
   creq.granted = o->granted;
+  creq.retry = resumed != nullptr;
   if (!creq.stat_open) purge_disconnected(svc, *o, creq.overwrite);
   CreateResponse resp;
   std::shared_ptr<CreateWait> wait;
@@ -352,6 +367,7 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
     }
     (void)fstat(o->fd, &opened->st);
   }
+  if (opened->action != FILE_OPENED && o->data_fd && reserve_allocation(o->fd, *req)) (void)fstat(o->fd, &opened->st);
   if (!opens.impl().add(o, svc.options().max_open_files)) {
     svc.impl().release(*o);
     return error_reply(STATUS_TOO_MANY_OPENED_FILES);

@@ -88,6 +88,12 @@ void grant_durable(Open& o, const DurableRequest& d, const CallCtx& ctx, CreateR
 bool keep_disconnected(FileService& svc, const OpenPtr& o) {
   auto& impl = svc.impl();
   if (!o->node) return false;
+  {
+    // An open to be deleted on close is closed now (smbd keeps no
+    // durable handle with delete on close): the file goes.
+    MutexLock l(o->mu);
+    if (o->delete_on_close) return false;
+  }
   const uint64_t persistent = o->id.Persistent;
   SteadyTime until;
   {
@@ -136,7 +142,6 @@ FileReply reconnect_durable(FileService& svc, ConnOpens& opens, const CallCtx& c
   auto& impl = svc.impl();
   const uint64_t persistent = d.reconnect_v2 ? d.reconnect_v2->FileId.Persistent : d.reconnect_v1->Persistent;
   const std::optional<CreateLease> lease = [&]() -> std::optional<CreateLease> {
-    if (req.RequestedOplockLevel != SMB2_OPLOCK_LEVEL_LEASE) return std::nullopt;
     const CreateContext* c = find_create_context(req.CreateContexts, SMB2_CREATE_REQUEST_LEASE);
     if (!c) return std::nullopt;
     auto l = decode_lease(c->Data);
@@ -149,11 +154,12 @@ FileReply reconnect_durable(FileService& svc, ConnOpens& opens, const CallCtx& c
     auto it = impl.disconnected.find(persistent);
     if (it == impl.disconnected.end()) return error_reply(STATUS_OBJECT_NAME_NOT_FOUND);
     Open& x = *it->second;
-    // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12 (as smbd): a v2 reconnect needs a v2
-    // open and its CreateGuid (a v1 reconnect may take a v2 open back);
-    // the lease key and the share must match; the ClientGuid is not
-    // checked (smbd does not: a client may reconnect with a new one).
-    if ((d.reconnect_v2 && (!x.durable_v2 || x.create_guid != d.reconnect_v2->CreateGuid)) ||
+    // MS-SMB2 3.3.5.9.7 / 3.3.5.9.12 (as smbd): a v2 reconnect names the
+    // open's CreateGuid (a v1 open's is zero; a v1 reconnect may take a v2
+    // open back); the lease key and the share must match, whatever the
+    // RequestedOplockLevel says; the ClientGuid is not checked (smbd does
+    // not: a client may reconnect with a new one).
+    if ((d.reconnect_v2 && x.create_guid != d.reconnect_v2->CreateGuid) ||
         (x.lease && (!lease || lease->LeaseKey != x.lease->id.second)) || (!x.lease && lease) ||
         x.share->cfg.path != ctx.tree->share->cfg.path)
       return error_reply(STATUS_OBJECT_NAME_NOT_FOUND);
@@ -176,7 +182,7 @@ FileReply reconnect_durable(FileService& svc, ConnOpens& opens, const CallCtx& c
       Lease& ls = *o->lease;
       ls.sink = o->sink;
       ls.session_id = o->session_id;
-      answer_lease(resp, ls, lease->LeaseKey, lease->V2 && ctx.dialect >= SMB2_DIALECT_0300);
+      answer_lease(resp, ls, lease->LeaseKey, ls.v2 && ctx.dialect >= SMB2_DIALECT_0300);
     } else {
       resp.OplockLevel = oplock_level_of(o->oplock.state);
     }

@@ -50,8 +50,11 @@ using SteadyTime = std::chrono::steady_clock::time_point;
 struct Caching {
   uint32_t state = 0;
   bool breaking = false;     // a break waits for its acknowledgment
-  uint32_t breaking_to = 0;  // what the holder must come down to
-  SteadyTime deadline{};     // when it is downgraded without the ack
+  uint32_t breaking_to = 0;  // what the holder must come down to (the notice's NewLeaseState)
+  // What every conflict since the notice needs (MS-SMB2 3.3.1.4
+  // Lease.BreakToLeaseState): an ack above it continues the break.
+  uint32_t breaking_required = 0;
+  SteadyTime deadline{};  // when it is downgraded without the ack
 };
 struct LockWaiter;
 
@@ -134,6 +137,11 @@ struct Open {
   uint64_t position GUARDED_BY(mu) = 0;         // FilePositionInformation
   uint32_t mode GUARDED_BY(mu) = 0;             // FileModeInformation
   DirCursor cursor GUARDED_BY(mu);
+  // MS-SMB2 3.3.1.10 Open.IsResilient (FSCTL_LMR_REQUEST_RESILIENCY) and
+  // Open.LockSequenceArray: per LockSequenceIndex 1..64, the
+  // LockSequenceNumber of the last LOCK that succeeded (lock.cc).
+  bool resilient GUARDED_BY(mu) = false;
+  std::array<std::optional<uint8_t>, 64> lock_sequence GUARDED_BY(mu);
 };
 
 using OpenPtr = std::shared_ptr<Open>;
@@ -192,6 +200,12 @@ struct FileService::Impl {
   std::map<std::pair<dev_t, ino_t>, std::shared_ptr<FileNode>> nodes GUARDED_BY(nodes_mu);
   // MS-SMB2 3.3.1.4 GlobalLeaseTableList: every lease, by client and key.
   std::map<LeaseId, std::shared_ptr<Lease>> leases GUARDED_BY(nodes_mu);
+  // The break sinks of the connections of each client holding a lease, in
+  // the order they first took one: a lease's breaks go to the client's
+  // first connection still there (as smbd; oplock.cc). An entry goes with
+  // the client's last lease. Guarded by nodes_mu (not annotated: the break
+  // rules reach it from callbacks run under nodes_mu).
+  std::map<std::array<std::byte, 16>, std::vector<std::weak_ptr<const BreakSink>>> client_sinks;
 
   // Releases an open: its share-mode entry, locks, oplock or lease;
   // applies delete on close when it was the last open of a delete-pending

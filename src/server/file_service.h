@@ -199,7 +199,8 @@ class ConnOpens : public std::enable_shared_from_this<ConnOpens> {
   ConnOpens& operator=(const ConnOpens&) = delete;
 
   // TREE_DISCONNECT, LOGOFF, connection loss: close every open of the tree
-  // or session (delete-on-close applies, share modes are released).
+  // or session (delete-on-close applies, share modes are released); at a
+  // LOGOFF or a connection loss durable opens are kept for a reconnect.
   void close_tree(uint64_t session_id, uint32_t tree_id);
   void close_session(uint64_t session_id);
   void close_all();

@@ -1,7 +1,7 @@
 // SMB2 IOCTL on opens (MS-SMB2 3.3.5.15): FSCTL_PIPE_TRANSCEIVE on pipes,
 // server-side copy (FSCTL_SRV_REQUEST_RESUME_KEY, FSCTL_SRV_COPYCHUNK and
-// _WRITE, copychunk.cc), object ids, and the sparse-file controls
-// (sparse.cc). Every other control code answers STATUS_NOT_SUPPORTED (the
+// _WRITE, copychunk.cc), object ids, the sparse-file controls (sparse.cc)
+// and resiliency (FSCTL_LMR_REQUEST_RESILIENCY). Every other control code answers STATUS_NOT_SUPPORTED (the
 // server connection answers FSCTL_VALIDATE_NEGOTIATE_INFO itself).
 #include "proto/ioctl.h"
 
@@ -18,6 +18,9 @@ using namespace proto;
 
 namespace {
 
+// MS-SMB2 3.3.5.15.9 MaxResiliencyTimeout (smbd and Windows: 300 s).
+constexpr uint32_t kMaxResiliencyTimeoutMs = 300'000;
+
 // MS-FSA 2.1.5.10.1 / 2.1.5.10.13: the object id of a file. POSIX has no
 // stored object id: (st_ino, st_dev) identify the file for its lifetime,
 // as FileInternalInformation and the QFid context do; its birth object id
@@ -32,6 +35,20 @@ FileReply object_id(const Open& o, const IoctlRequest& req) {
   store_le64(b.ObjectId.data() + 8, static_cast<uint64_t>(st.st_dev));
   b.BirthObjectId = b.ObjectId;
   return ioctl_reply(STATUS_SUCCESS, req.CtlCode, o.id, encode_object_id(b));
+}
+
+// MS-SMB2 3.3.5.15.9: FSCTL_LMR_REQUEST_RESILIENCY makes the open
+// resilient (its LOCKs are verified by sequence, lock.cc), from 2.1 on; a
+// Timeout above kMaxResiliencyTimeoutMs is STATUS_INVALID_PARAMETER.
+FileReply request_resiliency(Open& o, const IoctlRequest& req, uint16_t dialect) {
+  if (dialect < SMB2_DIALECT_0210 || !o.node) return error_reply(STATUS_INVALID_DEVICE_REQUEST);
+  auto r = decode_network_resiliency_request(req.Input);
+  if (!r || r->Timeout > kMaxResiliencyTimeoutMs) return error_reply(STATUS_INVALID_PARAMETER);
+  {
+    MutexLock l(o.mu);
+    o.resilient = true;
+  }
+  return ioctl_reply(STATUS_SUCCESS, req.CtlCode, o.id, {});
 }
 
 }  // namespace
@@ -77,6 +94,8 @@ FileReply handle_ioctl(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
     case FSCTL_GET_OBJECT_ID:
     case FSCTL_CREATE_OR_GET_OBJECT_ID:
       return object_id(open, *req);
+    case FSCTL_LMR_REQUEST_RESILIENCY:
+      return request_resiliency(open, *req, ctx.dialect);
     default:
       return error_reply(STATUS_NOT_SUPPORTED);
   }

@@ -14,6 +14,7 @@
 #include "proto/lock.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 
 #include "server/file_internal.h"
@@ -62,6 +63,16 @@ bool conflicts(const FileNode& n, const Open* me, const LockElement& e, bool exc
 FileReply lock_reply(uint32_t status) {
   if (status != STATUS_SUCCESS) return error_reply(status);
   return body_reply(STATUS_SUCCESS, LockResponse{}, encode_lock_response);
+}
+
+// MS-SMB2 3.3.5.14: the entry of Open.LockSequenceArray this LOCK's
+// LockSequenceIndex names (a valid index is 1..64), from 2.1 on;
+// kNoLockSequence when none.
+constexpr size_t kNoLockSequence = SIZE_MAX;
+size_t lock_sequence_slot(const Open& o, const LockRequest& req, uint16_t dialect) {
+  if (dialect < SMB2_DIALECT_0210 || req.LockSequenceIndex == 0) return kNoLockSequence;
+  const size_t slot = req.LockSequenceIndex - 1;
+  return slot < std::tuple_size_v<decltype(o.lock_sequence)> ? slot : kNoLockSequence;
 }
 
 constexpr uint32_t kLockModeFlags = SMB2_LOCKFLAG_SHARED_LOCK | SMB2_LOCKFLAG_EXCLUSIVE_LOCK | SMB2_LOCKFLAG_UNLOCK;
@@ -159,6 +170,22 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   Open& f = **o;
   if (!f.node || f.is_dir) return error_reply(STATUS_INVALID_PARAMETER);
 
+  // MS-SMB2 3.3.5.14 lock sequence verification (durable or resilient
+  // opens, as smbd): a request whose LockSequenceNumber is the one last
+  // stored for its index is a replay, answered with success and not run
+  // again; any other clears the entry, and one that succeeds stores it.
+  size_t seq = lock_sequence_slot(f, *req, ctx.dialect);
+  if (seq != kNoLockSequence) {
+    MutexLock l(f.mu);
+    if (!f.durable && !f.resilient) {
+      seq = kNoLockSequence;
+    } else {
+      auto& entry = f.lock_sequence[seq];
+      if (entry && *entry == req->LockSequenceNumber) return lock_reply(STATUS_SUCCESS);
+      entry.reset();
+    }
+  }
+
   // MS-SMB2 3.3.5.14: the first element says whether the request unlocks
   // or locks. A lock request is checked whole first: every element locks
   // with one mode flag (and, with more than one, fails immediately). An
@@ -227,6 +254,10 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
     }
   }
   for (auto& w : woken) w();
+  if (seq != kNoLockSequence && status == STATUS_SUCCESS) {
+    MutexLock l(f.mu);
+    f.lock_sequence[seq] = req->LockSequenceNumber;
+  }
   return lock_reply(status);
 }
 

@@ -81,7 +81,9 @@ void ConnOpens::close_tree(uint64_t session_id, uint32_t tree_id) {
 }
 
 void ConnOpens::close_session(uint64_t session_id) {
-  impl_->close_if([&](const Open& o) { return o.session_id == session_id; });
+  // A durable open outlives its session's logoff as it outlives its
+  // connection (smbd; MS-SMB2 3.3.5.9.7 reconnects it on a new session).
+  impl_->close_if([&](const Open& o) { return o.session_id == session_id; }, true);
 }
 
 void ConnOpens::close_all() {

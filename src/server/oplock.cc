@@ -72,21 +72,69 @@ void for_each_holder(FileNode& node, const Open* skip_open, const Lease* skip_le
   }
 }
 
+// Where a lease's breaks go: the connection of its first open (smbd and
+// Windows: not of the open that asked for more), or, once that one is
+// gone, of another of its opens. Null when none can be told (all
+// disconnected).
+const Open* lease_notify_open(FileNode& node, const Lease& lease) {
+  const Open* any = nullptr;
+  for (const Open* p : node.opens) {
+    if (p->lease.get() != &lease || !p->sink) continue;
+    if (p->sink == lease.sink) return p;
+    if (!any) any = p;
+  }
+  return any;
+}
+
+// Notes `sink` as a connection of `client` (after those it has).
+void note_client_sink(FileService::Impl& impl, const std::array<std::byte, 16>& client,
+                      const std::shared_ptr<const BreakSink>& sink) {
+  if (!sink) return;
+  auto& sinks = impl.client_sinks[client];
+  std::erase_if(sinks, [](const auto& w) { return w.expired(); });
+  for (const auto& w : sinks)
+    if (w.lock() == sink) return;
+  sinks.push_back(sink);
+}
+
+// The first connection of `client` still there, else null.
+std::shared_ptr<const BreakSink> client_first_sink(FileService::Impl& impl, const std::array<std::byte, 16>& client) {
+  auto it = impl.client_sinks.find(client);
+  if (it == impl.client_sinks.end()) return nullptr;
+  for (const auto& w : it->second)
+    if (auto s = w.lock()) return s;
+  return nullptr;
+}
+
 // Lowers a holder from its state to `to` (a subset): at once when only R
-// is lost, else as a break that waits for the acknowledgment. Returns
-// whether it waits.
+// is lost, else as a break that waits for the acknowledgment, whose
+// required state is `required` (an ack above it continues the break). A
+// new break counts in a v2 lease's epoch; the steps that continue one do
+// not. Returns whether it waits for an ack.
 bool lower(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Caching& c, Open* holder, Lease* lease,
-           uint32_t to, Breaks& out) {
+           uint32_t to, uint32_t required, bool new_break, Breaks& out) {
   const uint32_t cur = c.state;
   if ((cur & ~to) == 0) return false;
   Breaks::Out n;
-  n.sink = lease ? lease->sink : holder->sink;
+  uint64_t session_id = holder ? holder->session_id : 0;
+  if (lease) {
+    // Sent on the client's first connection (smbd: any channel of the
+    // client may carry it, MS-SMB2 3.3.4.7), else on one of the lease's.
+    const Open* via = lease_notify_open(*node, *lease);
+    if (via) {
+      n.sink = via->sink;
+      session_id = via->session_id;
+      if (auto first = client_first_sink(impl, lease->id.first)) n.sink = std::move(first);
+    }
+  } else {
+    n.sink = holder->sink;
+  }
   // Losing W or H needs the holder's ack, unless nobody can give it (a
   // disconnected durable open, which is downgraded at once).
   const bool ack = ((cur & ~to) & (kW | kH)) && n.sink;
   if (lease) {
-    if (lease->v2) lease->epoch++;
-    n.notice.session_id = lease->session_id;
+    if (new_break) lease->epoch++;
+    n.notice.session_id = session_id;
     n.notice.lease = true;
     LeaseBreakNotification& b = n.notice.lease_break;
     b.NewEpoch = lease->v2 ? lease->epoch : 0;
@@ -95,13 +143,14 @@ bool lower(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Cachi
     b.CurrentLeaseState = cur;
     b.NewLeaseState = to;
   } else {
-    n.notice.session_id = holder->session_id;
+    n.notice.session_id = session_id;
     n.notice.oplock.OplockLevel = oplock_level(to);
     n.notice.oplock.FileId = holder->id;
   }
   if (ack) {
     c.breaking = true;
     c.breaking_to = to;
+    c.breaking_required = required & to;
     c.deadline = std::chrono::steady_clock::now() + impl.svc.options().break_timeout;
     impl.timer.schedule(c.deadline, [&svc = impl.svc, weak = std::weak_ptr<FileNode>(node)] {
       if (auto n = weak.lock()) expire_breaks(svc, n);
@@ -111,6 +160,32 @@ bool lower(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Cachi
   }
   if (n.sink) out.notices.push_back(std::move(n));
   return ack;
+}
+
+// A conflict asks the holder to come down to `to` (MS-SMB2 3.3.4.7): a
+// holder already breaking only has what its break requires lowered (no
+// second notice; its ack continues the break), else the break starts.
+void send_break(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Caching& c, Open* holder, Lease* lease,
+                uint32_t to, Breaks& out) {
+  if (c.breaking) {
+    c.breaking_required &= to;
+    return;
+  }
+  (void)lower(impl, node, c, holder, lease, to, to, true, out);
+}
+
+// After an acknowledgment set `c` to the state acked: the break is over
+// when that meets what it requires, else it goes on a step further (as
+// Windows: a lease holding more than R comes down to the requirement
+// plus R first) without a new epoch.
+void continue_break(FileService::Impl& impl, const std::shared_ptr<FileNode>& node, Caching& c, Open* holder,
+                    Lease* lease, Breaks& out) {
+  c.breaking = false;
+  if ((c.state & ~c.breaking_required) == 0) return;
+  uint32_t next = c.breaking_required;
+  if (lease && (c.state & ~kR)) next |= kR;
+  if (!lease) next &= kR;
+  (void)lower(impl, node, c, holder, lease, next, c.breaking_required, false, out);
 }
 
 void take_waiters(FileNode& node, Breaks& out) {
@@ -183,9 +258,13 @@ bool break_for_open(FileService::Impl& impl, const std::shared_ptr<FileNode>& no
   // MS-FSA 2.1.4.12 (as smbd's delay_for_oplock): another open ends write
   // caching; one that meets a sharing violation ends handle caching
   // instead (so the holder may close), and leaves holders without it
-  // alone; an overwrite ends read and handle caching too. Stat opens
-  // break nothing unless they overwrite.
-  const uint32_t lost = sharing_violation ? kH : kW;
+  // alone; an overwrite ends read and handle caching too. The CREATE
+  // waits while a holder it breaks still has what it conflicts with
+  // (W, or H on a sharing violation), and, when tried again, while a
+  // break it asked for is in progress. Stat opens break nothing unless
+  // they overwrite.
+  if (!req.overwrite && (req.granted & ~kOplockStatAccess) == 0) return false;
+  const uint32_t delay_mask = sharing_violation ? kH : kW;
   const Lease* own = nullptr;
   if (req.lease) {
     auto it = impl.leases.find(LeaseId{req.client, req.lease->LeaseKey});
@@ -193,30 +272,31 @@ bool break_for_open(FileService::Impl& impl, const std::shared_ptr<FileNode>& no
   }
   bool wait = false;
   for_each_holder(*node, nullptr, own, [&](Caching& c, Open* p, Lease* l) {
-    const uint32_t stat_access = l ? kLeaseStatAccess : kOplockStatAccess;
-    if (!req.overwrite && (req.granted & ~stat_access) == 0) return;
-    if (c.breaking) {
-      wait = true;  // the earlier break first; the next try breaks further
+    if (l && !req.overwrite && (req.granted & ~kLeaseStatAccess) == 0) return;
+    const uint32_t held = c.state;
+    uint32_t to = held & ~delay_mask;
+    if (req.overwrite) to &= ~(kR | kW | kH);
+    if ((held & ~to) == 0) {
+      if (c.breaking) wait = true;  // the break asked for first must end
       return;
     }
-    uint32_t to = c.state & ~lost;
-    if (req.overwrite) to &= ~(kR | kH);
-    if (to == c.state) return;
     if (!l) to &= kR;  // an oplock comes down to level II or none
-    wait |= lower(impl, node, c, p, l, to, out);
+    const bool was_breaking = c.breaking;
+    send_break(impl, node, c, p, l, to, out);
+    if (c.breaking && ((held & delay_mask) || (was_breaking && req.retry))) wait = true;
   });
   return wait;
 }
 
 void grant_caching(FileService::Impl& impl, FileNode& node, Open& o, const CacheRequest& req, uint16_t dialect,
                    CreateResponse& resp) {
-  (void)dialect;
   resp.OplockLevel = SMB2_OPLOCK_LEVEL_NONE;
   if (!req.allowed) return;
-  // Other opens (stat opens and the same lease apart) end write caching;
-  // a holder still caching writes (a stat open does not break it) leaves
-  // the new open none.
-  bool others = false, other_writes = false;
+  // What the other opens (stat opens and the same lease apart) allow, as
+  // smbd's delay_for_oplock grants: one writer only; no H lease beside an
+  // oplock and no oplock beside an H lease; a holder still caching writes
+  // (a stat open does not break it) leaves the new open none.
+  bool others = false, other_writes = false, got_oplock = false, got_handle = false;
   for (Open* p : node.opens) {
     if (p == &o || same_lease(*p, req)) continue;
     const Caching& c = p->lease ? p->lease->caching : p->oplock;
@@ -224,10 +304,17 @@ void grant_caching(FileService::Impl& impl, FileNode& node, Open& o, const Cache
     // for an oplock.
     if (req.lease || !is_stat_open(p->granted) || c.state) others = true;
     if ((c.state | (c.breaking ? c.breaking_to : 0)) & kW) other_writes = true;
+    if (!p->lease && (c.state || c.breaking)) got_oplock = true;
+    if (c.state & kH) got_handle = true;
   }
   if (req.lease) {
-    uint32_t want = valid_lease_state(req.lease->LeaseState);
+    const uint32_t requested = req.lease->LeaseState & kRWH;
+    uint32_t want = valid_lease_state(requested);
+    // MS-SMB2 3.3.5.9.8 (smbd): no read caching on a file with
+    // byte-range locks.
+    if (!node.locks.empty()) want = valid_lease_state(want & ~kR);
     if (others) want &= ~kW;
+    if (got_oplock) want &= ~kH;
     if (other_writes) want = 0;
     const LeaseId id{req.client, req.lease->LeaseKey};
     auto& slot = impl.leases[id];
@@ -241,25 +328,35 @@ void grant_caching(FileService::Impl& impl, FileNode& node, Open& o, const Cache
       slot->ino = node.ino;
       slot->caching.state = want;
       // MS-SMB2 3.3.5.9.11: a new v2 lease's epoch follows the client's.
-      slot->epoch = slot->v2 ? static_cast<uint16_t>(req.lease->Epoch + 1) : 0;
-    } else if (!slot->caching.breaking && (want & ~slot->caching.state) &&
-               (want & slot->caching.state) == slot->caching.state) {
-      // MS-SMB2 3.3.5.9.8: a request for more than the lease holds
-      // upgrades it; never down.
-      slot->caching.state = want;
-      if (slot->v2) slot->epoch++;
+      slot->epoch = static_cast<uint16_t>(req.lease->Epoch + 1);
+      slot->sink = o.sink;
+      slot->session_id = o.session_id;
+    } else {
+      // MS-SMB2 3.3.5.9.8 (smbd's try_lease_upgrade): a lease is upgraded
+      // only to a strict superset of what it holds, only when all of it
+      // can be granted beside the other opens, and not while breaking;
+      // never down.
+      Caching& c = slot->caching;
+      if (!c.breaking && (requested & c.state) == c.state && want != c.state && want == requested) {
+        c.state = want;
+        slot->epoch++;
+      }
+      if (!slot->sink) {
+        slot->sink = o.sink;
+        slot->session_id = o.session_id;
+      }
     }
     Lease& l = *slot;
     l.opens++;
-    l.sink = o.sink;
-    l.session_id = o.session_id;
     o.lease = slot;
-    answer_lease(resp, l, req.lease->LeaseKey, req.lease->V2);
+    note_client_sink(impl, req.client, o.sink);
+    // The lease answers in its own version, whatever the request's.
+    answer_lease(resp, l, req.lease->LeaseKey, l.v2 && dialect >= SMB2_DIALECT_0300);
     return;
   }
   uint32_t want = oplock_state(req.oplock_level);
   if (others) want &= kR;  // level II at most
-  if (other_writes) want = 0;
+  if (other_writes || got_handle) want = 0;
   o.oplock.state = want;
   resp.OplockLevel = oplock_level(want);
 }
@@ -271,6 +368,19 @@ void release_caching(FileService::Impl& impl, FileNode& node, Open& o, Breaks& o
     if (l.opens == 0) {
       auto it = impl.leases.find(l.id);
       if (it != impl.leases.end() && it->second.get() == &l) impl.leases.erase(it);
+      // The client's last lease takes its connection list along.
+      auto next = impl.leases.lower_bound(LeaseId{l.id.first, {}});
+      if (next == impl.leases.end() || next->first.first != l.id.first) impl.client_sinks.erase(l.id.first);
+    } else if (l.sink == o.sink) {
+      // Its breaks go on to the connection of another of its opens.
+      l.sink.reset();
+      for (const Open* p : node.opens) {
+        if (p != &o && p->lease.get() == &l && p->sink) {
+          l.sink = p->sink;
+          l.session_id = p->session_id;
+          break;
+        }
+      }
     }
     o.lease.reset();
   }
@@ -285,14 +395,27 @@ void break_for_write(FileService& svc, const Open& writer) {
   {
     MutexLock l(impl.nodes_mu);
     FileNode& n = *writer.node;
-    // MS-FSA 2.1.5.3 / 2.1.4.13: a write ends read caching, the
-    // writer's own level II oplock's too (not its own lease); no other
-    // holder caches writes while this open exists, so no ack.
+    // MS-FSA 2.1.5.3 / 2.1.4.13 (smbd's contend_level2_oplocks): a write
+    // ends the caching of every other lease that reads (to none; one
+    // that caches handles acknowledges) and every level II oplock, the
+    // writer's own too (not its own lease). It never waits.
     for_each_holder(n, nullptr, writer.lease.get(), [&](Caching& c, Open* p, Lease* ls) {
       if (p == &writer && (c.state & kW)) return;  // its own exclusive or batch oplock stays
-      if (c.breaking || !(c.state & kR)) return;
-      const uint32_t to = ls ? (c.state & ~(kR | kW)) : 0;
-      (void)lower(impl, writer.node, c, p, ls, to, out);
+      if (!(c.state & kR)) return;
+      send_break(impl, writer.node, c, p, ls, 0, out);
+    });
+  }
+  out.deliver();
+}
+
+void break_for_rename(FileService& svc, const Open& renamer) {
+  if (!renamer.node) return;
+  auto& impl = svc.impl();
+  Breaks out;
+  {
+    MutexLock l(impl.nodes_mu);
+    for_each_holder(*renamer.node, nullptr, renamer.lease.get(), [&](Caching& c, Open* p, Lease* ls) {
+      if (ls && (c.state & kH)) send_break(impl, renamer.node, c, p, ls, c.state & ~kH, out);
     });
   }
   out.deliver();
@@ -305,9 +428,11 @@ void expire_breaks(FileService& svc, const std::shared_ptr<FileNode>& node) {
     MutexLock l(impl.nodes_mu);
     const SteadyTime now = std::chrono::steady_clock::now();
     bool changed = false;
+    // A holder that did not acknowledge in time loses all its caching
+    // (smbd: the lease or oplock is downgraded to none).
     for_each_holder(*node, nullptr, nullptr, [&](Caching& c, Open*, Lease*) {
       if (c.breaking && c.deadline <= now) {
-        c.state = c.breaking_to;
+        c.state = 0;
         c.breaking = false;
         changed = true;
       }
@@ -342,10 +467,10 @@ FileReply oplock_ack(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
     // to or below; anything else ends the oplock.
     const bool ok = ack->OplockLevel == SMB2_OPLOCK_LEVEL_NONE ||
                     (ack->OplockLevel == SMB2_OPLOCK_LEVEL_II && to == SMB2_OPLOCK_LEVEL_II);
-    c.breaking = false;
     c.state = ok ? oplock_state(ack->OplockLevel) : 0;
     if (!ok) status = STATUS_INVALID_OPLOCK_PROTOCOL;
     resp.OplockLevel = oplock_level(c.state);
+    continue_break(impl, open.node, c, &open, nullptr, out);
     take_waiters(*open.node, out);
   }
   out.deliver();
@@ -371,10 +496,14 @@ FileReply lease_ack(FileService& svc, const CallCtx& ctx, ByteView msg) {
     if (!c.breaking) return error_reply(STATUS_UNSUCCESSFUL);
     if (ack->LeaseState & ~c.breaking_to) return error_reply(STATUS_REQUEST_NOT_ACCEPTED);
     c.state = ack->LeaseState;
-    c.breaking = false;
     resp.LeaseState = c.state;
     auto n = impl.nodes.find({ls.dev, ls.ino});
-    if (n != impl.nodes.end()) take_waiters(*n->second, out);
+    if (n != impl.nodes.end()) {
+      continue_break(impl, n->second, c, nullptr, &ls, out);
+      take_waiters(*n->second, out);
+    } else {
+      c.breaking = false;
+    }
   }
   out.deliver();
   return body_reply(STATUS_SUCCESS, resp, encode_lease_break_response);

@@ -1,15 +1,19 @@
 // Oplocks and leases in the file layer: what a CREATE is granted (MS-SMB2
 // 3.3.5.9, 3.3.5.9.8, 3.3.5.9.11; MS-FSA 2.1.5.17), what a new open, a
-// write or a truncate breaks (MS-FSA 2.1.4.12-13), the acknowledgments
-// (MS-SMB2 3.3.5.22), and the CREATE that waits for a break to be
+// write, a truncate, a byte-range lock or a rename breaks (MS-FSA
+// 2.1.4.12-13), the acknowledgments (MS-SMB2 3.3.5.22) and the breaks they
+// continue (3.3.4.7), and the CREATE that waits for a break to be
 // acknowledged (a PendingCall, woken by the ack, a close or the timeout).
 //
 // Oplocks are held as the lease state they amount to (Caching), so one set
-// of rules serves both: a new open takes W from every other holder, H too
-// when it meets a sharing violation, everything when it overwrites; a
-// write takes R. Losing W or H needs the holder's acknowledgment; the
-// CREATE that caused it waits for it (or for break_timeout, after which
-// the holder is downgraded as if it had acknowledged).
+// of rules serves both: a new open takes W from every other holder, H
+// instead when it meets a sharing violation, everything when it
+// overwrites; a write takes everything from the other leases that read.
+// Losing W or H needs the holder's acknowledgment; the CREATE that caused
+// it waits while the holder still has what it conflicts with (or until
+// break_timeout, after which the holder has no caching left). A conflict
+// during a break lowers what that break requires; the ack goes on from
+// there (in steps, as Windows).
 #pragma once
 
 #include <array>
@@ -33,9 +37,10 @@ struct Lease {
   dev_t dev = 0;
   ino_t ino = 0;
   Caching caching;
-  uint16_t epoch = 0;  // v2: counts the state changes
+  uint16_t epoch = 0;  // counts the state changes (sent on v2 only)
   size_t opens = 0;
-  // Where its breaks go: the connection and session of its latest open.
+  // The connection and session of its first open still there (its
+  // breaks go to its client's first connection, oplock.cc).
   std::shared_ptr<const BreakSink> sink;
   uint64_t session_id = 0;
 };
@@ -49,6 +54,7 @@ struct CacheRequest {
   bool stat_open = false;                                // attribute access only (is_stat_open)
   uint32_t granted = 0;                                  // the new open's GrantedAccess
   bool allowed = true;                                   // the share grants oplocks ("oplocks")
+  bool retry = false;                                    // tried again after waiting for a break
 };
 
 // Breaks to send and CREATEs to wake once nodes_mu is released.
@@ -100,6 +106,10 @@ void release_caching(FileService::Impl& impl, FileNode& node, Open& o, Breaks& o
 // oplocks (the writer's too) and other clients' R leases lose R, with no
 // acknowledgment.
 void break_for_write(FileService& svc, const Open& writer);
+
+// A rename through `renamer`: the other leases of the file lose handle
+// caching (their handles name the old path); the rename does not wait.
+void break_for_rename(FileService& svc, const Open& renamer);
 
 // Downgrades the breaks of `node` whose time is up and wakes its waiters.
 void expire_breaks(FileService& svc, const std::shared_ptr<FileNode>& node);

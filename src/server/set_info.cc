@@ -212,8 +212,11 @@ uint32_t set_file_class(FileService& svc, Open& o, uint8_t cls, ByteView buf) {
       return set_allocation(o, buf);
     case FILE_DISPOSITION_INFORMATION:
       return set_disposition(svc, o, buf);
-    case FILE_RENAME_INFORMATION:
-      return set_rename(svc, o, buf);
+    case FILE_RENAME_INFORMATION: {
+      const uint32_t s = set_rename(svc, o, buf);
+      if (s == STATUS_SUCCESS) break_for_rename(svc, o);
+      return s;
+    }
     case FILE_POSITION_INFORMATION: {
       FilePositionInformation p;
       if (!decode_info(buf, p)) return STATUS_INFO_LENGTH_MISMATCH;

@@ -292,5 +292,45 @@ TEST_F(LockTest, WaitersAreGrantedInArrivalOrder) {
   close(c.id(), &conn2_);
 }
 
+// MS-SMB2 3.3.5.14: a resilient open's LOCK with the LockSequenceNumber
+// last stored for its index is a replay, answered without running again.
+TEST_F(LockTest, AResilientOpenSkipsReplayedLocks) {
+  put("f", "0123456789");
+  auto a = create("f", FILE_OPEN);
+  auto seq_lock = [&](uint8_t number, uint32_t index, uint32_t flags) {
+    LockRequest req;
+    req.FileId = a.id();
+    req.LockSequenceNumber = number;
+    req.LockSequenceIndex = index;
+    req.Locks = {{0, 5, flags}};
+    return run(SMB2_LOCK, request(SMB2_LOCK, [&](ByteWriter& w) { EXPECT_TRUE(encode_lock_request(req, w).ok()); }))
+        .status;
+  };
+  // Not resilient, not durable: no verification.
+  ASSERT_EQ(seq_lock(1, 1, kExclusive), STATUS_SUCCESS);
+  EXPECT_EQ(seq_lock(1, 1, kExclusive), STATUS_LOCK_NOT_GRANTED);
+  ASSERT_EQ(seq_lock(2, 1, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);
+
+  NetworkResiliencyRequest rr;
+  rr.Timeout = 1000;
+  auto in = encode_network_resiliency_request(rr);
+  ASSERT_TRUE(in.ok());
+  ASSERT_EQ(ioctl(FSCTL_LMR_REQUEST_RESILIENCY, a.id(), *in).status, STATUS_SUCCESS);
+  rr.Timeout = 3'600'000;  // past the most the server allows
+  EXPECT_EQ(ioctl(FSCTL_LMR_REQUEST_RESILIENCY, a.id(), *encode_network_resiliency_request(rr)).status,
+            STATUS_INVALID_PARAMETER);
+
+  ASSERT_EQ(seq_lock(1, 1, kExclusive), STATUS_SUCCESS);
+  EXPECT_EQ(seq_lock(1, 1, kExclusive), STATUS_SUCCESS);            // a replay: not run
+  EXPECT_EQ(seq_lock(1, 1, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);  // a replay too: still locked
+  EXPECT_EQ(seq_lock(2, 1, kExclusive), STATUS_LOCK_NOT_GRANTED);
+  EXPECT_EQ(seq_lock(2, 1, kExclusive), STATUS_LOCK_NOT_GRANTED);   // a failure is not stored
+  EXPECT_EQ(seq_lock(1, 65, kExclusive), STATUS_LOCK_NOT_GRANTED);  // index 65: not verified
+  ASSERT_EQ(seq_lock(3, 64, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);
+  EXPECT_EQ(seq_lock(3, 64, SMB2_LOCKFLAG_UNLOCK), STATUS_SUCCESS);  // replay
+  EXPECT_EQ(seq_lock(4, 64, SMB2_LOCKFLAG_UNLOCK), STATUS_RANGE_NOT_LOCKED);
+  close(a.id());
+}
+
 }  // namespace
 }  // namespace smbkit::server::testing

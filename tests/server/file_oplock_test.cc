@@ -5,118 +5,10 @@
 #include <future>
 #include <thread>
 
-#include "base/mutex.h"
-#include "file_fixture.h"
-#include "proto/create_contexts.h"
-#include "proto/oplock_break.h"
+#include "oplock_fixture.h"
 
 namespace smbkit::server::testing {
 namespace {
-
-constexpr uint32_t kR = SMB2_LEASE_READ_CACHING;
-constexpr uint32_t kH = SMB2_LEASE_HANDLE_CACHING;
-constexpr uint32_t kW = SMB2_LEASE_WRITE_CACHING;
-
-// A connection's break notices, as the file layer hands them over.
-struct Sink {
-  Mutex mu;
-  std::vector<BreakNotice> got GUARDED_BY(mu);
-  BreakSink fn() {
-    return [this](const BreakNotice& n) {
-      MutexLock l(mu);
-      got.push_back(n);
-    };
-  }
-  std::vector<BreakNotice> take() {
-    MutexLock l(mu);
-    return std::exchange(got, {});
-  }
-};
-
-Guid16 key(uint8_t b) {
-  Guid16 k{};
-  k.fill(std::byte{b});
-  return k;
-}
-
-class OplockTest : public FileFixture {
- protected:
-  void SetUp() override {
-    FileFixture::SetUp();
-    ctx_.leasing = true;
-    a_->set_break_sink(sink_a_.fn());
-    b_->set_break_sink(sink_b_.fn());
-    put("f", "data");
-  }
-
-  // A CREATE with an oplock level or a lease on connection c (client
-  // guid `client`); the raw reply, so a pending one can be started.
-  FileReply open_raw(ConnOpens& c, uint8_t level, std::optional<CreateLease> lease = {}, uint8_t client = 1,
-                     uint32_t disposition = FILE_OPEN, uint32_t access = kReadWrite) {
-    CreateRequest req;
-    req.Name = "f";
-    req.CreateDisposition = disposition;
-    req.DesiredAccess = access;
-    req.ShareAccess = kShareAll;
-    req.RequestedOplockLevel = level;
-    if (lease) req.CreateContexts.push_back(to_create_context(*lease));
-    CallCtx ctx = ctx_;
-    ctx.client_guid = key(client);
-    return cur_->execute(c, ctx, SMB2_CREATE,
-                         request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
-  }
-  CreateResponse decoded(const FileReply& r) {
-    EXPECT_EQ(r.status, 0u);
-    EXPECT_FALSE(r.pending);
-    auto d = decode_create_response(as_message(r));
-    EXPECT_TRUE(d.ok());
-    return d ? *d : CreateResponse{};
-  }
-  static CreateLease lease(Guid16 k, uint32_t state, bool v2 = false) {
-    CreateLease l;
-    l.V2 = v2;
-    l.LeaseKey = k;
-    l.LeaseState = state;
-    return l;
-  }
-  static std::optional<CreateLease> lease_of(const CreateResponse& r) {
-    const CreateContext* c = find_create_context(r.CreateContexts, SMB2_CREATE_RESPONSE_LEASE);
-    if (!c) return std::nullopt;
-    auto l = decode_lease(c->Data);
-    if (!l) return std::nullopt;
-    return *l;
-  }
-  FileReply ack_oplock(ConnOpens& c, const FileId& id, uint8_t level) {
-    OplockBreakAcknowledgment a;
-    a.FileId = id;
-    a.OplockLevel = level;
-    return cur_->execute(c, ctx_, SMB2_OPLOCK_BREAK, request(SMB2_OPLOCK_BREAK, [&](ByteWriter& w) {
-                           ASSERT_TRUE(encode_oplock_break_acknowledgment(a, w).ok());
-                         }));
-  }
-  FileReply ack_lease(ConnOpens& c, Guid16 k, uint32_t state, uint8_t client = 1) {
-    LeaseBreakAcknowledgment a;
-    a.LeaseKey = k;
-    a.LeaseState = state;
-    CallCtx ctx = ctx_;
-    ctx.client_guid = key(client);
-    return cur_->execute(c, ctx, SMB2_OPLOCK_BREAK, request(SMB2_OPLOCK_BREAK, [&](ByteWriter& w) {
-                           ASSERT_TRUE(encode_lease_break_acknowledgment(a, w).ok());
-                         }));
-  }
-  // Starts a pending CREATE; its reply arrives in the future.
-  std::future<FileReply> start(const FileReply& r) {
-    auto p = std::make_shared<std::promise<FileReply>>();
-    auto f = p->get_future();
-    r.pending->start([p](FileReply x) { p->set_value(std::move(x)); });
-    return f;
-  }
-
-  FileService* cur_ = &svc_;  // the service the helpers use
-  std::shared_ptr<ConnOpens> a_ = std::make_shared<ConnOpens>(svc_);
-  std::shared_ptr<ConnOpens> b_ = std::make_shared<ConnOpens>(svc_);
-  Sink sink_a_, sink_b_;
-};
 
 TEST_F(OplockTest, ALoneOpenGetsTheBatchOplockItAsks) {
   auto r = decoded(open_raw(*a_, SMB2_OPLOCK_LEVEL_BATCH));
@@ -192,7 +84,7 @@ TEST_F(OplockTest, AnUnacknowledgedBreakTimesOutAndTheHolderIsDowngraded) {
   FileReply second = open_raw(*b_, SMB2_OPLOCK_LEVEL_NONE);
   ASSERT_TRUE(second.pending);
   EXPECT_EQ(decoded(start(second).get()).OplockLevel, SMB2_OPLOCK_LEVEL_NONE);
-  // The holder is at level II as if it had acknowledged: no break is on.
+  // The holder lost its oplock (smbd: to none): no break is on.
   EXPECT_EQ(ack_oplock(*a_, first.FileId, SMB2_OPLOCK_LEVEL_II).status, STATUS_INVALID_OPLOCK_PROTOCOL);
   a_.reset();
   b_.reset();
@@ -415,6 +307,106 @@ TEST_F(OplockTest, ASharingViolationLeavesAnExclusiveOplockAlone) {
   EXPECT_FALSE(second.pending);
   EXPECT_EQ(second.status, STATUS_SHARING_VIOLATION);
   EXPECT_TRUE(sink_a_.take().empty());
+}
+
+}  // namespace
+}  // namespace smbkit::server::testing
+
+namespace smbkit::server::testing {
+namespace {
+
+// Durable handles at a LOGOFF, with delete on close, reconnected with a
+// lease context whatever the level says, and their initial allocation.
+class DurableMoreTest : public FileFixture {
+ protected:
+  void SetUp() override {
+    FileFixture::SetUp();
+    ctx_.user = "alice";
+    ctx_.client_guid = key(1);
+    ctx_.leasing = true;
+  }
+  CreateRequest base(uint32_t disposition = FILE_OPEN_IF) {
+    CreateRequest req;
+    req.Name = "f";
+    req.CreateDisposition = disposition;
+    req.DesiredAccess = kReadWrite | DELETE;
+    req.ShareAccess = kShareAll;
+    return req;
+  }
+  FileReply create_raw(ConnOpens& c, const CreateRequest& req) {
+    return svc_.execute(c, ctx_, SMB2_CREATE,
+                        request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
+  }
+  CreateResponse ok(const FileReply& r) {
+    EXPECT_EQ(r.status, 0u);
+    auto d = decode_create_response(as_message(r));
+    EXPECT_TRUE(d.ok());
+    return d ? *d : CreateResponse{};
+  }
+  // A v1 durable open with a batch oplock (or an RWH lease `k`).
+  CreateResponse durable(ConnOpens& c, uint32_t options = 0, std::optional<Guid16> k = {}) {
+    CreateRequest req = base();
+    req.CreateOptions = options;
+    req.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_BATCH;
+    if (k) {
+      req.RequestedOplockLevel = SMB2_OPLOCK_LEVEL_LEASE;
+      CreateLease l;
+      l.LeaseKey = *k;
+      l.LeaseState = kR | kW | kH;
+      req.CreateContexts.push_back(to_create_context(l));
+    }
+    req.CreateContexts.push_back(to_create_context(CreateDurableHandleRequest{}));
+    auto r = ok(create_raw(c, req));
+    EXPECT_TRUE(find_create_context(r.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE));
+    return r;
+  }
+  FileReply reconnect(ConnOpens& c, const FileId& id, uint8_t level, std::optional<Guid16> k = {}) {
+    CreateRequest req = base();
+    req.RequestedOplockLevel = level;
+    if (k) {
+      CreateLease l;
+      l.LeaseKey = *k;
+      req.CreateContexts.push_back(to_create_context(l));
+    }
+    req.CreateContexts.push_back(to_create_context(CreateDurableHandleReconnect{id}));
+    return create_raw(c, req);
+  }
+};
+
+TEST_F(DurableMoreTest, ADurableOpenOutlivesItsSessionsLogoff) {
+  auto c = std::make_shared<ConnOpens>(svc_);
+  auto r = durable(*c);
+  c->close_session(ctx_.session_id);
+  EXPECT_EQ(ok(reconnect(*c, r.FileId, SMB2_OPLOCK_LEVEL_BATCH)).OplockLevel, SMB2_OPLOCK_LEVEL_BATCH);
+}
+
+TEST_F(DurableMoreTest, AnOpenToBeDeletedOnCloseIsNotKept) {
+  auto c = std::make_shared<ConnOpens>(svc_);
+  auto r = durable(*c, FILE_DELETE_ON_CLOSE);
+  c->close_all();  // the connection is lost
+  EXPECT_FALSE(exists("f"));
+  auto c2 = std::make_shared<ConnOpens>(svc_);
+  EXPECT_EQ(reconnect(*c2, r.FileId, SMB2_OPLOCK_LEVEL_BATCH).status, STATUS_OBJECT_NAME_NOT_FOUND);
+}
+
+TEST_F(DurableMoreTest, ALeasedReconnectNeedsItsKeyWhateverTheLevelSays) {
+  auto c = std::make_shared<ConnOpens>(svc_);
+  auto r = durable(*c, 0, key(5));
+  c->close_all();
+  auto c2 = std::make_shared<ConnOpens>(svc_);
+  EXPECT_EQ(reconnect(*c2, r.FileId, SMB2_OPLOCK_LEVEL_LEASE, key(6)).status, STATUS_OBJECT_NAME_NOT_FOUND);
+  EXPECT_EQ(reconnect(*c2, r.FileId, SMB2_OPLOCK_LEVEL_NONE).status, STATUS_OBJECT_NAME_NOT_FOUND);
+  // A level that is no lease level, the lease context still there.
+  auto back = ok(reconnect(*c2, r.FileId, 0x78, key(5)));
+  EXPECT_EQ(back.OplockLevel, SMB2_OPLOCK_LEVEL_LEASE);
+}
+
+TEST_F(DurableMoreTest, ANewFileGetsTheAllocationItAsks) {
+  CreateRequest req = base(FILE_CREATE);
+  req.CreateContexts.push_back(to_create_context(CreateAllocationSize{4096}));
+  auto r = ok(create_raw(conn_, req));
+  EXPECT_EQ(r.EndofFile, 0u);
+  EXPECT_GE(r.AllocationSize, 4096u);
 }
 
 }  // namespace

@@ -52,8 +52,7 @@ INSTANTIATE_TEST_SUITE_P(Groups, Torture,
                                            "smb2.getinfo.qfile_buffercheck"),
                          test_name);
 
-// smb2.lock but its two lock-replay tests (they need resilient and durable
-// handles): one by one.
+// smb2.lock, one by one.
 INSTANTIATE_TEST_SUITE_P(Lock, Torture,
                          ::testing::Values("smb2.lock.valid-request", "smb2.lock.rw-shared", "smb2.lock.rw-exclusive",
                                            "smb2.lock.auto-unlock", "smb2.lock.lock", "smb2.lock.async",
@@ -61,7 +60,17 @@ INSTANTIATE_TEST_SUITE_P(Lock, Torture,
                                            "smb2.lock.errorcode", "smb2.lock.zerobytelength", "smb2.lock.zerobyteread",
                                            "smb2.lock.unlock", "smb2.lock.multiple-unlock", "smb2.lock.stacking",
                                            "smb2.lock.contend", "smb2.lock.context", "smb2.lock.range",
-                                           "smb2.lock.overlap", "smb2.lock.truncate"),
+                                           "smb2.lock.overlap", "smb2.lock.truncate", "smb2.lock.replay_broken_windows",
+                                           "smb2.lock.replay_smb3_specification_durable"),
+                         test_name);
+
+// Leases and durable handles: the tests that pass and take under 2 s.
+INSTANTIATE_TEST_SUITE_P(LeaseDurable, Torture,
+                         ::testing::Values("smb2.lease.upgrade3", "smb2.lease.v2_epoch2", "smb2.lease.v2_epoch3",
+                                           "smb2.durable-open.reopen2-lease", "smb2.durable-open.reopen2-lease-v2",
+                                           "smb2.durable-open.reopen4", "smb2.durable-open.delete_on_close1",
+                                           "smb2.durable-open.alloc-size", "smb2.durable-v2-open.reopen2-lease",
+                                           "smb2.durable-v2-open.reopen2-lease-v2"),
                          test_name);
 
 }  // namespace
