@@ -7,8 +7,8 @@
 // taken alone or after nodes_mu (a durable reconnect adds the open back);
 // FileService::Impl::nodes_mu (the share-mode, lock, delete-pending,
 // oplock and lease table) may be taken while holding an Open::mu, never
-// the other way; FileTimer::mu and CreateWait::mu are taken after
-// nodes_mu or alone.
+// the other way; FileTimer::mu, CreateWait::mu and NotifyCall::mu_ are
+// taken after nodes_mu or alone.
 #pragma once
 
 #include <sys/stat.h>
