@@ -24,25 +24,18 @@ FileReply notify_reply(const Bytes& entries) {
   return body_reply(STATUS_SUCCESS, resp, encode_change_notify_response);
 }
 
-// The answer to a request of `length` bytes from what `w` holds; empties
-// the buffer unless the answer is for a zero-length request (which, as
-// smbd answers, is STATUS_NOTIFY_ENUM_DIR and leaves the changes for the
-// next request). The first request's length bounds every later one.
+// The answer to a request of `length` bytes from what `w` holds, which
+// it empties. The first request's length bounds every later one (as smbd
+// keeps it); changes that do not fit, or a zero length, are "enumerate
+// the directory" (MS-SMB2 3.3.5.19, MS-FSA 2.1.5.10).
 FileReply take_changes(NotifyWatch& w, uint32_t length) {
   const uint32_t limit = std::min(length, w.max_output);
-  if (w.overflow) {
-    w.overflow = false;
-    w.changes.clear();
-    w.bytes = 0;
-    return error_reply(STATUS_NOTIFY_ENUM_DIR);
-  }
-  if (limit == 0) return error_reply(STATUS_NOTIFY_ENUM_DIR);
+  const bool overflow = w.overflow;
   auto entries = encode_file_notify_information(w.changes);
+  w.overflow = false;
   w.changes.clear();
   w.bytes = 0;
-  // MS-SMB2 3.3.5.19 / MS-FSA 2.1.5.10: changes that do not fit the
-  // client's buffer are reported as "enumerate the directory".
-  if (!entries || entries->size() > limit) return error_reply(STATUS_NOTIFY_ENUM_DIR);
+  if (overflow || !entries || entries->empty() || entries->size() > limit) return error_reply(STATUS_NOTIFY_ENUM_DIR);
   return notify_reply(*entries);
 }
 
@@ -197,6 +190,14 @@ void notify_overflow_locked(FileService::Impl& impl, NotifyCompletions& out) {
   }
 }
 
+void notify_delete_pending_locked(FileService::Impl& impl, const FileNode& node, NotifyCompletions& out) {
+  for (const std::shared_ptr<NotifyWatch>& w : impl.watches) {
+    if (w->node.get() != &node) continue;
+    for (auto& call : w->waiting) out.add([call] { call->finish(error_reply(STATUS_DELETE_PENDING)); });
+    w->waiting.clear();
+  }
+}
+
 void notify_close_locked(FileService::Impl& impl, const Open& o, NotifyCompletions& out) {
   auto it = std::find_if(impl.watches.begin(), impl.watches.end(),
                          [&](const std::shared_ptr<NotifyWatch>& w) { return w->open == &o; });
@@ -269,6 +270,7 @@ FileReply handle_change_notify(FileService& svc, ConnOpens& opens, const CallCtx
   // Closed meanwhile (its release took it off the node under nodes_mu).
   if (std::find(f.node->opens.begin(), f.node->opens.end(), &f) == f.node->opens.end())
     return error_reply(STATUS_FILE_CLOSED);
+  if (f.node->delete_pending) return error_reply(STATUS_DELETE_PENDING);
   std::shared_ptr<NotifyWatch> w = f.notify;
   if (!w) {
     const void* conn = &opens;

@@ -129,6 +129,12 @@ void notify_rename_locked(FileService::Impl& impl, const Share& share, bool dir,
                           const std::string& to, NotifyCompletions& out) REQUIRES(impl.nodes_mu);
 // A SET_INFO that succeeded on `o` (MS-FSA 2.1.5.14): what it changed.
 void notify_set_info(FileService& svc, const Open& o, uint8_t info_type, uint8_t info_class, ByteView buf);
+// `node` is delete-pending and one of its opens closed (MS-FSA 2.1.5.4):
+// requests waiting on its watches end with STATUS_DELETE_PENDING, as
+// Windows and smbd answer (smbtorture smb2.notify.rmdir*). Requires
+// nodes_mu.
+void notify_delete_pending_locked(FileService::Impl& impl, const FileNode& node, NotifyCompletions& out)
+    REQUIRES(impl.nodes_mu);
 // The kernel lost events (inotify's queue overflowed): every watch answers
 // STATUS_NOTIFY_ENUM_DIR next. Requires nodes_mu.
 void notify_overflow_locked(FileService::Impl& impl, NotifyCompletions& out) REQUIRES(impl.nodes_mu);

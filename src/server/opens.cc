@@ -155,6 +155,8 @@ void FileService::Impl::release(Open& o) {
     if (n.opens.empty()) {
       if (n.delete_pending) delete_node_file(*this, n, notified);
       nodes.erase({n.dev, n.ino});
+    } else if (n.delete_pending && !watches.empty()) {
+      notify_delete_pending_locked(*this, n, notified);
     }
   }
   breaks.deliver();

@@ -199,6 +199,10 @@ TEST_F(NotifyTest, ChangesThatDoNotFitTheBufferAreEnumDir) {
   FileReply r = notify(d, kNames, 4096);
   EXPECT_EQ(r.status, STATUS_NOTIFY_ENUM_DIR);
   EXPECT_TRUE(r.body.empty());
+  // A zero length never fits: ENUM_DIR, and the change is dropped.
+  make_file("d\\b");
+  r = notify(d, kNames, 0);
+  EXPECT_EQ(r.status, STATUS_NOTIFY_ENUM_DIR);
   // The buffer was emptied: the next change alone fits.
   make_file("d\\c");
   r = notify(d, kNames, 4096);
@@ -236,6 +240,25 @@ TEST_F(NotifyTest, ClosingTheOpenEndsItsRequestWithNotifyCleanup) {
   EXPECT_EQ(n.reply.status, STATUS_NOTIFY_CLEANUP);
   // Nothing is watched any more: a change reports to nobody.
   make_file("d\\late");
+}
+
+TEST_F(NotifyTest, ADirectoryMadeDeletePendingEndsItsRequestsWithDeletePending) {
+  FileId d = open_dir("d");
+  FileReply r = notify(d, kNames);
+  ASSERT_TRUE(r.pending);
+  Notified n;
+  r.pending->start(n.sink());
+  // Another open deletes it on close; d's open keeps the directory.
+  auto del =
+      create("d", FILE_OPEN, DELETE | FILE_READ_ATTRIBUTES, kShareAll, FILE_DIRECTORY_FILE | FILE_DELETE_ON_CLOSE);
+  ASSERT_EQ(del.status, STATUS_SUCCESS);
+  EXPECT_FALSE(n.is_done());
+  ASSERT_EQ(close(del.id()), STATUS_SUCCESS);
+  ASSERT_TRUE(n.is_done());
+  EXPECT_EQ(n.reply.status, STATUS_DELETE_PENDING);
+  EXPECT_EQ(notify(d, kNames).status, STATUS_DELETE_PENDING);
+  close(d);
+  EXPECT_FALSE(exists("d"));
 }
 
 TEST_F(NotifyTest, CancelEndsOnlyThatRequest) {
