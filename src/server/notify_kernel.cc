@@ -155,6 +155,7 @@ void KernelNotify::dispatch(const char* buf, size_t len) {
     return it != own.end() && now - it->second < kOwnChangeWindow;
   };
   auto report = [&](const ShareRoot& root, uint32_t action, uint32_t filter, const std::string& path) {
+    impl_.nodes_mu.assert_held();  // called only below, under the lock
     notify_locked(impl_, root, NotifyEvent{action, filter, path}, done);
   };
   // The first half of a rename, until its other half (same cookie) comes.
