@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <deque>
 #include <optional>
 
@@ -81,8 +82,9 @@ bool KernelNotify::add_one(int id, const std::shared_ptr<const Share>& share, co
   const int dfd = open_beneath(share->root_fd, path, O_PATH | O_DIRECTORY);
   if (dfd < 0) return false;
   // inotify takes a name: the directory's own fd names it exactly.
-  const std::string proc = "/proc/self/fd/" + std::to_string(dfd);
-  const int wd = inotify_add_watch(fd_, proc.c_str(), kWatchMask);
+  char proc[64];
+  std::snprintf(proc, sizeof proc, "/proc/self/fd/%d", dfd);
+  const int wd = inotify_add_watch(fd_, proc, kWatchMask);
   ::close(dfd);
   if (wd < 0) return false;
   Dir& d = dirs[wd];
