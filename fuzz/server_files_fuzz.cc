@@ -1,12 +1,12 @@
 // The server's file layer on hostile requests: the input is a sequence of
 // request bodies, each run as one command (CREATE, CLOSE, FLUSH, READ,
-// WRITE, LOCK, IOCTL, QUERY_DIRECTORY, QUERY_INFO, SET_INFO) against a
-// fresh temporary share holding a file, a directory and symlinks out of
-// it. FileIds of all ones reach the last CREATE's open (the compound
-// chain), so one input can create, then read, lock, rename... Oracle: no
-// crash; every error reply has an empty body and every success a body;
-// replies stay within the negotiated sizes; nothing outside the share
-// changes.
+// WRITE, LOCK, IOCTL, QUERY_DIRECTORY, QUERY_INFO, SET_INFO,
+// CHANGE_NOTIFY) against a fresh temporary share holding a file, a
+// directory and symlinks out of it; a request that waits is cancelled.
+// FileIds of all ones reach the last CREATE's open (the compound chain),
+// so one input can create, then read, lock, rename... Oracle: no crash;
+// every error reply has an empty body and every success a body; replies
+// stay within the negotiated sizes; nothing outside the share changes.
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -27,9 +27,10 @@ using namespace smbkit;
 
 namespace {
 
-constexpr uint16_t kCommands[] = {
-    proto::SMB2_CREATE, proto::SMB2_CLOSE, proto::SMB2_FLUSH,           proto::SMB2_READ,       proto::SMB2_WRITE,
-    proto::SMB2_LOCK,   proto::SMB2_IOCTL, proto::SMB2_QUERY_DIRECTORY, proto::SMB2_QUERY_INFO, proto::SMB2_SET_INFO};
+constexpr uint16_t kCommands[] = {proto::SMB2_CREATE,   proto::SMB2_CLOSE,           proto::SMB2_FLUSH,
+                                  proto::SMB2_READ,     proto::SMB2_WRITE,           proto::SMB2_LOCK,
+                                  proto::SMB2_IOCTL,    proto::SMB2_QUERY_DIRECTORY, proto::SMB2_QUERY_INFO,
+                                  proto::SMB2_SET_INFO, proto::SMB2_CHANGE_NOTIFY};
 constexpr size_t kMaxRequests = 16;
 constexpr uint32_t kMaxIo = 64 << 10;  // keeps each input's disk and memory use small
 constexpr size_t kReplySlack = 256;    // fixed parts beside the payload
@@ -137,6 +138,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       w.bytes(ByteView(reinterpret_cast<const std::byte*>(data + pos), len));
       pos += len;
       server::FileReply r = svc.execute(opens, ctx, command, msg);
+      if (r.pending) {  // a request that waits: cancelled, it must finish once
+        int finished = 0;
+        r.pending->cancel();
+        r.pending->start([&finished](server::FileReply) { finished++; });
+        if (finished != 1) __builtin_trap();
+        continue;
+      }
       const bool error = nt_error_severity(r.status);
       if (error && (!r.body.empty() || !r.data.empty())) __builtin_trap();
       // Warnings (STATUS_NO_MORE_FILES) may go either way: empty is an ERROR

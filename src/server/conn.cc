@@ -133,6 +133,7 @@ bool Conn::is_file_command(uint16_t command, const ServerRequest& r) const {
     case SMB2_QUERY_INFO:
     case SMB2_SET_INFO:
     case SMB2_OPLOCK_BREAK:  // acknowledgments (MS-SMB2 3.3.5.22)
+    case SMB2_CHANGE_NOTIFY:
       return true;
     case SMB2_IOCTL: {
       auto q = decode_ioctl_request(r.msg());
@@ -404,10 +405,7 @@ std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
     default:
       // MS-SMB2 3.3.5.2.6 (as Windows and smbd answer): a command code
       // past the last one is an invalid request.
-      if (r.hdr.Command > SMB2_OPLOCK_BREAK) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
-      // CHANGE_NOTIFY.
-      if (!valid_session(r.session_id)) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
-      return ServerMachine::error_response(r, STATUS_NOT_SUPPORTED);
+      return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
   }
 }
 

@@ -11,9 +11,11 @@
 #include <cerrno>
 #include <limits>
 
+#include "proto/change_notify.h"
 #include "proto/close.h"
 #include "server/durable.h"
 #include "server/file_internal.h"
+#include "server/notify.h"
 #include "server/oplock.h"
 #include "server/path.h"
 #include "server/security.h"
@@ -312,6 +314,12 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
 
   auto opened = open_or_create(ctx, *req, *v);
   if (!opened) return error_reply(opened.error().status ? opened.error().status : STATUS_UNSUCCESSFUL);
+  if (opened->action == FILE_CREATED) {
+    // MS-FSA 2.1.5.1.1: a new file or directory is an added name.
+    const bool dir = S_ISDIR(opened->st.st_mode);
+    notify(svc, *ctx.tree->share,
+           {{FILE_ACTION_ADDED, dir ? FILE_NOTIFY_CHANGE_DIR_NAME : FILE_NOTIFY_CHANGE_FILE_NAME, v->path}});
+  }
   auto o = std::make_shared<Open>();
   o->fd = opened->fd;
   o->data_fd = opened->data_fd;
@@ -366,6 +374,11 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
       return error_reply(errno_status(e));
     }
     (void)fstat(o->fd, &opened->st);
+    // MS-FSA 2.1.5.1.2.1: an overwrite changes the file's data and
+    // attributes.
+    notify(svc, *ctx.tree->share,
+           {{FILE_ACTION_MODIFIED,
+             FILE_NOTIFY_CHANGE_LAST_WRITE | FILE_NOTIFY_CHANGE_SIZE | FILE_NOTIFY_CHANGE_ATTRIBUTES, v->path}});
   }
   if (opened->action != FILE_OPENED && o->data_fd && reserve_allocation(o->fd, *req)) (void)fstat(o->fd, &opened->st);
   if (!opens.impl().add(o, svc.options().max_open_files)) {

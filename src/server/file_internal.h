@@ -7,8 +7,8 @@
 // taken alone or after nodes_mu (a durable reconnect adds the open back);
 // FileService::Impl::nodes_mu (the share-mode, lock, delete-pending,
 // oplock and lease table) may be taken while holding an Open::mu, never
-// the other way; FileTimer::mu and CreateWait::mu are taken after
-// nodes_mu or alone.
+// the other way; FileTimer::mu, CreateWait::mu and NotifyCall::mu_ are
+// taken after nodes_mu or alone.
 #pragma once
 
 #include <sys/stat.h>
@@ -40,6 +40,8 @@ namespace smbkit::server {
 struct Open;
 struct Lease;
 class CreateWait;
+struct NotifyWatch;
+class KernelNotify;
 
 using SteadyTime = std::chrono::steady_clock::time_point;
 
@@ -119,6 +121,8 @@ struct Open {
   Caching oplock;
   std::shared_ptr<Lease> lease;
   std::shared_ptr<const BreakSink> sink;  // the connection's, for breaks
+  // CHANGE_NOTIFY (notify.h): set by the first request; guarded by nodes_mu.
+  std::shared_ptr<NotifyWatch> notify;
   // Durable handle (MS-SMB2 3.3.1.10 IsDurable, DurableOpenTimeout,
   // CreateGuid, ClientGuid, the session's user): set at CREATE; while
   // disconnected (kept in FileService::Impl::disconnected) and at a
@@ -194,7 +198,7 @@ class FileTimer {
 using LeaseId = std::pair<std::array<std::byte, 16>, std::array<std::byte, 16>>;  // ClientGuid, LeaseKey
 
 struct FileService::Impl {
-  explicit Impl(FileService& s) : svc(s) {}
+  explicit Impl(FileService& s);  // out of line: KernelNotify is complete there
   FileService& svc;
   Mutex nodes_mu;
   std::map<std::pair<dev_t, ino_t>, std::shared_ptr<FileNode>> nodes GUARDED_BY(nodes_mu);
@@ -219,7 +223,16 @@ struct FileService::Impl {
   // them on another connection).
   std::atomic<uint64_t> next_persistent{1};
 
-  FileTimer timer;  // last: stopped before the tables go
+  // CHANGE_NOTIFY (notify.h): every watched open, and how many there are
+  // (read without the lock: nothing is built for changes nobody watches).
+  std::vector<std::shared_ptr<NotifyWatch>> watches GUARDED_BY(nodes_mu);
+  std::atomic<size_t> watch_count{0};
+
+  FileTimer timer;  // stopped before the tables go
+  // The inotify reader (notify_kernel.h), started at the first watch;
+  // last: its thread stops before anything it reports to goes.
+  std::unique_ptr<KernelNotify> kernel;
+  ~Impl();
 };
 
 // The path of a disk open under its share root ("" for the root).

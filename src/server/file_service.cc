@@ -6,12 +6,18 @@
 
 #include "proto/constants.h"
 #include "server/file_internal.h"
+#include "server/notify.h"
+#include "server/notify_kernel.h"
 
 namespace smbkit::server {
 
 FileService::FileService(FileServiceOptions opts) : opts_(std::move(opts)), impl_(std::make_unique<Impl>(*this)) {}
 
 FileService::~FileService() = default;
+
+FileService::Impl::Impl(FileService& s) : svc(s) {}
+
+FileService::Impl::~Impl() = default;
 
 FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg) {
   if (!ctx.tree || !ctx.tree->share) return error_reply(STATUS_INVALID_PARAMETER);
@@ -42,6 +48,8 @@ FileReply FileService::execute(ConnOpens& opens, const CallCtx& ctx, uint16_t co
       return handle_set_info(*this, opens, ctx, msg);
     case proto::SMB2_OPLOCK_BREAK:
       return handle_oplock_break(*this, opens, ctx, msg);
+    case proto::SMB2_CHANGE_NOTIFY:
+      return handle_change_notify(*this, opens, ctx, msg);
     default:
       return error_reply(STATUS_NOT_SUPPORTED);
   }

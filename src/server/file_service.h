@@ -1,7 +1,7 @@
 // The file commands of an SMB2 server, on a POSIX directory tree: CREATE,
-// CLOSE, READ, WRITE, FLUSH, QUERY_DIRECTORY, QUERY_INFO, SET_INFO, LOCK
-// and IOCTL (MS-SMB2 3.3.5.9-3.3.5.16, 3.3.5.20-21), and named pipes on
-// IPC$ through rpc/pipe.h.
+// CLOSE, READ, WRITE, FLUSH, QUERY_DIRECTORY, QUERY_INFO, SET_INFO, LOCK,
+// IOCTL and CHANGE_NOTIFY (MS-SMB2 3.3.5.9-3.3.5.16, 3.3.5.19-21), and
+// named pipes on IPC$ through rpc/pipe.h.
 //
 // Threading: the event loops never call this; a worker thread runs one
 // request (or one compound chain, in order) at a time per call. Calls for
@@ -228,7 +228,8 @@ class FileService {
   // (the body starts at offset 64); the header has been checked by the
   // session machine. `command` is one of CREATE, CLOSE, FLUSH, READ,
   // WRITE, LOCK, IOCTL (other than FSCTL_VALIDATE_NEGOTIATE_INFO, which
-  // the connection answers), QUERY_DIRECTORY, QUERY_INFO, SET_INFO.
+  // the connection answers), QUERY_DIRECTORY, QUERY_INFO, SET_INFO,
+  // OPLOCK_BREAK acknowledgments, CHANGE_NOTIFY.
   FileReply execute(ConnOpens& opens, const CallCtx& ctx, uint16_t command, ByteView msg);
 
   // The same on the calling thread (an event loop) when the command can

@@ -13,11 +13,13 @@
 #include <cstdint>
 #include <optional>
 
+#include "proto/change_notify.h"
 #include "proto/create.h"
 #include "proto/flush.h"
 #include "proto/read.h"
 #include "proto/write.h"
 #include "server/file_internal.h"
+#include "server/notify.h"
 #include "server/oplock.h"
 
 namespace smbkit::server {
@@ -233,6 +235,8 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   ssize_t n = pwrite_full(f.fd, req->Data.data(), req->Data.size(), offset);
   if (n < 0) return error_reply(errno_status(errno));
   if ((req->Flags & SMB2_WRITEFLAG_WRITE_THROUGH) || (f.create_options & FILE_WRITE_THROUGH)) (void)fdatasync(f.fd);
+  // MS-FSA 2.1.5.3: a write changes the last write time (and the size).
+  notify_open(svc, f, FILE_ACTION_MODIFIED, FILE_NOTIFY_CHANGE_LAST_WRITE | FILE_NOTIFY_CHANGE_SIZE);
   {
     MutexLock l(f.mu);
     f.position = offset + static_cast<uint64_t>(n);

@@ -10,6 +10,8 @@
 
 #include "server/durable.h"
 #include "server/file_internal.h"
+#include "server/notify.h"
+#include "server/notify_kernel.h"
 #include "server/oplock.h"
 #include "server/path.h"
 
@@ -105,14 +107,23 @@ namespace {
 // Deletes the file a node names if that name still leads to the same
 // (dev, ino): the parent is reached beneath the share root, the entry
 // checked without following a symlink, then removed relative to the parent.
-void delete_node_file(const FileNode& n) {
+// Reports the removal to CHANGE_NOTIFY watches. Requires nodes_mu.
+void delete_node_file(FileService::Impl& impl, const FileNode& n, NotifyCompletions& done) REQUIRES(impl.nodes_mu) {
   if (!n.share || n.share->root_fd < 0 || n.path.empty()) return;  // never the root
   auto [parent, leaf] = split_parent(n.path);
   int dfd = open_beneath(n.share->root_fd, parent, O_PATH | O_DIRECTORY);
   if (dfd < 0) return;
   struct stat st {};
-  if (fstatat(dfd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == n.dev && st.st_ino == n.ino)
-    (void)unlinkat(dfd, leaf.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+  if (fstatat(dfd, leaf.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == n.dev && st.st_ino == n.ino) {
+    const bool dir = S_ISDIR(st.st_mode);
+    if (unlinkat(dfd, leaf.c_str(), dir ? AT_REMOVEDIR : 0) == 0 && notify_watched(impl.svc)) {
+      const NotifyEvent e{proto::FILE_ACTION_REMOVED,
+                          dir ? proto::FILE_NOTIFY_CHANGE_DIR_NAME : proto::FILE_NOTIFY_CHANGE_FILE_NAME, n.path};
+      const ShareRoot root = share_root(*n.share);
+      notify_locked(impl, root, e, done);
+      note_own_changes(impl, root, {e});
+    }
+  }
   ::close(dfd);
 }
 
@@ -133,17 +144,21 @@ void FileService::Impl::release(Open& o) {
   }
   Breaks breaks;
   std::vector<std::function<void()>> woken;
+  NotifyCompletions notified;  // after nodes_mu is released
   {
     MutexLock l(nodes_mu);
     FileNode& n = *o.node;
     std::erase(n.opens, &o);
+    if (o.notify) notify_close_locked(*this, o, notified);
     std::erase_if(n.locks, [&](const ByteRangeLock& k) { return k.owner == &o; });
     release_caching(*this, n, o, breaks);
     woken = wake_lock_waiters(n);
     if (doc) n.delete_pending = true;
     if (n.opens.empty()) {
-      if (n.delete_pending) delete_node_file(n);
+      if (n.delete_pending) delete_node_file(*this, n, notified);
       nodes.erase({n.dev, n.ino});
+    } else if (n.delete_pending && !watches.empty()) {
+      notify_delete_pending_locked(*this, n, notified);
     }
   }
   breaks.deliver();

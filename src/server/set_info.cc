@@ -13,10 +13,13 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "proto/change_notify.h"
 #include "proto/create.h"
 #include "proto/fscc_file_info.h"
 #include "proto/query_info.h"
 #include "server/file_internal.h"
+#include "server/notify.h"
+#include "server/notify_kernel.h"
 #include "server/oplock.h"
 #include "server/path.h"
 #include "server/security.h"
@@ -173,6 +176,7 @@ uint32_t set_rename(FileService& svc, Open& o, ByteView buf) {
   struct stat tpst {};
   if (fstat(tp.fd, &tpst) != 0) return errno_status(errno);
 
+  NotifyCompletions notified;  // runs after nodes_mu is released
   MutexLock l(svc.impl().nodes_mu);
   if (uint32_t s = rename_conflict(svc, o, source, tpst)) return s;
   unsigned flags = RENAME_NOREPLACE;
@@ -197,6 +201,7 @@ uint32_t set_rename(FileService& svc, Open& o, ByteView buf) {
     else if (node->path.compare(0, prefix.size(), prefix) == 0)
       node->path = *target + node->path.substr(source.size());
   }
+  if (notify_watched(svc)) notify_rename_locked(svc.impl(), *o.share, o.is_dir, source, *target, notified);
   return STATUS_SUCCESS;
 }
 
@@ -253,6 +258,7 @@ FileReply handle_set_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx
                          ? set_security(ctx, f, req->AdditionalInformation, req->Buffer)
                          : set_file_class(svc, f, req->FileInfoClass, req->Buffer);
   if (s != STATUS_SUCCESS) return error_reply(s);
+  notify_set_info(svc, f, req->InfoType, req->FileInfoClass, req->Buffer);
   return body_reply(STATUS_SUCCESS, SetInfoResponse{}, encode_set_info_response);
 }
 

@@ -73,5 +73,21 @@ INSTANTIATE_TEST_SUITE_P(LeaseDurable, Torture,
                                            "smb2.durable-v2-open.reopen2-lease-v2"),
                          test_name);
 
+// CHANGE_NOTIFY: smb2.notify one by one, less mask (80 s of waits) and dir
+// (3 s); and the tests that need a NOTIFY to go pending (signing and
+// sealing of the async answer, an interim response in a compound).
+INSTANTIATE_TEST_SUITE_P(Notify, Torture,
+                         ::testing::Values("smb2.notify.valid-req", "smb2.notify.tcon", "smb2.notify.tdis",
+                                           "smb2.notify.tdis1", "smb2.notify.close", "smb2.notify.logoff",
+                                           "smb2.notify.basedir", "smb2.notify.double", "smb2.notify.file",
+                                           "smb2.notify.tcp", "smb2.notify.overflow", "smb2.notify.rmdir1",
+                                           "smb2.notify.rmdir2", "smb2.notify.rmdir3", "smb2.notify.rmdir4",
+                                           "smb2.notify.handle-permissions", "smb2.session.signing-aes-128-cmac",
+                                           "smb2.session.signing-aes-128-gmac", "smb2.session.signing-hmac-sha-256",
+                                           "smb2.session.encryption-aes-128-ccm", "smb2.session.encryption-aes-128-gcm",
+                                           "smb2.session.encryption-aes-256-ccm", "smb2.session.encryption-aes-256-gcm",
+                                           "smb2.compound.interim1"),
+                         test_name);
+
 }  // namespace
 }  // namespace smbkit
