@@ -72,4 +72,14 @@ void ServerState::set_snapshot(std::shared_ptr<const Snapshot> s) {
   snap_ = std::move(s);
 }
 
+std::vector<proto::NetworkInterfaceInfo> ServerState::interfaces() const {
+  MutexLock l(mu_);
+  return interfaces_;
+}
+
+void ServerState::set_interfaces(std::vector<proto::NetworkInterfaceInfo> list) {
+  MutexLock l(mu_);
+  interfaces_ = std::move(list);
+}
+
 }  // namespace smbkit::server
