@@ -68,6 +68,17 @@ TEST(PreviousSession, EndsTheSameUsersSessionOnAnotherConnection) {
   EXPECT_EQ(p.b->connect("share").status, STATUS_SUCCESS);
 }
 
+// A client reconnecting after a restart names its old session id: a new
+// run must not have handed that id to someone else's session meanwhile
+// (the same user's other client would lose its session, locks and all).
+TEST(PreviousSession, IdsOfTwoRunsDoNotMeet) {
+  testing::TempDir dir;
+  auto snap = make_snapshot(make_config(dir.path()), UserDb{});
+  ASSERT_TRUE(snap.ok());
+  ServerState run1(*snap, FileServiceOptions{}), run2(*snap, FileServiceOptions{});
+  EXPECT_NE(run1.next_session_id(), run2.next_session_id());
+}
+
 TEST(PreviousSession, LeavesAnotherUsersSessionAlone) {
   Pair p;
   auto f = p.b->login("bob", "bob-Pw1", {.previous = p.a.session_id});
