@@ -79,8 +79,13 @@ Result<NtlmAcceptResult> ntlm_verify_authenticate(ByteView negotiate, ByteView c
   // 3.3.2 only: an NTLMv1 response, or none besides an LM one, is refused.
   if (m.NtChallengeResponse.size() <= kNtlmV1ResponseSize)
     return fail(why, "NTLMv1 or LM response refused");
+  // A response that does not parse is a malformed request, as smbd answers
+  // it (STATUS_INVALID_PARAMETER), not a wrong password.
   auto v2 = decode_ntlmv2_response(m.NtChallengeResponse);
-  if (!v2) return fail(why, "malformed NTLMv2_RESPONSE");
+  if (!v2) {
+    if (why) *why = "malformed NTLMv2_RESPONSE";
+    return malformed(v2.error(), "NTLMv2_RESPONSE");
+  }
 
   // An unknown user costs the same work as a known one (a zero hash), so
   // that a refusing server answers both alike.

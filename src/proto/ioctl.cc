@@ -201,4 +201,83 @@ Result<NetworkResiliencyRequest> decode_network_resiliency_request(ByteView inpu
   return v;
 }
 
+namespace {
+
+// MS-SMB2 2.2.32.5: Next, IfIndex, Capability, Reserved, LinkSpeed, then a
+// 128-byte SockAddr_Storage (2.2.32.5.1: Family, then the family's
+// SOCKADDR_IN / SOCKADDR_IN6 fields, zero padded).
+constexpr size_t kNetworkInterfaceInfoSize = 152;
+constexpr size_t kSockAddrStorageSize = 128;
+constexpr uint16_t kInterNetwork = 0x0002;
+constexpr uint16_t kInterNetworkV6 = 0x0017;
+constexpr size_t kIpv4Size = 4, kIpv6Size = 16;
+
+}  // namespace
+
+Result<Bytes> encode_network_interface_info(const std::vector<NetworkInterfaceInfo>& list) {
+  Bytes out;
+  out.reserve(list.size() * kNetworkInterfaceInfoSize);
+  ByteWriter w(out);
+  for (size_t i = 0; i < list.size(); i++) {
+    const NetworkInterfaceInfo& n = list[i];
+    if (n.Address.size() != kIpv4Size && n.Address.size() != kIpv6Size)
+      return protocol_error("NETWORK_INTERFACE_INFO address neither IPv4 nor IPv6");
+    const size_t start = out.size();
+    w.u32(i + 1 < list.size() ? static_cast<uint32_t>(kNetworkInterfaceInfoSize) : 0);
+    w.u32(n.IfIndex);
+    w.u32(n.Capability);
+    w.u32(0);  // Reserved
+    w.u64(n.LinkSpeed);
+    const size_t sa = out.size();
+    if (n.Address.size() == kIpv4Size) {
+      w.u16(kInterNetwork);
+      w.u16(0);  // Port
+      w.bytes(n.Address);
+    } else {
+      w.u16(kInterNetworkV6);
+      w.u16(0);  // Port
+      w.u32(0);  // FlowInfo
+      w.bytes(n.Address);
+      w.u32(n.ScopeId);
+    }
+    out.resize(sa + kSockAddrStorageSize);
+    if (out.size() != start + kNetworkInterfaceInfoSize) return protocol_error("NETWORK_INTERFACE_INFO size");
+  }
+  return out;
+}
+
+Result<std::vector<NetworkInterfaceInfo>> decode_network_interface_info(ByteView output) {
+  std::vector<NetworkInterfaceInfo> list;
+  size_t off = 0;
+  while (true) {
+    if (off > output.size() || output.size() - off < kNetworkInterfaceInfoSize)
+      return protocol_error("NETWORK_INTERFACE_INFO truncated");
+    ByteReader r(output.subspan(off, kNetworkInterfaceInfoSize));
+    NetworkInterfaceInfo n;
+    const uint32_t next = r.u32();
+    n.IfIndex = r.u32();
+    n.Capability = r.u32();
+    r.u32();  // Reserved
+    n.LinkSpeed = r.u64();
+    const uint16_t family = r.u16();
+    r.u16();  // Port
+    if (family == kInterNetwork) {
+      n.Address.resize(kIpv4Size);
+    } else if (family == kInterNetworkV6) {
+      r.u32();  // FlowInfo
+      n.Address.resize(kIpv6Size);
+    } else {
+      return protocol_error("NETWORK_INTERFACE_INFO of an unknown address family");
+    }
+    r.copy(n.Address.data(), n.Address.size());
+    if (family == kInterNetworkV6) n.ScopeId = r.u32();
+    if (!r.ok()) return protocol_error("NETWORK_INTERFACE_INFO truncated");
+    list.push_back(std::move(n));
+    if (next == 0) return list;
+    // Each entry at least as far on as its own size: no loop, no overlap.
+    if (next < kNetworkInterfaceInfoSize) return protocol_error("NETWORK_INTERFACE_INFO Next overlaps");
+    off += next;
+  }
+}
+
 }  // namespace smbkit::proto

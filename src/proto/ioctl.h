@@ -124,4 +124,22 @@ struct NetworkResiliencyRequest {
 Result<Bytes> encode_network_resiliency_request(const NetworkResiliencyRequest& v);
 Result<NetworkResiliencyRequest> decode_network_resiliency_request(ByteView input);
 
+// MS-SMB2 2.2.32.5: one NETWORK_INTERFACE_INFO of a
+// QUERY_NETWORK_INTERFACE_INFO response. The address is an IPv4 (4
+// bytes) or IPv6 (16 bytes) address in network order; the port is 0.
+inline constexpr uint32_t RSS_CAPABLE = 0x00000001;
+inline constexpr uint32_t RDMA_CAPABLE = 0x00000002;
+struct NetworkInterfaceInfo {
+  uint32_t IfIndex = 0;
+  uint32_t Capability = 0;
+  uint64_t LinkSpeed = 0;  // bits per second
+  Bytes Address;           // 4 (InterNetwork) or 16 (InterNetworkV6) bytes
+  uint32_t ScopeId = 0;    // IPv6
+  bool operator==(const NetworkInterfaceInfo&) const = default;
+};
+// The chained list (Next offsets, the last 0); an address of another size
+// is an error.
+Result<Bytes> encode_network_interface_info(const std::vector<NetworkInterfaceInfo>& list);
+Result<std::vector<NetworkInterfaceInfo>> decode_network_interface_info(ByteView output);
+
 }  // namespace smbkit::proto

@@ -325,6 +325,7 @@ const Param kParams[] = {
        return {};
      }},
     {"smb2leases", Scope::global, GLOBAL(smb2_leases, parse_bool(c, v))},
+    {"servermultichannelsupport", Scope::global, GLOBAL(multi_channel, parse_bool(c, v))},
     {"smbkitd:maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxcredits", Scope::global, GLOBAL(max_credits, parse_uint(c, v, 1, kMaxCredits))},
     {"smb2maxread", Scope::global, GLOBAL(max_read, parse_uint(c, v, kMinIoSize, kMaxIoSize))},

@@ -75,6 +75,11 @@ struct GlobalConfig {
   // "smb2 leases": SMB2_GLOBAL_CAP_LEASING offered on 2.1 and later and
   // lease create contexts answered.
   bool smb2_leases = true;
+  // "server multi channel support": SMB2_GLOBAL_CAP_MULTI_CHANNEL on 3.x,
+  // sessions bound to more than one connection (MS-SMB2 3.3.5.5.2). On by
+  // default, as Samba 4.15+ has it on Linux: a client that binds gets more
+  // connections for one session, one that does not loses nothing.
+  bool multi_channel = true;
   std::string netbios_name = "SMBKITD";   // "netbios name"
   std::string workgroup = "WORKGROUP";    // "workgroup"
   std::string server_string = "smbkitd";  // "server string": IPC$ comment

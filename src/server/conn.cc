@@ -14,6 +14,7 @@
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
 #include "server/acl.h"
+#include "server/conn_internal.h"
 
 namespace smbkit::server {
 
@@ -26,9 +27,6 @@ namespace {
 
 // Sessions being set up at once on one connection, and trees per session:
 // bounds on what an unauthenticated or hostile client can make us keep.
-constexpr size_t kMaxSessionsInSetup = 16;
-constexpr size_t kMaxSessions = 64;
-constexpr size_t kMaxTreesPerSession = 1024;
 constexpr size_t kPreauthSaltSize = 32;
 // MS-SMB2 2.2.32.6: Capabilities, Guid, SecurityMode, Dialect.
 constexpr uint32_t kValidateNegotiateResponseSize = 24;
@@ -39,20 +37,6 @@ constexpr uint32_t kReadOnlyAccess =
     FILE_READ_DATA | FILE_READ_EA | FILE_EXECUTE | FILE_READ_ATTRIBUTES | READ_CONTROL | SYNCHRONIZE;
 constexpr uint32_t kFullAccess = 0x001F01FF;
 
-bool same_name(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-           return std::tolower(x) == std::tolower(y);
-         });
-}
-
-template <class T, class Enc>
-ServerResponse answer(const ServerRequest& r, uint32_t status, const T& body, Enc enc) {
-  ServerResponse rsp = ServerMachine::response_to(r, status);
-  ByteWriter w(rsp.msg);
-  if (auto e = enc(body, w); !e) return ServerMachine::error_response(r, STATUS_UNSUCCESSFUL);
-  return rsp;
-}
-
 Setting share_encrypt(const Snapshot& snap, const Share& sh) {
   return sh.cfg.encrypt.value_or(snap.cfg.global.smb_encrypt);
 }
@@ -60,7 +44,7 @@ Setting share_encrypt(const Snapshot& snap, const Share& sh) {
 }  // namespace
 
 Conn::Conn(ServerState& st, ConnIo& io, std::string peer)
-    : st_(st), io_(io), peer_(std::move(peer)), opens_(std::make_shared<ConnOpens>(st.files())) {
+    : st_(st), io_(io), peer_(std::move(peer)), conn_id_(st.next_conn_id()) {
   session::ServerConfig mc;
   mc.credit_target = st.snapshot()->cfg.global.max_credits;
   // A response grants what the client asks for, up to the window's bound,
@@ -86,10 +70,15 @@ Conn::~Conn() { shutdown(); }
 void Conn::shutdown() {
   if (closed_) return;
   closed_ = true;
-  // Opens are closed first: what waits on one of them finishes as its
-  // close says (a lock: STATUS_RANGE_NOT_LOCKED, as smbd); the rest is
-  // cancelled. The answers are dropped (closed_).
-  opens_->close_all();
+  // The sessions whose last channel this was end, their opens closed
+  // first: what waits on one of them finishes as its close says (a lock:
+  // STATUS_RANGE_NOT_LOCKED, as smbd); the rest is cancelled. The answers
+  // are dropped (closed_). A session with another channel goes on there.
+  for (auto& [id, ch] : chans_) {
+    if (ch.s && ch.ready && ch.s->remove_channel(conn_id_))
+      st_.sessions().end(ch.s, conn_id_, SessionRegistry::Close::keep_durable);
+  }
+  chans_.clear();
   cancel_waiting();
 }
 
@@ -136,33 +125,35 @@ bool Conn::is_file_command(uint16_t command, const ServerRequest& r) const {
     case SMB2_CHANGE_NOTIFY:
       return true;
     case SMB2_IOCTL: {
+      // The controls about the connection run here, not on a file.
       auto q = decode_ioctl_request(r.msg());
-      return !q || q->CtlCode != FSCTL_VALIDATE_NEGOTIATE_INFO;
+      return !q || (q->CtlCode != FSCTL_VALIDATE_NEGOTIATE_INFO && q->CtlCode != FSCTL_QUERY_NETWORK_INTERFACE_INFO);
     }
     default:
       return false;
   }
 }
 
-Conn::Session* Conn::valid_session(uint64_t id) {
-  auto it = sessions_.find(id);
-  return it != sessions_.end() && it->second.valid ? &it->second : nullptr;
+std::shared_ptr<ServerSession> Conn::valid_session(uint64_t id) {
+  auto it = chans_.find(id);
+  if (it == chans_.end() || !it->second.ready) return nullptr;
+  if (!it->second.s->alive()) return nullptr;
+  return it->second.s;
 }
 
-uint32_t Conn::check_file_command(const ServerRequest& r, Tree** tree) {
-  Session* s = valid_session(r.session_id);
-  if (!s) return STATUS_USER_SESSION_DELETED;
-  auto t = s->trees.find(r.tree_id);
-  if (t == s->trees.end()) return STATUS_NETWORK_NAME_DELETED;
+uint32_t Conn::check_file_command(const ServerRequest& r, std::shared_ptr<ServerSession>* s, SessionTree* tree) {
+  *s = valid_session(r.session_id);
+  if (!*s) return STATUS_USER_SESSION_DELETED;
+  auto t = (*s)->tree(r.tree_id);
+  if (!t) return STATUS_NETWORK_NAME_DELETED;
   // MS-SMB2 3.3.5.2.11: a share that requires encryption takes sealed
   // requests only.
-  if (t->second.encrypt && !r.encrypted) return STATUS_ACCESS_DENIED;
-  *tree = &t->second;
+  if (t->encrypt && !r.encrypted) return STATUS_ACCESS_DENIED;
+  *tree = std::move(*t);
   return 0;
 }
 
 void Conn::run_chain(std::shared_ptr<Chain> c) {
-  if (!break_sink_set_) install_break_sink();
   while (c->next < c->reqs.size() && !closed_) {
     const ServerRequest& r = c->reqs[c->next];
     const uint16_t cmd = r.hdr.Command;
@@ -189,8 +180,9 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
       c->next++;
       continue;
     }
-    Tree* tree = nullptr;
-    if (uint32_t st = check_file_command(r, &tree)) {
+    std::shared_ptr<ServerSession> sess;
+    SessionTree tree;
+    if (uint32_t st = check_file_command(r, &sess, &tree)) {
       // A related request inherits the session of the one before it: when
       // that one had none, the chain itself is invalid, as smbd answers.
       if (r.related && st == STATUS_USER_SESSION_DELETED) st = STATUS_INVALID_PARAMETER;
@@ -207,8 +199,9 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
       FileReply reply;
     };
     auto job = std::make_shared<Job>();
-    job->tree = tree->ctx;
-    job->snap = sessions_[r.session_id].snap;
+    const SessionAuth who = sess->auth();
+    job->tree = tree.ctx;
+    job->snap = sess->snap();
     job->ctx.session_id = r.session_id;
     job->ctx.tree = job->tree.get();
     job->ctx.dialect = machine_.dialect();
@@ -216,20 +209,21 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.chain_file_id = &c->fid;
     job->ctx.related = r.related;
     job->ctx.srvsvc = &job->snap->srvsvc;
-    job->ctx.who = sessions_[r.session_id].who;
+    job->ctx.who = who.who;
     job->ctx.client_guid = neg_->client_guid;
     job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
-    job->ctx.user = sessions_[r.session_id].user;
+    job->ctx.user = who.user;
     // A lone READ answered in the clear may leave its data in the file.
     job->ctx.zero_copy = cmd == SMB2_READ && c->reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId);
     // A READ of cached data is answered here, on the loop: no hand-off,
     // and it never waits behind reads that wait for the disk.
-    if (auto fr = st_.files().execute_nowait(*opens_, job->ctx, cmd, r.msg())) {
+    // The session's opens: shared by its channels.
+    std::shared_ptr<ConnOpens> opens = sess->opens();
+    if (auto fr = st_.files().execute_nowait(*opens, job->ctx, cmd, r.msg())) {
       add_reply(*c, *fr);
       c->next++;
       continue;
     }
-    std::shared_ptr<ConnOpens> opens = opens_;
     auto self = shared_from_this();
     const uint64_t mid = r.hdr.MessageId;
     running_[mid] = false;
@@ -262,17 +256,30 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
   if (!closed_) finish_chain(*c);
 }
 
-void Conn::install_break_sink() {
-  break_sink_set_ = true;
-  // The file layer calls the sink on any thread; the notice is sent from
-  // this connection's loop, if the connection is still there.
+ChannelHooks Conn::channel_hooks() {
+  // Called on any thread; what they ask runs on this connection's loop,
+  // if the connection is still there.
   std::weak_ptr<Conn> weak = weak_from_this();
   auto post = io_.poster();
-  opens_->set_break_sink([weak, post](const BreakNotice& n) {
+  ChannelHooks h;
+  h.send_break = [weak, post](const BreakNotice& n) {
     post([weak, n] {
       if (auto self = weak.lock()) self->send_break(n);
     });
-  });
+  };
+  h.session_gone = [weak, post](uint64_t id) {
+    post([weak, id] {
+      if (auto self = weak.lock()) self->forget_session(id);
+    });
+  };
+  return h;
+}
+
+void Conn::forget_session(uint64_t id) {
+  if (closed_) return;
+  cancel_where([id](const Waiting& w) { return w.session_id == id; });
+  chans_.erase(id);
+  machine_.remove_session(id);
 }
 
 void Conn::send_break(const BreakNotice& n) {
@@ -359,6 +366,16 @@ void Conn::flush_chain(Chain& c, uint64_t interim_async_id) {
   std::shared_ptr<std::vector<std::shared_ptr<void>>> hold;
   if (!c.keep.empty()) hold = std::make_shared<std::vector<std::shared_ptr<void>>>(std::move(c.keep));
   c.keep.clear();
+  // A LOGOFF's or a failed setup's answer is signed (its transform holds
+  // the key) by now: forget the session it drops.
+  auto forget = std::move(forget_after_send_);
+  forget_after_send_.clear();
+  for (uint64_t id : forget) {
+    auto it = chans_.find(id);
+    if (it != chans_.end() && it->second.ready && it->second.s->alive()) continue;  // bound again since
+    chans_.erase(id);
+    machine_.remove_session(id);
+  }
   if (deferred && f.transform.kind != session::FrameTransform::Kind::none) {
     deferred->hold = std::move(hold);
     io_.send_finished_elsewhere(std::move(f), deferred, [deferred](session::OutFrame& of) {
@@ -372,13 +389,6 @@ void Conn::flush_chain(Chain& c, uint64_t interim_async_id) {
     io_.send_region(std::move(f), std::move(hold), std::move(region));
   } else {
     io_.send(std::move(f), std::move(hold));
-  }
-  // A LOGOFF's answer went out signed with its session's key: now forget it.
-  for (const ServerResponse& r : out) {
-    if (r.hdr.Command == SMB2_LOGOFF && r.hdr.Status == STATUS_SUCCESS) {
-      machine_.remove_session(r.hdr.SessionId);
-      sessions_.erase(r.hdr.SessionId);
-    }
   }
 }
 
@@ -398,8 +408,11 @@ std::optional<ServerResponse> Conn::run_inline(const ServerRequest& r) {
       return tree_connect(r);
     case SMB2_TREE_DISCONNECT:
       return tree_disconnect(r);
-    case SMB2_IOCTL:
+    case SMB2_IOCTL: {
+      auto q = decode_ioctl_request(r.msg());
+      if (q && q->CtlCode == FSCTL_QUERY_NETWORK_INTERFACE_INFO) return network_interfaces(r, *q);
       return validate_negotiate(r);
+    }
     case SMB2_CANCEL:
       return std::nullopt;
     default:
@@ -434,6 +447,7 @@ NegotiatePolicy Conn::negotiate_policy() {
   p.signing_required = g.server_signing == Setting::required;
   p.encryption = g.smb_encrypt != Setting::off;
   p.leasing = g.smb2_leases;
+  p.multi_channel = g.multi_channel;
   p.ciphers = g.encryption_algorithms;
   p.signing_algorithms = g.signing_algorithms;
   p.max_read = st_.files().options().max_read;
@@ -460,133 +474,21 @@ ServerResponse Conn::negotiate(const ServerRequest& r) {
   return answer(r, STATUS_SUCCESS, neg_->rsp, encode_negotiate_response);
 }
 
-ServerResponse Conn::session_setup(const ServerRequest& r) {
-  auto req = decode_session_setup_request(r.msg());
-  if (!req) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
-  // Multichannel session binding is not offered (no MULTI_CHANNEL capability).
-  if (req->Flags & SMB2_SESSION_FLAG_BINDING) return ServerMachine::error_response(r, STATUS_REQUEST_NOT_ACCEPTED);
-
-  uint64_t id = r.hdr.SessionId;
-  Session* s = nullptr;
-  if (id == 0) {
-    size_t in_setup = 0;
-    for (auto& [_, x] : sessions_) in_setup += x.valid ? 0 : 1;
-    if (in_setup >= kMaxSessionsInSetup || sessions_.size() >= kMaxSessions)
-      return ServerMachine::error_response(r, STATUS_INSUFFICIENT_RESOURCES);
-    id = st_.next_session_id();
-    s = &sessions_[id];
-    s->id = id;
-  } else {
-    auto it = sessions_.find(id);
-    if (it == sessions_.end()) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
-    s = &it->second;
-  }
-  if (!s->acceptor) {
-    // A new setup, or a re-authentication of a valid session (MS-SMB2
-    // 3.3.5.5.2): against the users and shares of now.
-    auto snap = st_.snapshot();
-    auth::SpnegoNtlmAcceptorOptions ao;
-    ao.ntlm.nb_computer_name = snap->cfg.global.netbios_name;
-    ao.ntlm.nb_domain_name = snap->cfg.global.workgroup;
-    s->acceptor = std::make_unique<auth::SpnegoNtlmAcceptor>(
-        std::move(ao), [snap](std::string_view user, std::string_view) { return snap->users.lookup(user); });
-    if (!s->valid) s->snap = snap;
-  }
-  auto fail = [&](uint32_t status, const std::string& why) {
-    SMBKIT_LOG(info, "{}: session setup refused: {}", peer_, why);
-    if (!s->valid) {
-      sessions_.erase(id);
-    } else {
-      s->acceptor.reset();
-    }
-    ServerResponse rsp = ServerMachine::error_response(r, status);
-    rsp.hdr.SessionId = r.hdr.SessionId;
-    return rsp;
-  };
-  auto step = s->acceptor->next_token(req->SecurityBuffer, io_.now_filetime());
-  if (!step) {
-    std::string why = step.error().context;
-    if (!s->acceptor->ntlm().failure_reason().empty()) why += ": " + s->acceptor->ntlm().failure_reason();
-    return fail(STATUS_LOGON_FAILURE, why);
-  }
-  SessionSetupResponse out;
-  out.SecurityBuffer = step->token;
-  if (!step->complete) {
-    ServerResponse rsp = answer(r, STATUS_MORE_PROCESSING_REQUIRED, out, encode_session_setup_response);
-    rsp.hdr.SessionId = id;
-    return rsp;
-  }
-
-  // MS-SMB2 3.3.5.5.3: the session is authenticated.
-  const auto& g = s->snap->cfg.global;
-  const auth::NtlmOutcome outcome = s->acceptor->outcome();
-  const auto& ntlm = s->acceptor->ntlm().result();
-  const bool reauth = s->valid;
-  if (outcome == auth::NtlmOutcome::guest && g.map_to_guest != MapToGuest::bad_user)
-    return fail(STATUS_LOGON_FAILURE, "unknown user '" + ntlm.user + "'");
-  if (reauth && !same_name(s->user, ntlm.user)) return fail(STATUS_ACCESS_DENIED, "re-authentication as another user");
-  if (!reauth) {
-    const bool guest = outcome == auth::NtlmOutcome::guest, anonymous = outcome == auth::NtlmOutcome::anonymous;
-    SessionIdentity who = make_identity(ntlm.user, guest, anonymous, g.netbios_name);
-    if (st_.files().options().as_session_users) {
-      // As root, a session is served as its user's Unix account (guests
-      // as the guest account); a user without one cannot log on, as with
-      // smbd.
-      if (guest || anonymous) {
-        auto a = unix_identity(g.guest_account);
-        if (!a) return fail(STATUS_LOGON_FAILURE, "guest account: " + a.error().message());
-        who.account = std::move(*a);
-      }
-      if (!who.account) return fail(STATUS_LOGON_FAILURE, "no Unix account '" + ntlm.user + "'");
-      who.acts_as_account = true;
-    }
-    s->user = ntlm.user;
-    s->guest = guest;
-    s->anonymous = anonymous;
-    s->who = std::make_shared<const SessionIdentity>(std::move(who));
-    const bool keyed = outcome == auth::NtlmOutcome::authenticated;
-    if (keyed) {
-      auto sec = session::SessionSecurity::derive(session::Role::server, id, neg_->dialect, neg_->cipher,
-                                                  neg_->signing_algorithm, s->acceptor->session_key(), r.preauth_hash);
-      sec.signing_required =
-          g.server_signing == Setting::required || (req->SecurityMode & SMB2_NEGOTIATE_SIGNING_REQUIRED);
-      const bool can_seal = neg_->cipher != 0;
-      if (g.smb_encrypt == Setting::required && !can_seal)
-        return fail(STATUS_ACCESS_DENIED, "encryption required and the client cannot encrypt");
-      sec.encrypt_data = can_seal && (g.smb_encrypt == Setting::required || g.smb_encrypt == Setting::desired);
-      if (sec.encrypt_data) out.SessionFlags |= SMB2_SESSION_FLAG_ENCRYPT_DATA;
-      machine_.add_session(std::move(sec));
-    } else {
-      if (g.smb_encrypt == Setting::required) return fail(STATUS_ACCESS_DENIED, "encryption required for a guest");
-      out.SessionFlags |= s->guest ? SMB2_SESSION_FLAG_IS_GUEST : SMB2_SESSION_FLAG_IS_NULL;
-    }
-    s->valid = true;
-    authenticated_ = true;
-    SMBKIT_LOG(info, "{}: session {:#x} for '{}'{}", peer_, id, s->user,
-               s->guest       ? " (guest)"
-               : s->anonymous ? " (anonymous)"
-                              : "");
-  }
-  s->acceptor.reset();
-  ServerResponse rsp = answer(r, STATUS_SUCCESS, out, encode_session_setup_response);
-  rsp.hdr.SessionId = id;
-  return rsp;
-}
-
 ServerResponse Conn::logoff(const ServerRequest& r) {
   if (auto d = decode_logoff_request(r.msg()); !d) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
-  Session* s = valid_session(r.session_id);
+  auto s = valid_session(r.session_id);
   if (!s) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
   const uint64_t sid = r.session_id;
-  opens_->close_session(r.session_id);
+  // MS-SMB2 3.3.5.6: the session ends on every channel, its opens closed.
+  st_.sessions().end(s, conn_id_, SessionRegistry::Close::logoff);
   cancel_where([sid](const Waiting& w) { return w.session_id == sid; });
-  s->trees.clear();
-  // Removed from the machine once the answer is sent (finish_chain).
+  // Forgotten here once the answer is sent (flush_chain).
+  forget_after_send_.push_back(sid);
   return answer(r, STATUS_SUCCESS, LogoffResponse{}, encode_logoff_response);
 }
 
 ServerResponse Conn::tree_connect(const ServerRequest& r) {
-  Session* s = valid_session(r.session_id);
+  auto s = valid_session(r.session_id);
   if (!s) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
   auto req = decode_tree_connect_request(r.msg());
   if (!req) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
@@ -596,20 +498,20 @@ ServerResponse Conn::tree_connect(const ServerRequest& r) {
   std::string_view name = cut == std::string::npos ? std::string_view(path) : std::string_view(path).substr(cut + 1);
   if (name.empty() || path.size() < 3 || path[0] != '\\' || path[1] != '\\')
     return ServerMachine::error_response(r, STATUS_BAD_NETWORK_NAME);
-  auto share = s->snap->share(name);
+  auto share = s->snap()->share(name);
   if (!share) return ServerMachine::error_response(r, STATUS_BAD_NETWORK_NAME);
-  if (s->trees.size() >= kMaxTreesPerSession) return ServerMachine::error_response(r, STATUS_INSUFFICIENT_RESOURCES);
 
   TreeConnectResponse out;
-  Tree t;
+  SessionTree t;
+  const SessionAuth who = s->auth();
   if (!share->is_ipc) {
     const ShareConfig& sc = share->cfg;
-    if ((s->guest || s->anonymous) && !sc.guest_ok) return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
-    if (!sc.valid_users.empty() && !(s->guest || s->anonymous) &&
+    if ((who.guest || who.anonymous) && !sc.guest_ok) return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
+    if (!sc.valid_users.empty() && !(who.guest || who.anonymous) &&
         std::none_of(sc.valid_users.begin(), sc.valid_users.end(),
-                     [&](const std::string& u) { return same_name(u, s->user); }))
+                     [&](const std::string& u) { return same_name(u, who.user); }))
       return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
-    const Setting enc = share_encrypt(*s->snap, *share);
+    const Setting enc = share_encrypt(*s->snap(), *share);
     const session::SessionSecurity* sec = machine_.session(r.session_id);
     const bool can_seal = sec && sec->can_encrypt();
     if (enc == Setting::required && !can_seal) return ServerMachine::error_response(r, STATUS_ACCESS_DENIED);
@@ -632,30 +534,28 @@ ServerResponse Conn::tree_connect(const ServerRequest& r) {
     }
     share = std::move(*fresh);
   }
-  uint32_t tid = s->next_tree_id++;
   t.ctx = std::make_shared<TreeCtx>();
-  t.ctx->tree_id = tid;
   t.ctx->share = share;
   t.ctx->read_only = share->cfg.read_only && !share->is_ipc;
   t.ctx->maximal_access = out.MaximalAccess;
-  s->trees[tid] = std::move(t);
+  const uint32_t tid = s->add_tree(std::move(t));
+  if (!tid) return ServerMachine::error_response(r, STATUS_INSUFFICIENT_RESOURCES);
   ServerResponse rsp = answer(r, STATUS_SUCCESS, out, encode_tree_connect_response);
   rsp.hdr.TreeId = tid;
   return rsp;
 }
 
 ServerResponse Conn::tree_disconnect(const ServerRequest& r) {
-  Session* s = valid_session(r.session_id);
+  auto s = valid_session(r.session_id);
   if (!s) return ServerMachine::error_response(r, STATUS_USER_SESSION_DELETED);
   if (auto d = decode_tree_disconnect_request(r.msg()); !d)
     return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
-  auto t = s->trees.find(r.tree_id);
-  if (t == s->trees.end()) return ServerMachine::error_response(r, STATUS_NETWORK_NAME_DELETED);
+  if (!s->tree(r.tree_id)) return ServerMachine::error_response(r, STATUS_NETWORK_NAME_DELETED);
   const uint64_t sid = r.session_id;
   const uint32_t tid = r.tree_id;
-  opens_->close_tree(r.session_id, r.tree_id);
+  s->opens()->close_tree(r.session_id, r.tree_id);
   cancel_where([sid, tid](const Waiting& w) { return w.session_id == sid && w.tree_id == tid; });
-  s->trees.erase(t);
+  s->remove_tree(tid);
   return answer(r, STATUS_SUCCESS, TreeDisconnectResponse{}, encode_tree_disconnect_response);
 }
 
@@ -667,8 +567,9 @@ ServerResponse Conn::echo(const ServerRequest& r) {
 ServerResponse Conn::validate_negotiate(const ServerRequest& r) {
   // MS-SMB2 3.3.5.15.12. What the client says it sent must be what we
   // received; any difference is a downgrade and ends the connection.
-  Tree* tree = nullptr;
-  if (uint32_t st = check_file_command(r, &tree)) return ServerMachine::error_response(r, st);
+  std::shared_ptr<ServerSession> sess;
+  SessionTree tree;
+  if (uint32_t st = check_file_command(r, &sess, &tree)) return ServerMachine::error_response(r, st);
   auto q = decode_ioctl_request(r.msg());
   if (!q) return ServerMachine::error_response(r, STATUS_INVALID_PARAMETER);
   auto v = decode_validate_negotiate_info_request(q->Input);

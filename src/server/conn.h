@@ -8,7 +8,10 @@
 // 3.3.4.2): an interim response now, the final one when its PendingCall
 // finishes (conn_async.cc).
 //
-// Single owner: every method runs on the connection's loop thread.
+// Single owner: every method runs on the connection's loop thread. The
+// sessions it serves are server-wide (sessions.h): a session bound to
+// several connections is reached from each, and its trees and opens are
+// shared by them.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +25,11 @@
 
 #include "auth/spnego_acceptor.h"
 #include "base/result.h"
+#include "proto/ioctl.h"
+#include "proto/session_setup.h"
 #include "server/file_service.h"
 #include "server/negotiate.h"
+#include "server/sessions.h"
 #include "server/state.h"
 #include "session/server_machine.h"
 
@@ -92,20 +98,16 @@ class Conn : public std::enable_shared_from_this<Conn> {
   const std::string& peer() const { return peer_; }
 
  private:
-  struct Tree {
-    std::shared_ptr<TreeCtx> ctx;
-    bool encrypt = false;  // requests must be sealed (MS-SMB2 3.3.5.2.11)
-  };
-  struct Session {
-    uint64_t id = 0;
-    bool valid = false;  // authenticated (or guest / anonymous) and usable
-    bool guest = false, anonymous = false;
-    std::string user;
-    std::shared_ptr<const SessionIdentity> who;          // for the file layer's access checks
-    std::shared_ptr<const Snapshot> snap;                // shares and users it authenticated against
+  // This connection's side of a session: the server-wide session once it
+  // authenticated here or was bound here (a channel), and a setup or a
+  // binding in progress.
+  struct Channel {
+    std::shared_ptr<ServerSession> s;                    // null while its first setup runs
+    bool ready = false;                                  // a channel of s: its requests run
+    bool binding = false;                                // the setup in progress binds s here
+    uint64_t previous_session = 0;                       // PreviousSessionId, as its first request named it
+    std::shared_ptr<const Snapshot> snap;                // what a first setup authenticates against
     std::unique_ptr<auth::SpnegoNtlmAcceptor> acceptor;  // a setup in progress
-    std::map<uint32_t, Tree> trees;
-    uint32_t next_tree_id = 1;
   };
   // The requests of one frame and their answers.
   struct Chain {
@@ -168,20 +170,34 @@ class Conn : public std::enable_shared_from_this<Conn> {
   session::ServerResponse negotiate(const session::ServerRequest& r);
   Result<void> smb1_negotiate(Bytes frame);
   NegotiatePolicy negotiate_policy();
+  // session_setup.cc: MS-SMB2 3.3.5.5.
   session::ServerResponse session_setup(const session::ServerRequest& r);
+  session::ServerResponse bind_session(const session::ServerRequest& r, const proto::SessionSetupRequest& req);
+  // The identity of who authenticated on `acceptor` (guest and anonymous
+  // sessions as `guest account` when serving as each user); an error
+  // says why the session is refused.
+  Result<SessionAuth> session_auth(const auth::SpnegoNtlmAcceptor& acceptor, const Snapshot& snap);
+  // This connection's hooks for a session it has a channel of.
+  ChannelHooks channel_hooks();
+  // A session ended elsewhere (or here, after its last answer): its
+  // waiting requests cancelled, its keys and channel dropped.
+  void forget_session(uint64_t id);
   session::ServerResponse logoff(const session::ServerRequest& r);
   session::ServerResponse tree_connect(const session::ServerRequest& r);
   session::ServerResponse tree_disconnect(const session::ServerRequest& r);
   session::ServerResponse echo(const session::ServerRequest& r);
   session::ServerResponse validate_negotiate(const session::ServerRequest& r);
+  // interfaces.cc: FSCTL_QUERY_NETWORK_INTERFACE_INFO (MS-SMB2 3.3.5.15.11).
+  session::ServerResponse network_interfaces(const session::ServerRequest& r, const proto::IoctlRequest& q);
   // A file command's preconditions: a valid session and tree, sealing
   // where the tree needs it. 0 when it may run.
-  uint32_t check_file_command(const session::ServerRequest& r, Tree** tree);
+  uint32_t check_file_command(const session::ServerRequest& r, std::shared_ptr<ServerSession>* s, SessionTree* tree);
   bool is_file_command(uint16_t command, const session::ServerRequest& r) const;
-  Session* valid_session(uint64_t id);
+  // The session `id` when this connection is one of its channels and it
+  // has not ended.
+  std::shared_ptr<ServerSession> valid_session(uint64_t id);
   void send_one(session::ServerResponse& rsp);
-  // Oplock and lease breaks from the file layer, sent on this loop.
-  void install_break_sink();
+  // An oplock or lease break of a session's open, sent on this loop.
   void send_break(const BreakNotice& n);
 
   ServerState& st_;
@@ -189,11 +205,13 @@ class Conn : public std::enable_shared_from_this<Conn> {
   std::string peer_;
   session::ServerMachine machine_;
   std::optional<NegotiateOutcome> neg_;
-  std::map<uint64_t, Session> sessions_;
-  std::shared_ptr<ConnOpens> opens_;
+  const uint64_t conn_id_;
+  std::map<uint64_t, Channel> chans_;
+  // Sessions to forget once the answers queued now are sent: a LOGOFF's
+  // or a failed setup's answer is signed with the key it drops.
+  std::vector<uint64_t> forget_after_send_;
   bool authenticated_ = false;
   bool closed_ = false;
-  bool break_sink_set_ = false;
   size_t in_flight_ = 0;
   FileExecutor exec_;
   // Requests gone async, by AsyncId; MessageIds of file commands on a

@@ -162,7 +162,7 @@ struct PendingCall {
 };
 
 struct FileServiceOptions {
-  uint32_t max_open_files = 16384;  // per connection; more: STATUS_TOO_MANY_OPENED_FILES
+  uint32_t max_open_files = 16384;  // per session; more: STATUS_TOO_MANY_OPENED_FILES
   uint32_t max_read = 8 << 20;      // MaxReadSize/MaxWriteSize/MaxTransactSize we negotiate
   uint32_t max_write = 8 << 20;
   uint32_t max_transact = 8 << 20;
@@ -189,8 +189,9 @@ struct FileServiceOptions {
 
 class FileService;
 
-// One connection's open files (Connection/Session.OpenTable, MS-SMB2
-// 3.3.1.10): FileIds handed out here are valid only here.
+// One session's open files (Session.OpenTable, MS-SMB2 3.3.1.8/3.3.1.10),
+// reached from every channel of the session: FileIds handed out here are
+// valid only here. The name is older than multichannel.
 class ConnOpens : public std::enable_shared_from_this<ConnOpens> {
  public:
   explicit ConnOpens(FileService& svc);

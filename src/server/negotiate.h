@@ -20,6 +20,8 @@ struct NegotiatePolicy {
   bool signing_required = false;
   bool encryption = true;  // offer encryption (3.0+) at all
   bool leasing = true;     // SMB2_GLOBAL_CAP_LEASING on 2.1+ ("smb2 leases")
+  // SMB2_GLOBAL_CAP_MULTI_CHANNEL on 3.x ("server multi channel support").
+  bool multi_channel = true;
   // 3.1.1: the ciphers and signing algorithms we take, most preferred
   // first (proto::Cipher, proto::SigningAlgorithm).
   // As Samba: GCM before CCM, 128-bit before 256-bit.

@@ -16,6 +16,7 @@
 #include "proto/error_response.h"
 #include "proto/query_info.h"
 #include "server/acl.h"
+#include "server/identity.h"
 #include "server/path.h"
 
 namespace smbkit::server {
@@ -183,7 +184,15 @@ uint32_t set_security(const CallCtx& ctx, Open& o, uint32_t info, ByteView buffe
     // SE_DACL_PRESENT clear, or no DACL: a NULL DACL.
     sd.null_dacl = !given->dacl;
   }
-  if (auto r = store_descriptor(o.fd, sd); !r) return r.error().status;
+  // The open holds WRITE_DAC / WRITE_OWNER (checked above), granted when it
+  // opened: the descriptor is stored with the daemon's rights, whoever the
+  // session is now (one re-authenticated as another user or anonymous
+  // keeps its opens' rights, as smbd does).
+  const Identity* now = ctx.who ? ctx.who->on_disk() : nullptr;
+  if (now && !become(nullptr)) return STATUS_ACCESS_DENIED;
+  auto stored = store_descriptor(o.fd, sd);
+  if (now && !become(now)) return STATUS_ACCESS_DENIED;
+  if (!stored) return stored.error().status;
   return STATUS_SUCCESS;
 }
 

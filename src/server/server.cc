@@ -14,6 +14,7 @@
 #include "base/worker_pool.h"
 #include "server/control.h"
 #include "server/identity.h"
+#include "server/interfaces.h"
 #include "server/loop.h"
 #include "server/state.h"
 #include "server/status.h"
@@ -157,6 +158,13 @@ Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOp
       first = false;
     }
   }
+  std::vector<sockaddr_storage> bound;
+  for (auto& [fd, _] : fds) {
+    sockaddr_storage ss{};
+    socklen_t len = sizeof ss;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) == 0) bound.push_back(ss);
+  }
+  impl->st->set_interfaces(local_interfaces(bound));
   unsigned nloops = opts.loops ? opts.loops : std::max(1u, std::thread::hardware_concurrency());
   unsigned nworkers = opts.workers ? opts.workers : kWorkersPerLoop * nloops;
   impl->workers = std::make_unique<WorkerPool>(static_cast<int>(nworkers), SIZE_MAX);

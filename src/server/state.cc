@@ -60,6 +60,12 @@ Result<std::shared_ptr<const Snapshot>> make_snapshot(Config cfg, UserDb users) 
 ServerState::ServerState(std::shared_ptr<const Snapshot> snap, FileServiceOptions fopts)
     : snap_(std::move(snap)), files_(fopts) {
   auth::random_bytes(MutableByteView(guid_.data(), guid_.size()));
+  // Session ids start at a random point (the high half) so that a client
+  // reconnecting after a restart never names, as its PreviousSessionId,
+  // a session of this run that happens to have its old id.
+  uint32_t high = 0;
+  auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&high), sizeof high));
+  next_session_.store((uint64_t{high | 1u} << 32) | 1u, std::memory_order_relaxed);
 }
 
 std::shared_ptr<const Snapshot> ServerState::snapshot() const {
@@ -70,6 +76,16 @@ std::shared_ptr<const Snapshot> ServerState::snapshot() const {
 void ServerState::set_snapshot(std::shared_ptr<const Snapshot> s) {
   MutexLock l(mu_);
   snap_ = std::move(s);
+}
+
+std::vector<proto::NetworkInterfaceInfo> ServerState::interfaces() const {
+  MutexLock l(mu_);
+  return interfaces_;
+}
+
+void ServerState::set_interfaces(std::vector<proto::NetworkInterfaceInfo> list) {
+  MutexLock l(mu_);
+  interfaces_ = std::move(list);
 }
 
 }  // namespace smbkit::server

@@ -1,6 +1,7 @@
 // What every connection of a server shares: the configuration snapshot
 // (shares opened, users, srvsvc's view), the file service, the session id
-// source and the server's identity. A snapshot is immutable; a reload
+// source, the sessions (server-wide: a session may have channels on
+// several connections) and the server's identity. A snapshot is immutable; a reload
 // swaps in a new one, and sessions and trees keep the one they started on.
 #pragma once
 
@@ -10,11 +11,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/mutex.h"
+#include "proto/ioctl.h"
 #include "rpc/pipe.h"
 #include "server/config.h"
 #include "server/file_service.h"
+#include "server/sessions.h"
 #include "server/share.h"
 #include "server/users.h"
 
@@ -40,11 +44,19 @@ class ServerState {
 
   std::shared_ptr<const Snapshot> snapshot() const EXCLUDES(mu_);
   void set_snapshot(std::shared_ptr<const Snapshot> s) EXCLUDES(mu_);
+  // The interfaces the server is reached on (FSCTL_QUERY_NETWORK_INTERFACE_INFO).
+  std::vector<proto::NetworkInterfaceInfo> interfaces() const EXCLUDES(mu_);
+  void set_interfaces(std::vector<proto::NetworkInterfaceInfo> l) EXCLUDES(mu_);
 
   FileService& files() { return files_; }
   // Session ids unique across the server's connections (MS-SMB2 3.3.5.5.1).
   uint64_t next_session_id() { return next_session_.fetch_add(1, std::memory_order_relaxed); }
   const std::array<std::byte, 16>& guid() const { return guid_; }
+  // GlobalSessionTable (MS-SMB2 3.3.1.5): the sessions of every connection.
+  SessionRegistry& sessions() { return sessions_; }
+  // A server-wide name for a connection (a session's channels are told
+  // apart by it).
+  uint64_t next_conn_id() { return next_conn_.fetch_add(1, std::memory_order_relaxed); }
 
   std::atomic<uint32_t> connections{0};
 
@@ -52,8 +64,11 @@ class ServerState {
   // A leaf.
   mutable Mutex mu_;
   std::shared_ptr<const Snapshot> snap_ GUARDED_BY(mu_);
+  std::vector<proto::NetworkInterfaceInfo> interfaces_ GUARDED_BY(mu_);
   FileService files_;
   std::atomic<uint64_t> next_session_{1};
+  std::atomic<uint64_t> next_conn_{1};
+  SessionRegistry sessions_;
   std::array<std::byte, 16> guid_{};
 };
 

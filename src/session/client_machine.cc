@@ -203,8 +203,8 @@ Result<ClientMachine::UnsealKey> ClientMachine::unseal_key(ByteView transform) c
   return UnsealKey{s->cipher, s->unseal_key};
 }
 
-Result<void> ClientMachine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, uint64_t sealed_session,
-                                       std::vector<Response>& out) {
+Result<void> ClientMachine::receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end,
+                                             uint64_t sealed_session, std::vector<Response>& out) {
   if (!buf || base > end || end > buf->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   std::shared_ptr<const Bytes> cbuf = std::move(buf);
   return for_each_chain_message(*cbuf, base, end, [&](const ChainMessage& m, size_t) -> Result<void> {
@@ -221,7 +221,7 @@ Result<void> ClientMachine::receive_messages(std::shared_ptr<Bytes> buf, size_t 
 }
 
 Result<void> ClientMachine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
-                                    std::vector<Response>& out) {
+                                          std::vector<Response>& out) {
   if (!head || head_len > head->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
   SMBKIT_TRY(Header h, decode_header(ByteView(head->data(), head_len)));
   if (h.NextCommand) return protocol_error("split receive of a compound message");
@@ -323,6 +323,11 @@ Result<void> ClientMachine::check_security(const Pending& p, Response& r, uint64
       return nt_error(STATUS_USER_SESSION_DELETED, what() + ": unsigned, session deleted");
     return security_violation(STATUS_INVALID_SIGNATURE, what() + " not signed on a signed session");
   }
+  // A server that lost the session may keep the flag on its answer
+  // without a signature it cannot make (smbd, smbkitd): the same lost
+  // session, not checked.
+  if (h.Status == STATUS_USER_SESSION_DELETED)
+    return nt_error(STATUS_USER_SESSION_DELETED, what() + ": session deleted");
   ByteView pieces[2] = {r.msg(), r.direct};
   auto v = verify_received(*s, std::span<const ByteView>(pieces, r.direct.empty() ? 1 : 2));
   if (!v) return security_violation(STATUS_INVALID_SIGNATURE, what() + ": bad signature");

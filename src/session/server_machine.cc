@@ -192,6 +192,7 @@ Result<void> ServerMachine::check(ServerRequest& r, uint64_t sealed) {
     r.refused = STATUS_ACCESS_DENIED;  // unsigned on a signing session
   }
   p.signed_ = r.signed_;
+  p.flagged_signed = !sealed && (h.Flags & SMB2_FLAGS_SIGNED);
 
   if (h.Command == SMB2_NEGOTIATE || h.Command == SMB2_SESSION_SETUP) {
     // MS-SMB2 3.3.5.4, 3.3.5.5: the preauth integrity hashes take the
@@ -276,6 +277,10 @@ Result<FrameTransform> ServerMachine::stamp(ServerResponse& rsp, bool interim) {
   const Protect prot = protection(p, h, interim);
   const bool seal = prot == Protect::seal, sign = prot == Protect::sign;
   if (sign) h.Flags |= SMB2_FLAGS_SIGNED;
+  // A lost session's answer to a signed request keeps the flag, unsigned
+  // (as smbd): clients skip the check of STATUS_USER_SESSION_DELETED but
+  // take an answer without the flag as a downgrade (STATUS_ACCESS_DENIED).
+  if (!seal && !interim && h.Status == STATUS_USER_SESSION_DELETED && p.flagged_signed) h.Flags |= SMB2_FLAGS_SIGNED;
   Bytes hb;
   hb.reserve(kHeaderSize);
   ByteWriter w(hb);
@@ -290,8 +295,15 @@ Result<FrameTransform> ServerMachine::stamp(ServerResponse& rsp, bool interim) {
 
   if (!interim && p.preauth) {
     // MS-SMB2 3.3.5.5: a session's hash takes the responses that ask for
-    // more, as sent (signed first: these are not signed).
+    // more, as sent.
     if (h.Status == STATUS_MORE_PROCESSING_REQUIRED) {
+      // The hash takes the message as sent: one that is signed (the
+      // answers of a binding, signed with Session.SigningKey, 3.3.5.5.2)
+      // is signed here, first.
+      if (t.kind == FrameTransform::Kind::sign) {
+        SMBKIT_CHECK(auth::sign_message(static_cast<auth::SignAlg>(t.algorithm), t.key, MutableByteView(rsp.msg)));
+        t = FrameTransform{};
+      }
       auth::PreauthHash unused_conn;
       feed_preauth(h, rsp.msg, unused_conn, *p.preauth);
       session_preauth_[h.SessionId] = *p.preauth;

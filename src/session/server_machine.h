@@ -175,7 +175,8 @@ class ServerMachine {
     uint16_t credit_request = 0;
     uint16_t charge = 0;  // CreditCharge as received
     bool encrypted = false, signed_ = false, related = false;
-    bool granted = false;  // an interim response already granted its credits
+    bool flagged_signed = false;  // SMB2_FLAGS_SIGNED set, verified or not
+    bool granted = false;         // an interim response already granted its credits
     uint64_t async_id = 0;
     std::optional<auth::PreauthHash> preauth;  // SESSION_SETUP in progress
   };

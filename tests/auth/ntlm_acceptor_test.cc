@@ -312,6 +312,22 @@ TEST(NtlmAcceptor, NtlmV1AndLmResponsesAreRefused) {
   }
 }
 
+// An NTLMv2 response whose NTLMv2_CLIENT_CHALLENGE does not parse (a
+// truncated blob, as the NetApp client of Samba bug 14932 sends) is a
+// malformed request, STATUS_INVALID_PARAMETER as smbd answers, not a
+// wrong password.
+TEST(NtlmAcceptor, MalformedNtlmV2ResponseIsInvalidParameter) {
+  Exchange x({"alice", "s3cret", "WG", ""}, alice());
+  auto m = decode_authenticate_message(x.authenticate).value();
+  m.NtChallengeResponse.resize(16 + 27);  // NTProofStr, then a blob short of its 28-byte header
+  m.MIC.reset();
+  x.authenticate = encode_authenticate_message(m);
+  auto r = x.accept();
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.error().is(STATUS_INVALID_PARAMETER)) << r.error().message();
+  EXPECT_EQ(x.acceptor.failure_reason(), "malformed NTLMv2_RESPONSE");
+}
+
 TEST(NtlmAcceptor, EveryTruncatedAuthenticateFails) {
   Exchange x({"alice", "s3cret", "WG", ""}, alice());
   for (size_t n = 0; n < x.authenticate.size(); n++) {

@@ -209,5 +209,51 @@ TEST(Ioctl, MalformedResponses) {
   EXPECT_TRUE(decode_ioctl_response(patched(good, 88, "00000000")).ok());   // empty: offset unused
 }
 
+// MS-SMB2 2.2.32.5: two entries, IPv4 then IPv6, 152 bytes each, chained
+// by Next; the layout checked at the fields' offsets.
+TEST(Ioctl, NetworkInterfaceInfoRoundTrip) {
+  NetworkInterfaceInfo v4;
+  v4.IfIndex = 2;
+  v4.Capability = RSS_CAPABLE;
+  v4.LinkSpeed = 1000000000;
+  v4.Address = {std::byte{127}, std::byte{0}, std::byte{0}, std::byte{1}};
+  NetworkInterfaceInfo v6;
+  v6.IfIndex = 3;
+  v6.LinkSpeed = 10000000000;
+  v6.Address.assign(16, std::byte{0});
+  v6.Address[15] = std::byte{1};
+  v6.ScopeId = 5;
+  auto b = encode_network_interface_info({v4, v6});
+  ASSERT_TRUE(b.ok());
+  ASSERT_EQ(b->size(), 304u);
+  EXPECT_EQ((*b)[0], std::byte{152});                // Next
+  EXPECT_EQ((*b)[152], std::byte{0});                // the last: Next 0
+  EXPECT_EQ((*b)[24], std::byte{0x02});              // AF_INET (InterNetwork)
+  EXPECT_EQ((*b)[28], std::byte{127});               // IPv4Address after Port
+  EXPECT_EQ((*b)[152 + 24], std::byte{0x17});        // InterNetworkV6
+  EXPECT_EQ((*b)[152 + 24 + 8 + 15], std::byte{1});  // IPv6Address after Port, FlowInfo
+  auto back = decode_network_interface_info(*b);
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0], v4);
+  EXPECT_EQ((*back)[1], v6);
+}
+
+TEST(Ioctl, NetworkInterfaceInfoMalformed) {
+  NetworkInterfaceInfo n;
+  n.Address.assign(5, std::byte{1});
+  EXPECT_FALSE(encode_network_interface_info({n}).ok());  // neither IPv4 nor IPv6
+  n.Address.resize(4);
+  auto b = encode_network_interface_info({n, n});
+  ASSERT_TRUE(b.ok());
+  expect_truncations_fail(*b, decode_network_interface_info);
+  Bytes loop = *b;
+  loop[0] = std::byte{8};  // Next into its own entry
+  EXPECT_FALSE(decode_network_interface_info(loop).ok());
+  Bytes fam = *b;
+  fam[24] = std::byte{0x99};
+  EXPECT_FALSE(decode_network_interface_info(fam).ok());
+}
+
 }  // namespace
 }  // namespace smbkit::proto

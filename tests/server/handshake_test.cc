@@ -383,6 +383,27 @@ TEST(HandshakeRefuses, UnsignedRequestOnASigningSession) {
   EXPECT_EQ(out.at(0).refused, STATUS_ACCESS_DENIED);
 }
 
+// A signed request for a session the server no longer has: refused
+// STATUS_USER_SESSION_DELETED, answered with SMB2_FLAGS_SIGNED kept and no
+// signature (as smbd; clients take an answer without the flag as a
+// downgrade), which the client takes as the lost session.
+TEST(HandshakeRefuses, SignedRequestForALostSessionKeepsTheFlag) {
+  Pair p = ready();
+  OutFrame f = p.echo_frame(false);
+  p.server.remove_session(p.session_id);
+  auto reqs = p.to_server(f);
+  ASSERT_TRUE(reqs.ok());
+  ASSERT_EQ(reqs->size(), 1u);
+  EXPECT_EQ((*reqs)[0].refused, STATUS_USER_SESSION_DELETED);
+  auto rsp = ServerMachine::error_response((*reqs)[0], (*reqs)[0].refused);
+  ASSERT_TRUE(p.server.send(rsp, f).ok());
+  const Bytes msg(f.head.begin() + kDirectTcpHeader, f.head.end());
+  EXPECT_TRUE(load_le32(msg.data() + 16) & SMB2_FLAGS_SIGNED);
+  auto rs = p.to_client(f);
+  ASSERT_FALSE(rs.ok());
+  EXPECT_EQ(rs.error().status, STATUS_USER_SESSION_DELETED);
+}
+
 TEST(HandshakeRefuses, MessageIdOutsideTheGrantedWindow) {
   Pair p = ready();
   OutFrame f = p.echo_frame(false);

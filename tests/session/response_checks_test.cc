@@ -162,6 +162,21 @@ TEST(ResponseChecks, AnUnsignedSessionDeletedIsALostSessionNotAVerdict) {
   EXPECT_FALSE(is_security_violation(r.error()));
 }
 
+// smbd and smbkitd keep SMB2_FLAGS_SIGNED on the answer without a
+// signature they cannot make: still the lost session, not a bad signature.
+TEST(ResponseChecks, AFlaggedUnsignedSessionDeletedIsALostSessionToo) {
+  ClientMachine m = negotiated();
+  m.add_session(signing_session(9));
+  OutFrame f;
+  auto req = make(SMB2_READ, 9);
+  uint64_t mid = *m.send(req, f);
+  std::vector<Response> out;
+  auto r = m.receive(response(SMB2_READ, mid, 1, STATUS_USER_SESSION_DELETED, 9, SMB2_FLAGS_SIGNED), out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, STATUS_USER_SESSION_DELETED);
+  EXPECT_FALSE(is_security_violation(r.error()));
+}
+
 TEST(ResponseChecks, ASessionSetupNamesTheSessionItCreates) {
   ClientMachine m = negotiated();
   OutFrame f;

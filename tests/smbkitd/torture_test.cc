@@ -89,5 +89,22 @@ INSTANTIATE_TEST_SUITE_P(Notify, Torture,
                                            "smb2.compound.interim1"),
                          test_name);
 
+// smb2.session: reconnect (PreviousSessionId), re-authentication, session
+// binding (multichannel) and its refusals, one by one (smbd fails reauth5,
+// bind_invalid_auth and two bind_negative_*d; signing-*/encryption-* need
+// CHANGE_NOTIFY).
+INSTANTIATE_TEST_SUITE_P(
+    Session, Torture,
+    ::testing::Values("smb2.session.reconnect1", "smb2.session.reconnect2", "smb2.session.reauth1",
+                      "smb2.session.reauth2", "smb2.session.reauth3", "smb2.session.reauth4", "smb2.session.reauth6",
+                      "smb2.session.bind1", "smb2.session.bind2", "smb2.session.bind_invalid_auth",
+                      "smb2.session.bind_negative_smb202", "smb2.session.bind_negative_smb2to3s",
+                      "smb2.session.bind_negative_smb3to2s", "smb2.session.bind_negative_smb3to3s",
+                      "smb2.session.bind_negative_smb3encGtoCs", "smb2.session.bind_negative_smb3signCtoHs",
+                      "smb2.session.bind_negative_smb3signCtoGs", "smb2.session.bind_negative_smb3signGtoCs",
+                      "smb2.session.bind_negative_smb3sneGtoCs", "smb2.session.bind_negative_smb3signC30toGs",
+                      "smb2.session.two_logoff", "smb2.session.ntlmssp_bug14932"),
+    test_name);
+
 }  // namespace
 }  // namespace smbkit
