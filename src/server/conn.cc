@@ -378,7 +378,8 @@ void Conn::flush_chain(Chain& c, uint64_t interim_async_id) {
   }
   if (deferred && f.transform.kind != session::FrameTransform::Kind::none) {
     deferred->hold = std::move(hold);
-    io_.send_finished_elsewhere(std::move(f), deferred, [deferred](session::OutFrame& of) {
+    const size_t size = deferred->rsp.msg.size() + deferred->rsp.payload.size();
+    io_.send_finished_elsewhere(std::move(f), size, deferred, [deferred](session::OutFrame& of) {
       return session::finish_frame(MutableByteView(deferred->rsp.msg), deferred->rsp.payload, of);
     });
     return;

@@ -48,9 +48,12 @@ class ConnIo {
   virtual void send_region(session::OutFrame f, std::shared_ptr<void> hold, FileRegion region);
   // Queues a frame whose signature or seal is still to apply (f.head
   // empty, f.transform set): `finish` completes it on a worker thread and
-  // the frame keeps its place in the order. The default runs finish here.
+  // the frame keeps its place in the order; until then it counts as
+  // `size` bytes (what the finished frame will hold) against the bound on
+  // queued answers. The default runs finish here.
   using FinishFrame = std::function<Result<void>(session::OutFrame&)>;
-  virtual void send_finished_elsewhere(session::OutFrame f, std::shared_ptr<void> hold, FinishFrame finish);
+  virtual void send_finished_elsewhere(session::OutFrame f, size_t size, std::shared_ptr<void> hold,
+                                       FinishFrame finish);
   // Runs `work` on a worker thread, then `done` on this connection's loop.
   virtual void run_blocking(std::function<void()> work, std::function<void()> done) = 0;
   // Posts `fn` to this connection's loop from any thread. The returned
@@ -81,6 +84,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   size_t in_flight() const { return in_flight_ + incoming_.size(); }
   // Requests gone async whose final answer has not been queued yet.
   size_t waiting() const { return waiting_.size(); }
+
   // Server stop: cancels every request that waits, so that each is
   // answered (STATUS_CANCELLED) and in_flight() comes down.
   void cancel_waiting();

@@ -33,7 +33,8 @@ void ConnIo::send_region(session::OutFrame f, std::shared_ptr<void> hold, FileRe
   send(std::move(f), std::move(c));
 }
 
-void ConnIo::send_finished_elsewhere(session::OutFrame f, std::shared_ptr<void> hold, FinishFrame finish) {
+void ConnIo::send_finished_elsewhere(session::OutFrame f, size_t /*size*/, std::shared_ptr<void> hold,
+                                     FinishFrame finish) {
   if (!finish(f)) return;  // the caller's frame cannot be built: nothing to send
   send(std::move(f), std::move(hold));
 }

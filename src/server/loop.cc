@@ -180,13 +180,15 @@ struct LoopConn final : ConnIo {
     push(std::move(o));
     arm_send();
   }
-  void send_finished_elsewhere(session::OutFrame f, std::shared_ptr<void> hold, FinishFrame finish) override {
+  void send_finished_elsewhere(session::OutFrame f, size_t size, std::shared_ptr<void> hold,
+                               FinishFrame finish) override {
     if (dead) return;
     Out o{session::OutFrame{}, std::move(hold)};
     o.ready = false;
     o.seq = next_seq++;
-    // Until it is finished, the frame counts as its payload.
-    o.charged = f.payload.size();
+    // Until it is finished, the frame counts as what it will hold (its
+    // payload is not in `f` yet).
+    o.charged = size;
     auto frame = std::make_shared<session::OutFrame>(std::move(f));
     push(std::move(o));
     Loop::Impl* l = &loop;
@@ -244,7 +246,7 @@ struct LoopConn final : ConnIo {
   }
 
   void arm_recv() {
-    if (recv_pending || closing || dead || out_bytes > kMaxQueuedBytes) return;
+    if (recv_pending || closing || dead || over_bound()) return;
     if (!in_frame && stage_len == stage.size()) return;  // frames wait in it (parse_stage)
     io_uring_sqe* e = loop.sqe();
     if (in_frame)
@@ -370,6 +372,8 @@ struct LoopConn final : ConnIo {
       begin_close(true);
     }
   }
+  // Past the bound on answers queued.
+  bool over_bound() const { return out_bytes > kMaxQueuedBytes; }
   // Frames out of the staging buffer; a frame that does not fit continues
   // in its own buffer.
   void parse_stage() {
@@ -377,7 +381,7 @@ struct LoopConn final : ConnIo {
     // Past the bound on queued answers, the requests already received wait
     // too (one staging buffer holds hundreds of small READs), until the
     // socket drains (resume).
-    while (!closing && out_bytes <= kMaxQueuedBytes && stage_len - off >= session::kDirectTcpHeader) {
+    while (!closing && !over_bound() && stage_len - off >= session::kDirectTcpHeader) {
       auto n = conn->frame_length(ByteView(stage).subspan(off, session::kDirectTcpHeader));
       if (!n || (!conn->authenticated() && *n > kMaxUnauthenticatedFrame)) {
         SMBKIT_LOG(info, "{}: closing: bad frame length", conn->peer());
