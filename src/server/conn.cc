@@ -212,6 +212,7 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     job->ctx.who = who.who;
     job->ctx.client_guid = neg_->client_guid;
     job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
+    job->ctx.multi_channel = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL;
     job->ctx.user = who.user;
     // A lone READ answered in the clear may leave its data in the file.
     job->ctx.zero_copy = cmd == SMB2_READ && c->reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId);

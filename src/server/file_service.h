@@ -88,6 +88,10 @@ struct CallCtx {
   // SMB2_GLOBAL_CAP_LEASING.
   std::array<std::byte, 16> client_guid{};
   bool leasing = false;
+  // The connection is 3.x and negotiated SMB2_GLOBAL_CAP_MULTI_CHANNEL
+  // (Connection.ServerCapabilities): a LOCK is then verified against its
+  // lock sequence on any open (MS-SMB2 3.3.5.14).
+  bool multi_channel = false;
   // The session's user, as it authenticated (a durable open is reconnected
   // only by its user).
   std::string user;

@@ -171,13 +171,15 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   if (!f.node || f.is_dir) return error_reply(STATUS_INVALID_PARAMETER);
 
   // MS-SMB2 3.3.5.14 lock sequence verification (durable or resilient
-  // opens, as smbd): a request whose LockSequenceNumber is the one last
-  // stored for its index is a replay, answered with success and not run
-  // again; any other clears the entry, and one that succeeds stores it.
+  // opens, and any open on a 3.x multichannel connection, as smbd): a
+  // request whose LockSequenceNumber is the one last stored for its index
+  // is a replay, answered with success and not run again; any other
+  // clears the entry, and one that succeeds stores it.
   size_t seq = lock_sequence_slot(f, *req, ctx.dialect);
   if (seq != kNoLockSequence) {
     MutexLock l(f.mu);
-    if (!f.durable && !f.resilient) {
+    const bool multi_channel = ctx.dialect >= SMB2_DIALECT_0300 && ctx.multi_channel;
+    if (!f.durable && !f.resilient && !multi_channel) {
       seq = kNoLockSequence;
     } else {
       auto& entry = f.lock_sequence[seq];

@@ -345,8 +345,17 @@ struct LoopConn final : ConnIo {
       }
       o.region_sent += static_cast<size_t>(n);
     }
-    out_bytes -= o.charged;
+    pop_sent();
+    after_send();
+  }
+  // The front frame is all out: it leaves the queue, its charge the bound.
+  void pop_sent() {
+    out_bytes -= outq.front().charged;
     outq.pop_front();
+  }
+  // After frames went out: close when all is sent and the connection is
+  // closing; else send on, and read again once under the bound.
+  void after_send() {
     if (outq.empty() && closing) {
       kill();
       return;
@@ -454,16 +463,10 @@ struct LoopConn final : ConnIo {
       left -= n;
       if (o.sent == o.f.size()) {
         if (o.f.trailer) break;  // its file bytes go next (pump_region)
-        out_bytes -= o.charged;
-        outq.pop_front();
+        pop_sent();
       }
     }
-    if (outq.empty() && closing) {
-      kill();
-      return;
-    }
-    arm_send();
-    resume();  // read again once the backlog is under the bound
+    after_send();
   }
 };
 
