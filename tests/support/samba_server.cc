@@ -393,10 +393,32 @@ Result<void> SambaServer::launch() {
   return sys_error(ETIMEDOUT, server_ + " did not start listening within 10 s");
 }
 
+std::vector<pid_t> SambaServer::processes_with_config() const {
+  std::vector<pid_t> out;
+  const std::string want = "--configfile=" + conf_;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream f(e.path() / "cmdline", std::ios::binary);
+    std::string arg;
+    while (std::getline(f, arg, '\0')) {
+      if (arg == want) {
+        out.push_back(static_cast<pid_t>(std::stol(name)));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 void SambaServer::stop() {
   if (pid_ <= 0) return;
   (void)ask_launcher('K', pid_);
   pid_ = -1;
+  // smbd's on-demand samba-dcerpcd is in a process group of its own: it
+  // goes with the server too.
+  for (pid_t p : processes_with_config()) ::kill(p, SIGKILL);
   // Wait until the port is free again for restart().
   for (int i = 0; i < 100 && port_accepts(port_); i++) std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }

@@ -71,6 +71,11 @@ class SambaServer {
   };
   Output smbclient(const std::string& share, const std::string& commands,
                    const std::vector<std::string>& extra_args = {}) const;
+  // Processes still running with this server's configuration file on
+  // their command line (smbd starts samba-dcerpcd on demand, outside its
+  // process group): their pids.
+  std::vector<pid_t> processes_with_config() const;
+
   // What the server has open now, one line per open that names its path
   // under the share: smbstatus -L for smbd, `smbkitd status` for smbkitd.
   Output open_files() const;
