@@ -25,8 +25,7 @@ using session::ServerResponse;
 
 namespace {
 
-// Sessions being set up at once on one connection, and trees per session:
-// bounds on what an unauthenticated or hostile client can make us keep.
+// MS-SMB2 2.2.3.1.1: the Salt of the preauth integrity context we send.
 constexpr size_t kPreauthSaltSize = 32;
 // MS-SMB2 2.2.32.6: Capabilities, Guid, SecurityMode, Dialect.
 constexpr uint32_t kValidateNegotiateResponseSize = 24;

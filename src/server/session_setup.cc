@@ -23,11 +23,6 @@ namespace {
 // us keep.
 constexpr size_t kMaxSessionsInSetup = 16;
 constexpr size_t kMaxSessions = 64;
-// MS-ERREF 2.3.1: STATUS_REQUEST_OUT_OF_SEQUENCE, what Windows answers a
-// binding whose signing algorithm is not the session's AES-GMAC. Only the
-// binding uses it (not in base/ntstatus_table.inc, which every file builds on).
-constexpr uint32_t kStatusRequestOutOfSequence = 0xC000042A;
-
 std::unique_ptr<auth::SpnegoNtlmAcceptor> make_acceptor(const std::shared_ptr<const Snapshot>& snap) {
   auth::SpnegoNtlmAcceptorOptions ao;
   ao.ntlm.nb_computer_name = snap->cfg.global.netbios_name;
@@ -267,7 +262,8 @@ ServerResponse Conn::bind_session(const ServerRequest& r, const SessionSetupRequ
     // smb2.session.bind_negative_*): the signing algorithms, the dialect
     // family, multichannel, the cipher and the dialect must agree.
     const uint16_t sess_alg = s->signing_algorithm(), conn_alg = neg_->signing_algorithm;
-    if (sess_alg >= AES_GMAC && sess_alg != conn_alg) return refuse(r, kStatusRequestOutOfSequence);
+    // As Windows: a channel that does not sign with the session's AES-GMAC.
+    if (sess_alg >= AES_GMAC && sess_alg != conn_alg) return refuse(r, STATUS_REQUEST_OUT_OF_SEQUENCE);
     if (conn_alg >= AES_GMAC && sess_alg != conn_alg) return refuse(r, STATUS_NOT_SUPPORTED);
     if (neg_->dialect < SMB2_DIALECT_0300 || !(neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL))
       return refuse(r, STATUS_REQUEST_NOT_ACCEPTED);
