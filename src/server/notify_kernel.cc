@@ -33,6 +33,10 @@ constexpr std::chrono::milliseconds kOwnChangeWindow{2000};
 constexpr size_t kMaxOwnChanges = 4096;
 constexpr std::chrono::milliseconds kOwnNoteDelay{50};
 constexpr size_t kReadBufferSize = 64 * 1024;
+// The kernel queues a rename's two halves one after the other, but a read
+// may end between them: the first half waits this long for the second
+// before it is reported as a removal.
+constexpr int kRenamePairWaitMs = 100;
 
 // What a metadata change (chmod, chown, utimes, xattrs) may be: inotify
 // says only IN_ATTRIB.
@@ -133,9 +137,14 @@ void KernelNotify::run() {
   std::vector<char> buf(kReadBufferSize);
   for (;;) {
     pollfd p[2] = {{fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    if (poll(p, 2, -1) < 0) {
+    const int ready = poll(p, 2, rename_pending() ? kRenamePairWaitMs : -1);
+    if (ready < 0) {
       if (errno == EINTR) continue;
       return;
+    }
+    if (ready == 0) {  // the rename's second half did not come
+      flush_rename();
+      continue;
     }
     if (p[1].revents) return;
     const ssize_t n = ::read(fd_, buf.data(), buf.size());
@@ -152,23 +161,12 @@ void KernelNotify::dispatch(const char* buf, size_t len) {
   NotifyCompletions done;  // after nodes_mu is released
   MutexLock l(impl_.nodes_mu);
   const SteadyTime now = std::chrono::steady_clock::now();
-  auto own_change = [&](const ShareRoot& root, const std::string& path) {
-    auto it = own.find({{root.dev, root.ino}, path});
-    return it != own.end() && now - it->second < kOwnChangeWindow;
-  };
+  auto own_change = [&](const ShareRoot& root, const std::string& path) { return own_recently(root, path, now); };
   auto report = [&](const ShareRoot& root, uint32_t action, uint32_t filter, const std::string& path) {
     impl_.nodes_mu.assert_held();  // called only below, under the lock
     notify_locked(impl_, root, NotifyEvent{action, filter, path}, done);
   };
-  // The first half of a rename, until its other half (same cookie) comes.
-  struct From {
-    uint32_t cookie = 0;
-    int wd = 0;
-    ShareRoot root;
-    std::string path;
-    bool dir = false;
-  };
-  std::optional<From> from;
+  std::optional<RenameFrom>& from = from_;
   auto flush_from = [&] {
     if (from && !own_change(from->root, from->path))
       report(from->root, FILE_ACTION_REMOVED, name_filter(from->dir), from->path);
@@ -205,7 +203,7 @@ void KernelNotify::dispatch(const char* buf, size_t len) {
     }
     if (ev->mask & IN_MOVED_FROM) {
       flush_from();
-      from = From{ev->cookie, ev->wd, root, path, is_dir};
+      from = RenameFrom{ev->cookie, ev->wd, root, path, is_dir};
       continue;
     }
     if (ev->mask & IN_MOVED_TO) {
@@ -233,7 +231,26 @@ void KernelNotify::dispatch(const char* buf, size_t len) {
     if (ev->mask & IN_ATTRIB) report(root, FILE_ACTION_MODIFIED, kAttribFilter, path);
     if (ev->mask & IN_MODIFY) report(root, FILE_ACTION_MODIFIED, kModifyFilter, path);
   }
-  flush_from();
+  // A rename's first half at the end waits for the next read.
+}
+
+bool KernelNotify::own_recently(const ShareRoot& root, const std::string& path, SteadyTime now) const {
+  auto it = own.find({{root.dev, root.ino}, path});
+  return it != own.end() && now - it->second < kOwnChangeWindow;
+}
+
+bool KernelNotify::rename_pending() {
+  MutexLock l(impl_.nodes_mu);
+  return from_.has_value();
+}
+
+void KernelNotify::flush_rename() {
+  NotifyCompletions done;  // after nodes_mu is released
+  MutexLock l(impl_.nodes_mu);
+  if (!from_) return;
+  if (!own_recently(from_->root, from_->path, std::chrono::steady_clock::now()))
+    notify_locked(impl_, from_->root, NotifyEvent{FILE_ACTION_REMOVED, name_filter(from_->dir), from_->path}, done);
+  from_.reset();
 }
 
 void watch_kernel(FileService::Impl& impl, NotifyWatch& w, const std::shared_ptr<const Share>& share) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -63,12 +64,32 @@ class KernelNotify {
   void add(int id, const std::shared_ptr<const Share>& share, const ShareRoot& root, const std::string& path,
            bool tree);
 
+  // Reports one read's events (the reader thread's step; tests call it
+  // with events of their own). A rename's first half that ends the read
+  // waits for the second: rename_pending() says so, and flush_rename()
+  // reports it as a removal once it has waited long enough.
+  void dispatch(const char* buf, size_t len);
+  bool rename_pending();
+  void flush_rename();
+
  private:
+  // The first half of a rename (IN_MOVED_FROM), until its other half
+  // (IN_MOVED_TO, same cookie) comes.
+  struct RenameFrom {
+    uint32_t cookie = 0;
+    int wd = 0;
+    ShareRoot root;
+    std::string path;
+    bool dir = false;
+  };
   bool add_one(int id, const std::shared_ptr<const Share>& share, const ShareRoot& root, const std::string& path,
                bool tree);
   void run();
-  void dispatch(const char* buf, size_t len);
+  // Whether smbkitd itself changed `path` just now (its report is out).
+  bool own_recently(const ShareRoot& root, const std::string& path, SteadyTime now) const
+      REQUIRES(impl_.nodes_mu);
   FileService::Impl& impl_;
+  std::optional<RenameFrom> from_ GUARDED_BY(impl_.nodes_mu);
   int fd_ = -1;
   int stop_fd_ = -1;
   std::thread thread_;

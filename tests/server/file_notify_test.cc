@@ -8,12 +8,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include <sys/inotify.h>
+
 #include "file_fixture.h"
 #include "proto/change_notify.h"
+#include "server/file_internal.h"
+#include "server/notify_kernel.h"
 
 namespace smbkit::server::testing {
 namespace {
@@ -324,6 +329,66 @@ TEST_F(NotifyTest, WatchesPerConnectionAreBounded) {
   r.pending->start(n.sink());
   for (auto& id : dirs) close(id);
   close(other.id(), &conn2_);
+}
+
+// One inotify event as the kernel writes it: the header, then the name
+// padded with NULs.
+void put_event(std::vector<char>& buf, int wd, uint32_t mask, uint32_t cookie, const std::string& name) {
+  const uint32_t len = static_cast<uint32_t>((name.size() + 1 + 15) / 16 * 16);
+  inotify_event ev{};
+  ev.wd = wd;
+  ev.mask = mask;
+  ev.cookie = cookie;
+  ev.len = len;
+  const size_t at = buf.size();
+  buf.resize(at + sizeof ev + len, '\0');
+  std::memcpy(buf.data() + at, &ev, sizeof ev);
+  std::memcpy(buf.data() + at + sizeof ev, name.data(), name.size());
+}
+
+// A rename's halves come in two reads when the reader wakes between them:
+// they are still one rename, and a first half alone is a removal once it
+// has waited.
+TEST_F(NotifyTest, ARenameSplitAcrossTwoReadsIsStillOneRename) {
+  FileId d = open_dir("d");
+  FileReply r = notify(d, kNames);
+  ASSERT_TRUE(r.pending);
+  Notified n;
+  r.pending->start(n.sink());
+  FileService::Impl& impl = svc_.impl();
+  ASSERT_TRUE(impl.kernel && impl.kernel->ok());
+  KernelNotify& k = *impl.kernel;
+  int wd = -1;
+  {
+    MutexLock l(impl.nodes_mu);
+    for (const auto& [w, dir] : k.dirs)
+      if (dir.path == "d") wd = w;
+  }
+  ASSERT_GE(wd, 0);
+  std::vector<char> first, second;
+  put_event(first, wd, IN_MOVED_FROM, 77, "x.txt");
+  put_event(second, wd, IN_MOVED_TO, 77, "y.txt");
+  k.dispatch(first.data(), first.size());
+  EXPECT_FALSE(n.is_done());
+  EXPECT_TRUE(k.rename_pending());
+  k.dispatch(second.data(), second.size());
+  ASSERT_TRUE(n.is_done());
+  EXPECT_EQ(changes_of(n.reply), (std::vector<FileNotifyInformation>{{FILE_ACTION_RENAMED_OLD_NAME, "x.txt"},
+                                                                     {FILE_ACTION_RENAMED_NEW_NAME, "y.txt"}}));
+  // Moved out of the watched directories: only the first half comes.
+  FileReply r2 = notify(d, kNames);
+  ASSERT_TRUE(r2.pending);
+  Notified n2;
+  r2.pending->start(n2.sink());
+  std::vector<char> away;
+  put_event(away, wd, IN_MOVED_FROM, 78, "y.txt");
+  k.dispatch(away.data(), away.size());
+  EXPECT_FALSE(n2.is_done());
+  k.flush_rename();
+  ASSERT_TRUE(n2.is_done());
+  EXPECT_FALSE(k.rename_pending());
+  EXPECT_EQ(changes_of(n2.reply), (std::vector<FileNotifyInformation>{{FILE_ACTION_REMOVED, "y.txt"}}));
+  close(d);
 }
 
 // Changes another program makes on the share's disk come through inotify.
