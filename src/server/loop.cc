@@ -59,6 +59,7 @@ struct Loop::Impl {
   io_uring ring{};
   bool ring_ready = false;
   int wake_fd = -1;
+  int wake_errno = 0;  // why wake_fd could not be made
   uint64_t wake_buf = 0;
   Op wake_op{Op::wake, nullptr};
   Op tick_op{Op::tick, nullptr};
@@ -600,7 +601,12 @@ void Loop::Impl::run() {
   }
 }
 
-Loop::Loop(ServerState& st, WorkerPool& workers, unsigned index) : impl_(std::make_unique<Impl>(st, workers, index)) {}
+Loop::Loop(ServerState& st, WorkerPool& workers, unsigned index) : impl_(std::make_unique<Impl>(st, workers, index)) {
+  // Before any thread can post: another loop hands this one connections
+  // as soon as it accepts, which may be before this one starts.
+  impl_->wake_fd = eventfd(0, EFD_CLOEXEC);
+  if (impl_->wake_fd < 0) impl_->wake_errno = errno;
+}
 
 Loop::~Loop() {
   join();
@@ -612,8 +618,7 @@ Result<void> Loop::start() {
   Impl& m = *impl_;
   if (int e = io_uring_queue_init(kRingEntries, &m.ring, 0); e < 0) return sys_error(-e, "io_uring_queue_init");
   m.ring_ready = true;
-  m.wake_fd = eventfd(0, EFD_CLOEXEC);
-  if (m.wake_fd < 0) return sys_error(errno, "eventfd");
+  if (m.wake_fd < 0) return sys_error(m.wake_errno, "eventfd");
   m.thread = std::thread([&m] { m.run(); });
   return {};
 }

@@ -34,7 +34,8 @@ class Loop {
   // `assign` (which picks a loop and calls adopt). Before start().
   void add_listener(int fd, std::function<void(int fd, std::string peer)> assign);
 
-  // Thread-safe.
+  // Thread-safe, before start() too: what is posted before the loop
+  // starts runs once it does.
   void adopt(int fd, std::string peer);
   void post(std::function<void()> fn);
   // Stop accepting, finish what is in flight, close every connection, end
