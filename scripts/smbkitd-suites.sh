@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The client suites (integration_test, fuse_test) against smbkitd instead
-# of smbd, one after the other, less the known failures listed with
+# of smbd, side by side, less the known failures listed with
 # their reasons in tests/smbkitd/known_failures.txt. Fails when any other
 # test fails; names the listed ones that pass by now (take them off).
 #
@@ -21,8 +21,10 @@ run() {
   "$BUILD/bin/$bin" --gtest_filter="-${known:-none}" --gtest_brief=1 > "$out/$bin.log" 2>&1
   echo $? > "$out/$bin.rc"
 }
-run integration_test
-run fuse_test
+# One per core: each test starts its own server on a free port.
+run integration_test &
+run fuse_test &
+wait
 status=0
 for bin in integration_test fuse_test; do
   summary=$(grep -E '^\[  (PASSED|FAILED)  \] [0-9]+ test' "$out/$bin.log" | tr '\n' ' ')
