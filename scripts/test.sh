@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: unit, integration (against a real smbd the tests start
-# themselves) and FUSE mount tests, twice: optimized (gcc Release, -Werror) and
-# under ASan+UBSan (clang); plus a bounded fuzzing pass over every decoder.
+# Runs every test: unit, integration and FUSE mount tests against real
+# servers the tests start themselves (smbd and smbkitd), built optimized
+# (gcc Release, -Werror) and under ASan+UBSan (clang), the CI slice of the
+# matrix, and a bounded fuzzing pass over every decoder.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
