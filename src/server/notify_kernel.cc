@@ -161,13 +161,17 @@ void KernelNotify::dispatch(const char* buf, size_t len) {
   NotifyCompletions done;  // after nodes_mu is released
   MutexLock l(impl_.nodes_mu);
   const SteadyTime now = std::chrono::steady_clock::now();
-  auto own_change = [&](const ShareRoot& root, const std::string& path) { return own_recently(root, path, now); };
+  auto own_change = [&](const ShareRoot& root, const std::string& path) {
+    impl_.nodes_mu.assert_held();  // called only below, under the lock
+    return own_recently(root, path, now);
+  };
   auto report = [&](const ShareRoot& root, uint32_t action, uint32_t filter, const std::string& path) {
     impl_.nodes_mu.assert_held();  // called only below, under the lock
     notify_locked(impl_, root, NotifyEvent{action, filter, path}, done);
   };
   std::optional<RenameFrom>& from = from_;
   auto flush_from = [&] {
+    impl_.nodes_mu.assert_held();  // called only below, under the lock
     if (from && !own_change(from->root, from->path))
       report(from->root, FILE_ACTION_REMOVED, name_filter(from->dir), from->path);
     from.reset();
