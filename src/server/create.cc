@@ -309,6 +309,9 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   auto v = validate(*req);
   if (!v) return error_reply(v.error().status ? v.error().status : STATUS_INVALID_PARAMETER);
   if (opens.size() >= svc.options().max_open_files) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
+  // Before the file is opened: past the bound nothing is opened at all.
+  OpenSlot slot = svc.impl().take_open_slot();
+  if (!slot) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
   if ((req->CreateOptions & FILE_DELETE_ON_CLOSE) && (ctx.tree->read_only || ctx.tree->share->cfg.read_only))
     return error_reply(STATUS_ACCESS_DENIED);
 
@@ -321,6 +324,7 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
            {{FILE_ACTION_ADDED, dir ? FILE_NOTIFY_CHANGE_DIR_NAME : FILE_NOTIFY_CHANGE_FILE_NAME, v->path}});
   }
   auto o = std::make_shared<Open>();
+  o->slot = std::move(slot);
   o->fd = opened->fd;
   o->data_fd = opened->data_fd;
   o->is_dir = S_ISDIR(opened->st.st_mode);

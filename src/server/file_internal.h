@@ -98,9 +98,37 @@ struct DirCursor {
   size_t next = 0;
 };
 
+// A place among the server's opens (FileServiceOptions::
+// max_open_files_total): taken before a file is opened, given back when
+// the Open holding it goes. The count is shared, so an Open that outlives
+// its FileService gives its place back safely.
+class OpenSlot {
+ public:
+  using Count = std::shared_ptr<std::atomic<uint32_t>>;
+  OpenSlot() = default;
+  // Empty when `max` places are taken.
+  static OpenSlot take(const Count& count, uint32_t max);
+  OpenSlot(OpenSlot&& o) noexcept : count_(std::move(o.count_)) {}
+  OpenSlot& operator=(OpenSlot&& o) noexcept {
+    give_back();
+    count_ = std::move(o.count_);
+    return *this;
+  }
+  ~OpenSlot() { give_back(); }
+  explicit operator bool() const { return count_ != nullptr; }
+
+ private:
+  void give_back() {
+    if (count_) count_->fetch_sub(1, std::memory_order_relaxed);
+    count_.reset();
+  }
+  Count count_;
+};
+
 // An open file, directory or pipe (MS-SMB2 3.3.1.10 Open).
 struct Open {
   ~Open();
+  OpenSlot slot;
   proto::FileId id;
   uint64_t session_id = 0;
   uint32_t tree_id = 0;
@@ -222,6 +250,9 @@ struct FileService::Impl {
   // Persistent FileIds are unique server-wide (durable reconnects name
   // them on another connection).
   std::atomic<uint64_t> next_persistent{1};
+  // How many opens there are, server-wide (OpenSlot).
+  OpenSlot::Count open_count = std::make_shared<std::atomic<uint32_t>>(0);
+  OpenSlot take_open_slot() { return OpenSlot::take(open_count, svc.options().max_open_files_total); }
 
   // CHANGE_NOTIFY (notify.h): every watched open, and how many there are
   // (read without the lock: nothing is built for changes nobody watches).

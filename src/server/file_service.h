@@ -167,6 +167,11 @@ struct PendingCall {
 
 struct FileServiceOptions {
   uint32_t max_open_files = 16384;  // per session; more: STATUS_TOO_MANY_OPENED_FILES
+  // Opens of all sessions together, durable ones kept for a reconnect
+  // included (each holds a descriptor): the server's descriptors are
+  // shared, so no client can take them all (smbkitd derives it from
+  // RLIMIT_NOFILE, open_files_budget in server.h).
+  uint32_t max_open_files_total = 65536;
   uint32_t max_read = 8 << 20;      // MaxReadSize/MaxWriteSize/MaxTransactSize we negotiate
   uint32_t max_write = 8 << 20;
   uint32_t max_transact = 8 << 20;

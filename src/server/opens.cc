@@ -17,6 +17,16 @@
 
 namespace smbkit::server {
 
+OpenSlot OpenSlot::take(const Count& count, uint32_t max) {
+  uint32_t n = count->load(std::memory_order_relaxed);
+  do {
+    if (n >= max) return {};
+  } while (!count->compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  OpenSlot s;
+  s.count_ = count;
+  return s;
+}
+
 Open::~Open() {
   if (fd >= 0) ::close(fd);
 }

@@ -41,10 +41,13 @@ FileReply pipe_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, co
   if (!open_pipe || base.empty() || base.find_first_of("\\/:") != std::string_view::npos)
     return error_reply(STATUS_OBJECT_NAME_NOT_FOUND);
   if (opens.size() >= svc.options().max_open_files) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
+  OpenSlot slot = svc.impl().take_open_slot();
+  if (!slot) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
   const rpc::SrvsvcOptions none;
   auto ep = open_pipe(base, ctx.srvsvc ? *ctx.srvsvc : none);
   if (!ep) return error_reply(STATUS_OBJECT_NAME_NOT_FOUND);
   auto o = std::make_shared<Open>();
+  o->slot = std::move(slot);
   o->session_id = ctx.session_id;
   o->tree_id = ctx.tree->tree_id;
   o->share = ctx.tree->share;

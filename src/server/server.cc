@@ -1,13 +1,17 @@
 #include "server/server.h"
 
+#include <sys/resource.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include "base/log.h"
@@ -102,6 +106,12 @@ uint16_t bound_port(int fd) {
   return ntohs(reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
 }
 
+// Descriptors kept from the open-files budget: rings, eventfds, share
+// roots, inotify, logs, and the descriptors listings and path walks hold
+// for a moment on each worker.
+constexpr uint64_t kReservedDescriptors = 256;
+constexpr uint32_t kMinOpenFiles = 64;
+
 }  // namespace
 
 struct Server::Impl {
@@ -128,10 +138,28 @@ struct Server::Impl {
 
 Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+uint32_t open_files_budget(uint64_t nofile, uint32_t max_connections) {
+  const uint64_t used = uint64_t(max_connections) + kReservedDescriptors;
+  if (nofile <= used + kMinOpenFiles) return kMinOpenFiles;
+  return static_cast<uint32_t>(std::min<uint64_t>(nofile - used, std::numeric_limits<uint32_t>::max()));
+}
+
 Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOptions opts) {
   auto impl = std::make_unique<Impl>();
   FileServiceOptions fo;
   fo.max_open_files = cfg.global.max_open_files;
+  // Every open holds a descriptor: as many as the hard limit allows (as
+  // smbd raises it), shared out so that no client can take them all.
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+    if (nofile.rlim_cur < nofile.rlim_max) {
+      nofile.rlim_cur = nofile.rlim_max;
+      if (setrlimit(RLIMIT_NOFILE, &nofile) != 0) (void)getrlimit(RLIMIT_NOFILE, &nofile);
+    }
+    fo.max_open_files_total = open_files_budget(nofile.rlim_cur, cfg.global.max_connections);
+    SMBKIT_LOG(info, "open files: at most {} at once (RLIMIT_NOFILE {}, {} connections)", fo.max_open_files_total,
+               static_cast<uint64_t>(nofile.rlim_cur), cfg.global.max_connections);
+  }
   fo.max_read = cfg.global.max_read;
   fo.max_write = cfg.global.max_write;
   fo.max_transact = cfg.global.max_trans;

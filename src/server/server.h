@@ -20,6 +20,13 @@ struct ServerOptions {
   unsigned workers = 0;
 };
 
+// How many opens the server allows at once, all sessions together, when
+// it may hold `nofile` descriptors (RLIMIT_NOFILE) and `max_connections`
+// sockets: what is left after the sockets and a reserve for the rings,
+// share roots, listings and each worker's passing descriptors; at least a
+// few, so that a tight limit still serves.
+uint32_t open_files_budget(uint64_t nofile, uint32_t max_connections);
+
 class Server {
  public:
   // Binds every configured port (a port of 0 binds an ephemeral one: see

@@ -320,6 +320,58 @@ TEST_F(LimitedCreateTest, OpensPerConnectionAreLimited) {
   EXPECT_EQ(c.size(), 2u);
 }
 
+// Sessions each under their own bound still share the server's file
+// descriptors: past the server-wide bound every session is refused, and a
+// close makes room for anyone.
+class ServerWideLimitTest : public FileFixture {
+ protected:
+  FileService small_{[] {
+    FileServiceOptions o;
+    o.max_open_files = 100;
+    o.max_open_files_total = 3;
+    return o;
+  }()};
+  FileReply open(ConnOpens& c, uint32_t options = 0) {
+    CreateRequest req;
+    req.Name = options & FILE_DIRECTORY_FILE ? "d" : "f";
+    req.DesiredAccess = FILE_READ_ATTRIBUTES;
+    req.ShareAccess = kShareAll;
+    req.CreateDisposition = FILE_OPEN;
+    req.CreateOptions = options;
+    return small_.execute(c, ctx_, SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) {
+                            ASSERT_TRUE(encode_create_request(req, w).ok());
+                          }));
+  }
+};
+
+TEST_F(ServerWideLimitTest, OpensOfAllConnectionsAreLimitedTogether) {
+  put("f", "x");
+  ASSERT_EQ(::mkdir(disk("d").c_str(), 0755), 0);
+  ConnOpens a(small_), b(small_);
+  FileReply first = open(a);
+  ASSERT_EQ(first.status, STATUS_SUCCESS);
+  EXPECT_EQ(open(a, FILE_DIRECTORY_FILE).status, STATUS_SUCCESS);
+  EXPECT_EQ(open(b).status, STATUS_SUCCESS);
+  EXPECT_EQ(open(b).status, STATUS_TOO_MANY_OPENED_FILES);
+  EXPECT_EQ(open(a, FILE_DIRECTORY_FILE).status, STATUS_TOO_MANY_OPENED_FILES);
+  EXPECT_EQ(a.size() + b.size(), 3u);
+  // A closed open gives its place back, to any connection.
+  auto resp = decode_create_response(as_message(first));
+  ASSERT_TRUE(resp.ok());
+  CloseRequest cr;
+  cr.FileId = resp->FileId;
+  ASSERT_EQ(small_
+                .execute(a, ctx_, SMB2_CLOSE,
+                         request(SMB2_CLOSE, [&](ByteWriter& w) { ASSERT_TRUE(encode_close_request(cr, w).ok()); }))
+                .status,
+            STATUS_SUCCESS);
+  EXPECT_EQ(open(b).status, STATUS_SUCCESS);
+  EXPECT_EQ(open(b).status, STATUS_TOO_MANY_OPENED_FILES);
+  // A connection that goes gives back all of its places.
+  a.close_all();
+  EXPECT_EQ(open(b).status, STATUS_SUCCESS);
+}
+
 TEST_F(CreateTest, MalformedRequestsAreRefused) {
   Bytes m = request(SMB2_CREATE, [](ByteWriter& w) { w.u16(57); });
   EXPECT_EQ(run(SMB2_CREATE, m).status, STATUS_INVALID_PARAMETER);

@@ -1,10 +1,12 @@
-// The event loop's cross-thread posts.
+// The event loop's cross-thread posts, and the server's descriptor budget.
 #include "server/loop.h"
+#include "server/server.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <future>
+#include <limits>
 
 #include "conn_wire.h"
 #include "support/temp_dir.h"
@@ -28,6 +30,17 @@ TEST(Loop, WorkPostedBeforeStartRunsOnceItStarts) {
   EXPECT_EQ(ran.get_future().wait_for(std::chrono::seconds(5)), std::future_status::ready);
   loop.stop();
   loop.join();
+}
+
+// The server-wide bound on opens leaves the sockets and a reserve their
+// descriptors, and never falls to nothing.
+TEST(OpenFilesBudget, IsWhatTheLimitLeavesAfterSocketsAndAReserve) {
+  EXPECT_EQ(open_files_budget(1048576, 1024), 1048576u - 1024 - 256);
+  EXPECT_EQ(open_files_budget(65536, 1024), 65536u - 1024 - 256);
+  EXPECT_EQ(open_files_budget(1024, 1024), 64u);
+  EXPECT_EQ(open_files_budget(2000, 1024), 2000u - 1024 - 256);
+  EXPECT_EQ(open_files_budget(1024 + 256 + 64, 1024), 64u);
+  EXPECT_EQ(open_files_budget(uint64_t(1) << 40, 1), std::numeric_limits<uint32_t>::max());
 }
 
 }  // namespace
