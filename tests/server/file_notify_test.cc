@@ -75,6 +75,12 @@ class NotifyTest : public FileFixture {
         SMB2_CHANGE_NOTIFY,
         request(SMB2_CHANGE_NOTIFY, [&](ByteWriter& w) { EXPECT_TRUE(encode_change_notify_request(req, w).ok()); }), c);
   }
+  // A request left waiting, answered into `n`.
+  void await_change(const FileId& dir, uint32_t filter, Notified& n) {
+    FileReply r = notify(dir, filter);
+    ASSERT_TRUE(r.pending);
+    r.pending->start(n.sink());
+  }
   // A first request, cancelled: the open is watched from now on.
   void watch(const FileId& dir, uint32_t filter, uint32_t length = 4096, bool tree = false) {
     FileReply r = notify(dir, filter, length, tree);
@@ -105,10 +111,8 @@ class NotifyTest : public FileFixture {
 
 TEST_F(NotifyTest, AWaitingRequestIsAnsweredByTheNextChange) {
   FileId d = open_dir("d");
-  FileReply r = notify(d, kNames);
-  ASSERT_TRUE(r.pending);
   Notified n;
-  r.pending->start(n.sink());
+  await_change(d, kNames, n);
   EXPECT_FALSE(n.is_done());
   make_file("d\\new.txt");
   ASSERT_TRUE(n.is_done());
@@ -236,10 +240,8 @@ TEST_F(NotifyTest, ABufferPastItsBoundOverflowsToEnumDir) {
 
 TEST_F(NotifyTest, ClosingTheOpenEndsItsRequestWithNotifyCleanup) {
   FileId d = open_dir("d");
-  FileReply r = notify(d, kNames);
-  ASSERT_TRUE(r.pending);
   Notified n;
-  r.pending->start(n.sink());
+  await_change(d, kNames, n);
   ASSERT_EQ(close(d), STATUS_SUCCESS);
   ASSERT_TRUE(n.is_done());
   EXPECT_EQ(n.reply.status, STATUS_NOTIFY_CLEANUP);
@@ -249,10 +251,8 @@ TEST_F(NotifyTest, ClosingTheOpenEndsItsRequestWithNotifyCleanup) {
 
 TEST_F(NotifyTest, ADirectoryMadeDeletePendingEndsItsRequestsWithDeletePending) {
   FileId d = open_dir("d");
-  FileReply r = notify(d, kNames);
-  ASSERT_TRUE(r.pending);
   Notified n;
-  r.pending->start(n.sink());
+  await_change(d, kNames, n);
   // Another open deletes it on close; d's open keeps the directory.
   auto del =
       create("d", FILE_OPEN, DELETE | FILE_READ_ATTRIBUTES, kShareAll, FILE_DIRECTORY_FILE | FILE_DELETE_ON_CLOSE);
@@ -351,10 +351,8 @@ void put_event(std::vector<char>& buf, int wd, uint32_t mask, uint32_t cookie, c
 // has waited.
 TEST_F(NotifyTest, ARenameSplitAcrossTwoReadsIsStillOneRename) {
   FileId d = open_dir("d");
-  FileReply r = notify(d, kNames);
-  ASSERT_TRUE(r.pending);
   Notified n;
-  r.pending->start(n.sink());
+  await_change(d, kNames, n);
   FileService::Impl& impl = svc_.impl();
   ASSERT_TRUE(impl.kernel && impl.kernel->ok());
   KernelNotify& k = *impl.kernel;
@@ -376,10 +374,8 @@ TEST_F(NotifyTest, ARenameSplitAcrossTwoReadsIsStillOneRename) {
   EXPECT_EQ(changes_of(n.reply), (std::vector<FileNotifyInformation>{{FILE_ACTION_RENAMED_OLD_NAME, "x.txt"},
                                                                      {FILE_ACTION_RENAMED_NEW_NAME, "y.txt"}}));
   // Moved out of the watched directories: only the first half comes.
-  FileReply r2 = notify(d, kNames);
-  ASSERT_TRUE(r2.pending);
   Notified n2;
-  r2.pending->start(n2.sink());
+  await_change(d, kNames, n2);
   std::vector<char> away;
   put_event(away, wd, IN_MOVED_FROM, 78, "y.txt");
   k.dispatch(away.data(), away.size());
@@ -394,19 +390,15 @@ TEST_F(NotifyTest, ARenameSplitAcrossTwoReadsIsStillOneRename) {
 // Changes another program makes on the share's disk come through inotify.
 TEST_F(NotifyTest, ChangesMadeOnTheDiskAreReported) {
   FileId d = open_dir("d");
-  FileReply r = notify(d, kNames);
-  ASSERT_TRUE(r.pending);
   Notified n;
-  r.pending->start(n.sink());
+  await_change(d, kNames, n);
   put("d/local.txt", "from another program");
   ASSERT_TRUE(n.wait());
   EXPECT_EQ(n.reply.status, STATUS_SUCCESS);
   EXPECT_EQ(changes_of(n.reply), (std::vector<FileNotifyInformation>{{FILE_ACTION_ADDED, "local.txt"}}));
   // A rename on the disk is both names in one answer.
-  FileReply r2 = notify(d, kNames);
-  ASSERT_TRUE(r2.pending);
   Notified n2;
-  r2.pending->start(n2.sink());
+  await_change(d, kNames, n2);
   ASSERT_EQ(::rename(disk("d/local.txt").c_str(), disk("d/renamed.txt").c_str()), 0);
   ASSERT_TRUE(n2.wait());
   EXPECT_EQ(changes_of(n2.reply), (std::vector<FileNotifyInformation>{{FILE_ACTION_RENAMED_OLD_NAME, "local.txt"},
@@ -424,10 +416,8 @@ TEST_F(NotifyTest, OwnChangesAreNotReportedTwice) {
   FileReply r = notify(d, kNames);
   ASSERT_FALSE(r.pending);
   EXPECT_EQ(changes_of(r), (std::vector<FileNotifyInformation>{{FILE_ACTION_ADDED, "mine"}}));
-  FileReply r2 = notify(d, kNames);
-  ASSERT_TRUE(r2.pending);
   Notified n;
-  r2.pending->start(n.sink());
+  await_change(d, kNames, n);
   put("d/theirs", "");
   ASSERT_TRUE(n.wait());
   EXPECT_EQ(changes_of(n.reply), (std::vector<FileNotifyInformation>{{FILE_ACTION_ADDED, "theirs"}}));
