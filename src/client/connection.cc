@@ -343,6 +343,10 @@ Result<std::vector<session::Response>> Connection::call_compound(std::vector<ses
 }
 
 Result<void> Connection::write_frame(const session::OutFrame& frame) {
+#ifdef SMBKIT_INJECT_DELAY_US
+  // A known cost per frame, for perf-ab's self-test (CMakeLists.txt).
+  std::this_thread::sleep_for(std::chrono::microseconds(SMBKIT_INJECT_DELAY_US));
+#endif
   iovec iov[2] = {{const_cast<std::byte*>(frame.head.data()), frame.head.size()},
                   {const_cast<std::byte*>(frame.payload.data()), frame.payload.size()}};
   Result<void> w;
