@@ -119,5 +119,28 @@ TEST_F(CliConventions, GlobalOptionsAfterTheCommand) {
   EXPECT_EQ(bad.status, 2) << bad.out;
 }
 
+// The target forms: UNC with slashes or backslashes, '%' taken as itself
+// where it starts no escape; a password in the target refused unechoed.
+TEST_F(CliConventions, TargetForms) {
+  const std::string name = unique_name("pct") + "-100%.txt";
+  ASSERT_TRUE(write_local(share_dir() + "/" + name, random_bytes(321, 9)));
+  const std::string hostport = "127.0.0.1:" + std::to_string(server().port());
+  const std::string user = st::SambaServer::user();
+  for (const std::string& t : {url(name), "//" + user + "@" + hostport + "/share/" + name,
+                               "\\\\" + user + "@" + hostport + "\\share\\" + name}) {
+    auto o = smbkit({"stat", t});
+    EXPECT_EQ(o.status, 0) << t << "\n" << o.out;
+    EXPECT_NE(o.out.find("Size: 321"), std::string::npos) << t << "\n" << o.out;
+  }
+  auto p = smbkit({"ls", "smb://" + user + ":hunter2@" + hostport + "/share"});
+  EXPECT_EQ(p.status, 1) << p.out;
+  EXPECT_EQ(p.out.find("hunter2"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("EINVAL"), std::string::npos) << p.out;
+  auto b = smbkit({"ls", "smb://127.0.0.1:99999/x"});
+  EXPECT_EQ(b.status, 1) << b.out;
+  EXPECT_NE(b.out.find("bad port: EINVAL"), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find("STATUS_"), std::string::npos) << b.out;
+}
+
 }  // namespace
 }  // namespace smbkit_it
