@@ -9,11 +9,14 @@ inc=$(mktemp)
 trap 'rm -f "$inc"' EXIT
 {
   echo "[COMMANDS]"
+  echo "Each command takes the OPTIONS above before or after it (smbkit ls URL -v)."
   for cmd in ls stat cat get put cp rm mkdir rmdir mv df bench help; do
     echo ".SS $cmd"
     echo ".nf"
-    # Backslashes and leading dots are roff syntax: escape them.
-    "$bin" help "$cmd" | sed -e 's/\\/\\e/g' -e 's/^\./\\\&./'
+    # The command's own help, without the global options and exit statuses
+    # every command's help repeats. Backslashes and leading dots are roff
+    # syntax: escape them.
+    "$bin" help "$cmd" | sed -e '/^GLOBAL OPTIONS/,$d' -e 's/\\/\\e/g' -e 's/^\./\\\&./'
     echo ".fi"
   done
   for cmd in mount umount; do
