@@ -10,7 +10,9 @@ trap 'rm -f "$inc"' EXIT
 {
   echo "[COMMANDS]"
   echo "Each command takes the OPTIONS above before or after it (smbkit ls URL -v)."
-  for cmd in ls stat cat get put cp rm mkdir rmdir mv df bench help; do
+  # Every command --help lists; mount and umount have help of their own.
+  cmds=$("$bin" --help | sed -n '/^Subcommands:/,/^$/p' | awk 'NR>1 && NF {print $1}' | grep -vx 'mount\|umount')
+  for cmd in $cmds; do
     echo ".SS $cmd"
     echo ".nf"
     # The command's own help, without the global options and exit statuses
