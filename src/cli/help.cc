@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "cli/exit_status.h"
+#include "client/names.h"
+#include "client/url.h"
 #include "fuse/mount_main.h"
 
 #ifndef SMBKIT_VERSION
@@ -77,6 +79,18 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
     // prints its message and usage hint to stderr.
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
+  }
+  return std::nullopt;
+}
+
+std::optional<int> check_targets(const std::vector<std::string>& args) {
+  for (const auto& a : args) {
+    if (!client::looks_like_smb_url(a)) continue;
+    auto u = client::parse_smb_url(a);
+    if (u) continue;
+    // The error names the target with any password in it replaced.
+    std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(u.error().message()).c_str());
+    return kExitUsage;
   }
   return std::nullopt;
 }

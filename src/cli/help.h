@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace smbkit::cli {
 
@@ -33,6 +34,10 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv);
 
 // Runs an ExtraCommands entry that was parsed; nullopt when none was.
 std::optional<int> run_extra_command(CLI::App& app, const ExtraCommands& x, int argc, char** argv);
+
+// A malformed smb:// or UNC target among the arguments is a usage error
+// (exit status 2), found before anything is sent: prints it and returns 2.
+std::optional<int> check_targets(const std::vector<std::string>& args);
 
 // "smbkit 0.1.0 (OpenSSL 3.0.x ...)".
 std::string version_text();

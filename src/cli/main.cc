@@ -106,6 +106,12 @@ int main(int argc, char** argv) {
 
   if (auto rc = parse_command_line(app, argc, argv)) return *rc;
   if (auto rc = run_extra_command(app, extra, argc, argv)) return *rc;
+  {
+    std::vector<std::string> targets = many;
+    targets.push_back(a);
+    targets.push_back(b);
+    if (auto rc = check_targets(targets)) return *rc;
+  }
   if (g.verbose >= 2) log::set_level(log::Level::trace);
   else if (g.verbose == 1) log::set_level(log::Level::debug);
 

@@ -133,11 +133,11 @@ TEST_F(CliConventions, TargetForms) {
     EXPECT_NE(o.out.find("Size: 321"), std::string::npos) << t << "\n" << o.out;
   }
   auto p = smbkit({"ls", "smb://" + user + ":hunter2@" + hostport + "/share"});
-  EXPECT_EQ(p.status, 1) << p.out;
+  EXPECT_EQ(p.status, 2) << p.out;  // usage
   EXPECT_EQ(p.out.find("hunter2"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("EINVAL"), std::string::npos) << p.out;
   auto b = smbkit({"ls", "smb://127.0.0.1:99999/x"});
-  EXPECT_EQ(b.status, 1) << b.out;
+  EXPECT_EQ(b.status, 2) << b.out;
   EXPECT_NE(b.out.find("bad port: EINVAL"), std::string::npos) << b.out;
   EXPECT_EQ(b.out.find("STATUS_"), std::string::npos) << b.out;
 }
