@@ -2,7 +2,8 @@
 # Installs what smbkit needs to build and test (Debian 12).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build clang libclang-rt-14-dev pkg-config
-      libssl-dev libfmt-dev libcli11-dev libgtest-dev googletest liburing-dev
+      libssl-dev libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev googletest liburing-dev
+      help2man bash-completion   # the man page (scripts/gen-man.sh); scripts/check-install.sh runs the completion
       samba smbclient libfuse3-dev fuse3
       python3 fio dbench stress-ng   # python3: scripts/matrix_report.py; the rest: tests/fuse/workloads_test.cc
       python3-impacket samba-testsuite)  # independent peers for smbkitd: impacket's client, smbtorture

@@ -38,6 +38,10 @@ fi
 # tests (smbclient, impacket, smbtorture) below.
 echo "== unit tests (gcc, optimized)"
 (cd build && ctest --output-on-failure -j2 --timeout 900 -L unit)
+# cmake --install: the program, the man page and the bash completion land
+# and work (the completion as bash runs it).
+echo "== install check"
+scripts/check-install.sh build
 # The client suites with smbkitd as the server, less the known failures
 # (tests/smbkitd/known_failures.txt, each with its reason).
 echo "== client suites against smbkitd (gcc, optimized)"

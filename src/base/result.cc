@@ -14,6 +14,16 @@ std::string Error::what() const {
     }
     return s;
   }
+  // "ENOENT (No such file or directory)": the errno's name as the
+  // NTSTATUS's, so a local failure never looks like a server's.
+  std::string s;
+  if (const char* name = strerrordesc_np(sys_errno) ? strerrorname_np(sys_errno) : nullptr) {
+    s = name;
+    s += " (";
+    s += std::strerror(sys_errno);
+    s += ")";
+    return s;
+  }
   return std::strerror(sys_errno);
 }
 

@@ -15,6 +15,7 @@
 #include "cli/file_transfer.h"
 #include "cli/globs.h"
 #include "cli/local_fs.h"
+#include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/remote_copy.h"
 #include "cli/trees.h"
@@ -31,15 +32,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string format_time(uint64_t ft) {
-  timespec ts = filetime_to_timespec(ft);
-  tm t{};
-  localtime_r(&ts.tv_sec, &t);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &t);
-  return buf;
-}
-
 std::string base_name(const std::string& p) {
   auto pos = p.find_last_of('/');
   return pos == std::string::npos ? p : p.substr(pos + 1);
@@ -53,19 +45,6 @@ Result<SmbUrl> url_of(const std::string& s) { return client::parse_smb_url(s); }
 Result<DownloadTarget> local_target(const std::string& local, const std::string& remote_name) {
   if (local == "-") return DownloadTarget::standard_output();
   return DownloadTarget::for_path(local, remote_name);
-}
-
-// ls output, sorted by name.
-void print_listing(std::vector<client::FileStat>& v, bool long_format) {
-  std::sort(v.begin(), v.end(), [](auto& a, auto& b) { return a.name < b.name; });
-  for (auto& e : v) {
-    if (e.name == "." || e.name == "..") continue;
-    if (long_format)
-      std::printf("%c %12llu %s %s%s\n", e.is_dir ? 'd' : '-', static_cast<unsigned long long>(e.size),
-                  format_time(e.write_time).c_str(), client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
-    else
-      std::printf("%s%s\n", client::escape_for_display(e.name).c_str(), e.is_dir ? "/" : "");
-  }
 }
 
 // Runs `one` on each match, going on after a failure (named on stderr);
@@ -94,23 +73,18 @@ Result<void> skip_directory(const GlobMatch& m, const char* hint) {
 
 // smb://host/ without a share: the server's shares, as smbclient -L
 // lists them (name, type, comment).
-Result<void> list_shares(Context& c, const client::SmbUrl& u) {
+Result<void> list_shares(Context& c, const client::SmbUrl& u, bool json) {
   SMBKIT_TRY(auto* cl, c.client(u));
   SMBKIT_TRY(auto shares, client::list_shares(*cl, u.host));
-  size_t width = 0;
-  for (const auto& s : shares) width = std::max(width, client::escape_for_display(s.netname).size());
-  for (const auto& s : shares) {
-    std::string line = fmt::format("{:<{}}  {:<7} {}", client::escape_for_display(s.netname), width,
-                                   client::share_type_name(s.type), client::escape_for_display(s.remark));
-    line.erase(line.find_last_not_of(' ') + 1);
-    std::printf("%s\n", line.c_str());
-  }
+  std::vector<ShareEntry> v;
+  for (const auto& s : shares) v.push_back({s.netname, client::share_type_name(s.type), s.remark});
+  print_shares(u.host, v, json);
   return {};
 }
 
-Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
+Result<void> cmd_ls(Context& c, const std::string& url, const ListFormat& format) {
   SMBKIT_TRY(auto u, url_of(url));
-  if (u.share.empty()) return list_shares(c, u);
+  if (u.share.empty()) return list_shares(c, u, format.json);
   SMBKIT_TRY(auto* t, c.tree(u));
   // Sorted output needs the whole listing: only what is printed is kept
   // (the listing itself is capped, ClientOptions::max_listing_entries).
@@ -125,7 +99,7 @@ Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
       k.write_time = m.write_time;
       v.push_back(std::move(k));
     }
-    print_listing(v, long_format);
+    print_listing(u.str(), v, format);
     return {};
   }
   auto listed = t->list_each(u.path, "*", [&](const client::FileStat& e) -> Result<void> {
@@ -134,6 +108,8 @@ Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
     k.name = e.name;
     k.is_dir = e.is_dir;
     k.size = e.size;
+    k.allocation = e.allocation;
+    k.attributes = e.attributes;
     k.write_time = e.write_time;
     v.push_back(std::move(k));
     return {};
@@ -144,21 +120,15 @@ Result<void> cmd_ls(Context& c, const std::string& url, bool long_format) {
     listed = {};
   }
   if (!listed) return listed.take_error();
-  print_listing(v, long_format);
+  print_listing(u.str(), v, format);
   return {};
 }
 
-Result<void> cmd_stat(Context& c, const std::string& url) {
+Result<void> cmd_stat(Context& c, const std::string& url, bool json) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
   SMBKIT_TRY(auto s, t->stat(u.path));
-  std::printf(
-      "  File: %s\n  Type: %s\n  Size: %llu\n  Allocated: %llu\n  Attributes: 0x%08x\n"
-      "  Links: %u\n  FileId: %llu\n  Created: %s\n  Modified: %s\n  Accessed: %s\n  Changed: %s\n",
-      u.str().c_str(), s.is_dir ? "directory" : "regular file", static_cast<unsigned long long>(s.size),
-      static_cast<unsigned long long>(s.allocation), s.attributes, s.links, static_cast<unsigned long long>(s.file_id),
-      format_time(s.creation_time).c_str(), format_time(s.write_time).c_str(), format_time(s.access_time).c_str(),
-      format_time(s.change_time).c_str());
+  print_stat(u.str(), s, json);
   return {};
 }
 
@@ -320,17 +290,11 @@ Result<void> cmd_mv(Context& c, const std::string& from, const std::string& to) 
   return t->rename(u.path, target, true);
 }
 
-Result<void> cmd_df(Context& c, const std::string& url) {
+Result<void> cmd_df(Context& c, const std::string& url, bool json) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
   SMBKIT_TRY(auto s, t->statfs());
-  std::printf("%-30s %14s %14s %14s %5s  %s\n", "Share", "Size", "Used", "Avail", "Use%", "Type");
-  uint64_t used = s.total_bytes - s.free_bytes;
-  double pct = s.total_bytes ? 100.0 * static_cast<double>(used) / static_cast<double>(s.total_bytes) : 0;
-  std::printf("%-30s %14s %14s %14s %4.0f%%  %s\n", ("//" + u.host + "/" + u.share).c_str(),
-              human_bytes(static_cast<double>(s.total_bytes)).c_str(), human_bytes(static_cast<double>(used)).c_str(),
-              human_bytes(static_cast<double>(s.avail_bytes)).c_str(), pct,
-              client::escape_for_display(s.fs_name).c_str());
+  print_df("//" + u.host + "/" + u.share, s, json);
   return {};
 }
 

@@ -7,6 +7,8 @@
 #include "base/log.h"
 #include "cli/bench.h"
 #include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "cli/help.h"
 #include "client/names.h"
 #include "client/user_input.h"
 #include "fuse/mount_main.h"
@@ -19,7 +21,8 @@ int main(int argc, char** argv) {
   // daemon forked from it may be read or traced by the same user's
   // processes (SMBKIT_DUMPABLE=1 opts out, README).
   make_undumpable_unless_opted_out();
-  // mount/umount have mount.cifs style arguments: handled before CLI11.
+  // mount/umount have mount.cifs style arguments: handled before CLI11
+  // (and after it when global options come first, cli/help.cc).
   if (argc > 1 && std::string_view(argv[1]) == "mount") return smbkit::fuse::run_mount(argc, argv);
   if (argc > 1 && std::string_view(argv[1]) == "umount") return smbkit::fuse::run_umount(argc, argv);
   CLI::App app{
@@ -30,6 +33,7 @@ int main(int argc, char** argv) {
       "the session is anonymous (or guest, as the server decides).",
       "smbkit"};
   app.require_subcommand(1);
+  configure_app(app);
   GlobalOptions g;
   app.add_option("--credentials", g.credentials_file, "mount.cifs style credentials file");
   app.add_flag("--guest", g.guest,
@@ -53,12 +57,18 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 86400));
 
   std::string a, b;
-  bool long_fmt = false, recursive = false;
+  bool recursive = false, json = false;
+  ListFormat list_format;
   std::vector<std::string> many;
   auto* ls = app.add_subcommand("ls", "list a directory, or a server's shares (smb://host/)");
-  ls->add_flag("-l", long_fmt, "long format: type, size, modification time");
+  // -h is ls's human sizes, as in ls(1): its help is --help only.
+  ls->set_help_flag("--help", "print this help and exit");
+  ls->add_flag("-l", list_format.long_format, "long format: type, size, modification time (local, to the second)");
+  ls->add_flag("-h,--human-readable", list_format.human, "with -l: sizes in KiB, MiB, GiB");
+  ls->add_flag("--json", list_format.json, "one JSON document: {url, entries: [{name, type, size, ...}]}");
   ls->add_option("URL", a)->required();
   auto* stat = app.add_subcommand("stat", "show a file's metadata");
+  stat->add_flag("--json", json, "one JSON document: {url, type, size, created, modified, ...}");
   stat->add_option("URL", a)->required();
   auto* cat = app.add_subcommand("cat", "write a file to standard output");
   cat->add_option("URL", a)->required();
@@ -87,11 +97,21 @@ int main(int argc, char** argv) {
   mv->add_option("URL", a)->required();
   mv->add_option("NEW", b, "new path in the same share, or an smb:// URL")->required();
   auto* df = app.add_subcommand("df", "show the share's size and free space");
+  df->add_flag("--json", json, "one JSON document: {share, size, used, available, free, filesystem}");
   df->add_option("URL", a)->required();
   BenchOptions bench_opts;
   auto* bench = add_bench_command(app, bench_opts, a);
+  ExtraCommands extra;
+  add_extra_commands(app, extra);
 
-  CLI11_PARSE(app, argc, argv);
+  if (auto rc = parse_command_line(app, argc, argv)) return *rc;
+  if (auto rc = run_extra_command(app, extra, argc, argv)) return *rc;
+  {
+    std::vector<std::string> targets = many;
+    targets.push_back(a);
+    targets.push_back(b);
+    if (auto rc = check_targets(targets)) return *rc;
+  }
   if (g.verbose >= 2) log::set_level(log::Level::trace);
   else if (g.verbose == 1) log::set_level(log::Level::debug);
 
@@ -101,8 +121,8 @@ int main(int argc, char** argv) {
   Context ctx(g);
   Result<void> r;
   std::string target = a;
-  if (ls->parsed()) r = cmd_ls(ctx, a, long_fmt);
-  else if (stat->parsed()) r = cmd_stat(ctx, a);
+  if (ls->parsed()) r = cmd_ls(ctx, a, list_format);
+  else if (stat->parsed()) r = cmd_stat(ctx, a, json);
   else if (cat->parsed()) r = cmd_cat(ctx, a);
   else if (get->parsed()) r = cmd_get(ctx, a, b);
   else if (put->parsed()) r = cmd_put(ctx, a, b), target = b;
@@ -116,7 +136,7 @@ int main(int argc, char** argv) {
   } else if (mkdir->parsed()) r = cmd_mkdir(ctx, a);
   else if (rmdir->parsed()) r = cmd_rmdir(ctx, a);
   else if (mv->parsed()) r = cmd_mv(ctx, a, b);
-  else if (df->parsed()) r = cmd_df(ctx, a);
+  else if (df->parsed()) r = cmd_df(ctx, a, json);
   else if (bench->parsed()) r = cmd_bench(ctx, a, bench_opts);
   if (!r) {
     const Error& e = r.error();
@@ -126,7 +146,7 @@ int main(int argc, char** argv) {
       msg = target + ": " + msg;
     // The message may hold names a server chose: never raw control characters.
     std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(msg).c_str());
-    return 1;
+    return exit_status_for(e);
   }
   std::fflush(stdout);
   if (std::ferror(stdout)) {

@@ -17,9 +17,12 @@ struct SmbUrl {
   std::string str() const;  // without any password
 };
 
-// Parses a URL; %XX escapes in the user, share and path are decoded.
-// Also accepts //host/share/path (mount.cifs style). A password in the URL
-// (user:pass@) is refused: it would show up in process listings.
+// Parses a URL; %XX escapes in the user, share and path are decoded, and a
+// '%' not followed by two hex digits is taken as itself. Also accepts the
+// UNC forms //host/share/path (mount.cifs style) and \\host\share\path,
+// taken as written (no escapes). A password in the URL (user:pass@) is
+// refused, and the error does not repeat it: it would show up in process
+// listings. A malformed target fails with EINVAL.
 Result<SmbUrl> parse_smb_url(const std::string& s);
 bool looks_like_smb_url(const std::string& s);
 

@@ -47,7 +47,7 @@ TEST(Error, Message) {
   EXPECT_EQ(e.message(), "smb://127.0.0.1/nope: STATUS_BAD_NETWORK_NAME (no such share)");
   EXPECT_EQ(e.to_errno(), ENOENT);
   Error s = sys_error(ECONNREFUSED, "127.0.0.1:1");
-  EXPECT_EQ(s.message(), "127.0.0.1:1: Connection refused");
+  EXPECT_EQ(s.message(), "127.0.0.1:1: ECONNREFUSED (Connection refused)");
 }
 
 Result<int> half(int x) {
@@ -69,3 +69,12 @@ TEST(Result, TryPropagates) {
 
 }  // namespace
 }  // namespace smbkit
+
+// A local failure names its errno, an NTSTATUS its status: each says which
+// side failed.
+TEST(ErrorText, ErrnoByNameAndMeaning) {
+  EXPECT_EQ(smbkit::sys_error(ECONNREFUSED).what(), "ECONNREFUSED (Connection refused)");
+  EXPECT_EQ(smbkit::sys_error(EINVAL, "smb://h:99999/s: bad port").message(),
+            "smb://h:99999/s: bad port: EINVAL (Invalid argument)");
+  EXPECT_EQ(smbkit::nt_error(smbkit::STATUS_BAD_NETWORK_NAME).what(), "STATUS_BAD_NETWORK_NAME (no such share)");
+}

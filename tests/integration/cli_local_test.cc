@@ -117,8 +117,8 @@ TEST_F(CliLocal, GetThroughASymlinkKeepsTheLink) {
   EXPECT_FALSE(fs::exists(link + ".smbkit-part"));
   // A dangling link is not written through.
   fs::create_symlink("real/nowhere.bin", tmp.path() + "/dangling");
-  o = smbkit({"get", url(name), tmp.path() + "/dangling"});
-  EXPECT_EQ(o.status, 1) << o.out;
+  o = smbkit({"get", url(name), tmp.path() + "/dangling"});  // ENOENT: exit status 5
+  EXPECT_EQ(o.status, 5) << o.out;
   EXPECT_EQ(lmode(tmp.path() + "/dangling"), S_IFLNK);
   EXPECT_FALSE(fs::exists(tmp.path() + "/real/nowhere.bin"));
 }

@@ -142,7 +142,7 @@ TEST_F(Cli, AgreesWithSmbclientBothWays) {
 TEST_F(Cli, UnknownShareOneLineBadNetworkName) {
   std::string u = "smb://smbkit@127.0.0.1:" + std::to_string(server().port()) + "/nope";
   auto o = smbkit({"ls", u});
-  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.status, 5) << o.out;  // not found
   EXPECT_EQ(lines(o.out), 1u) << o.out;
   EXPECT_NE(o.out.find("STATUS_BAD_NETWORK_NAME (no such share)"), std::string::npos) << o.out;
   EXPECT_EQ(o.out.rfind("smbkit: ", 0), 0u) << o.out;
@@ -178,7 +178,7 @@ TEST_F(Cli, LsOfAHostListsItsSharesAsSmbclientDoes) {
 
 TEST_F(Cli, WrongPasswordIsLogonFailure) {
   auto o = smbkit({"ls", url()}, "wrong-password");
-  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.status, 4) << o.out;  // authentication failed
   EXPECT_EQ(lines(o.out), 1u) << o.out;
   EXPECT_NE(o.out.find("STATUS_LOGON_FAILURE"), std::string::npos) << o.out;
 }
@@ -198,7 +198,7 @@ TEST_F(Cli, CredentialsFile) {
   EXPECT_EQ(o.status, 0) << o.out;
   EXPECT_NE(o.out.find("cred-visible.txt"), std::string::npos) << o.out;
   o = smbkit({"--credentials", bad, "ls", url()}, nullptr);
-  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.status, 4) << o.out;  // authentication failed
   EXPECT_NE(o.out.find("STATUS_LOGON_FAILURE"), std::string::npos) << o.out;
 }
 
@@ -207,7 +207,7 @@ TEST_F(Cli, RefusedPortWithinTimeout) {
   auto t0 = std::chrono::steady_clock::now();
   auto o = smbkit({"--timeout", "5", "ls", u}, st::SambaServer::password(), 30);
   auto took = std::chrono::steady_clock::now() - t0;
-  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.status, 6) << o.out;  // connection failed
   EXPECT_EQ(lines(o.out), 1u) << o.out;
   EXPECT_NE(o.out.find("Connection refused"), std::string::npos) << o.out;
   EXPECT_LT(took, std::chrono::seconds(5));
@@ -332,7 +332,7 @@ TEST_F(Cli, GlobsPickEntriesByTheLastComponent) {
   EXPECT_TRUE(fs::is_directory(share_dir() + "/" + d + "/file_dir"));
 
   o = smbkit({"ls", url(d + "/nothing*")});
-  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.status, 5) << o.out;  // not found
   EXPECT_NE(o.out.find("no match"), std::string::npos) << o.out;
 }
 
@@ -374,7 +374,7 @@ TEST_F(Cli, MkdirRmdirRmMv) {
 
   // rm of a missing file.
   o = smbkit({"rm", url(d + "/gone.txt")});
-  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.status, 5) << o.out;  // not found
   EXPECT_NE(o.out.find("STATUS_OBJECT_NAME_NOT_FOUND"), std::string::npos) << o.out;
 
   o = smbkit({"rmdir", url(d)});
@@ -413,7 +413,7 @@ TEST_F(Cli, LsStatCatDf) {
   EXPECT_EQ(o.out, text);
 
   o = smbkit({"cat", url(d + "/missing.txt")});
-  EXPECT_EQ(o.status, 1) << o.out;
+  EXPECT_EQ(o.status, 5) << o.out;  // not found
   EXPECT_NE(o.out.find("STATUS_OBJECT_NAME_NOT_FOUND"), std::string::npos) << o.out;
 
   o = smbkit({"df", url()});

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# `cmake --install` puts the program, the mount helper, the man page and
+# the bash completion where they belong, and each works from there: the
+# man page renders and names every command, the completion completes
+# commands, options and the global options after a command.
+# Usage: scripts/check-install.sh [BUILD_DIR]   (after a full build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+prefix=$(mktemp -d)
+trap 'rm -rf "$prefix"' EXIT
+cmake --install "$build" --prefix "$prefix" >/dev/null
+fail=0
+for f in bin/smbkit sbin/mount.smbkit share/man/man1/smbkit.1 share/bash-completion/completions/smbkit; do
+  [ -s "$prefix/$f" ] || { echo "not installed: $f"; fail=1; }
+done
+((fail == 0)) || exit 1
+"$prefix/bin/smbkit" --version | grep -q '^smbkit [0-9]' || { echo "installed smbkit --version"; exit 1; }
+
+page=$(MANWIDTH=100 man -l "$prefix/share/man/man1/smbkit.1" 2>/dev/null | col -b)
+for w in "Exit status" "before or after it" "COMMANDS" "--json" "--credentials"; do
+  grep -q -- "$w" <<<"$page" || { echo "man page lacks: $w"; fail=1; }
+done
+for cmd in ls stat cat get put cp rm mkdir rmdir mv df bench mount umount; do
+  grep -qE "^ {3,}$cmd\$" <<<"$page" || { echo "man page lacks the command: $cmd"; fail=1; }
+done
+
+# The completion, as bash runs it (bash-completion's helpers loaded).
+complete_words() {
+  bash -c '
+    source /usr/share/bash-completion/bash_completion
+    source "$1"; shift
+    COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+    COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
+    _smbkit smbkit "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    printf "%s\n" "${COMPREPLY[@]}"' _ "$prefix/share/bash-completion/completions/smbkit" "$@"
+}
+got=$(complete_words smbkit "")
+for cmd in ls stat cat get put cp rm mkdir rmdir mv df bench help mount umount; do
+  grep -qx "$cmd" <<<"$got" || { echo "completion lacks the command: $cmd"; fail=1; }
+done
+# Every command smbkit --help lists is completed.
+for cmd in $("$prefix/bin/smbkit" --help | sed -n '/^Subcommands:/,/^$/p' | awk 'NR>1 && NF {print $1}'); do
+  grep -qx "$cmd" <<<"$got" || { echo "completion lacks $cmd (in --help)"; fail=1; }
+done
+got=$(complete_words smbkit ls --js)
+[ "$got" = "--json" ] || { echo "ls --js completed to: $got"; fail=1; }
+got=$(complete_words smbkit -v get smb://h/s/f --cred)
+[ "$got" = "--credentials" ] || { echo "a global option after the command completed to: $got"; fail=1; }
+got=$(complete_words smbkit --vers 3.1)
+[ "$got" = "3.1.1" ] || { echo "--vers 3.1 completed to: $got"; fail=1; }
+((fail == 0)) || exit 1
+echo "install check: the program, mount.smbkit, smbkit.1 and the bash completion are installed and work"

@@ -1,0 +1,38 @@
+// How ls, stat and df print: for people (ls -l, -h) or as one JSON
+// document (--json) for scripts. Names from the server are data: escaped
+// for the terminal, or JSON strings (control characters as \u00XX).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "client/client.h"
+
+namespace smbkit::cli {
+
+struct ListFormat {
+  bool long_format = false;  // -l: type, size, modification time
+  bool human = false;        // -h: sizes in KiB, MiB, GiB
+  bool json = false;         // --json: one JSON document on stdout
+};
+
+// "2026-12-02 13:27:02" in local time (ls -l, stat).
+std::string local_time_text(uint64_t filetime);
+// "2026-12-02T13:27:02Z" (JSON: UTC, ISO 8601).
+std::string utc_time_text(uint64_t filetime);
+
+// ls: entries sorted by name ("." and ".." left out).
+void print_listing(const std::string& url, std::vector<client::FileStat>& entries, const ListFormat& f);
+
+struct ShareEntry {
+  std::string name, type, comment;
+};
+// ls smb://host/: the shares, as smbclient -L lists them.
+void print_shares(const std::string& host, const std::vector<ShareEntry>& shares, bool json);
+
+void print_stat(const std::string& url, const client::FileStat& s, bool json);
+
+void print_df(const std::string& share, const client::FsStat& s, bool json);
+
+}  // namespace smbkit::cli
