@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "cli/bench.h"
 #include "cli/commands.h"
+#include "cli/sync.h"
 #include "client/names.h"
 #include "client/user_input.h"
 #include "fuse/mount_main.h"
@@ -67,7 +68,7 @@ int main(int argc, char** argv) {
   get->add_option("LOCAL", b, "local file or directory (default: the file's name; - for stdout)");
   get->add_flag("-c,--resume", g.resume, "continue a partial download (LOCAL.smbkit-part) where it stopped");
   auto* put = app.add_subcommand("put", "upload a file");
-  put->add_option("LOCAL", a)->required();
+  put->add_option("LOCAL", a, "local file; - for standard input")->required();
   put->add_option("URL", b)->required();
   put->add_flag("-c,--resume", g.resume, "continue a partial upload (URL.smbkit-part) where it stopped");
   put->add_flag("--follow", g.follow, "upload what LOCAL points to when it is a symbolic link");
@@ -78,8 +79,11 @@ int main(int argc, char** argv) {
   cp->add_option("SRC", a)->required();
   cp->add_option("DST", b)->required();
   auto* rm = app.add_subcommand("rm", "delete files");
+  rm->add_flag("-r,--recursive", recursive, "delete directories and what they hold");
   rm->add_option("URL", many)->required();
+  bool parents = false;
   auto* mkdir = app.add_subcommand("mkdir", "create a directory");
+  mkdir->add_flag("-p,--parents", parents, "create missing parents too; an existing directory is no error");
   mkdir->add_option("URL", a)->required();
   auto* rmdir = app.add_subcommand("rmdir", "remove an empty directory");
   rmdir->add_option("URL", a)->required();
@@ -88,6 +92,13 @@ int main(int argc, char** argv) {
   mv->add_option("NEW", b, "new path in the same share, or an smb:// URL")->required();
   auto* df = app.add_subcommand("df", "show the share's size and free space");
   df->add_option("URL", a)->required();
+  SyncOptions sync_opts;
+  auto* sync = app.add_subcommand("sync", "make DST's tree like SRC's (one local, one smb://): copy what differs");
+  sync->add_flag("--delete", sync_opts.del, "remove what DST has and SRC does not");
+  sync->add_flag("-n,--dry-run", sync_opts.dry_run, "print what would be copied and removed; change nothing");
+  sync->add_flag("--checksum", sync_opts.checksum, "compare content (SHA-256 of both sides), not size and time");
+  sync->add_option("SRC", a)->required();
+  sync->add_option("DST", b)->required();
   BenchOptions bench_opts;
   auto* bench = add_bench_command(app, bench_opts, a);
 
@@ -109,14 +120,15 @@ int main(int argc, char** argv) {
   else if (cp->parsed()) r = cmd_cp(ctx, a, b, recursive);
   else if (rm->parsed()) {
     for (auto& u : many) {
-      r = cmd_rm(ctx, u);
+      r = cmd_rm(ctx, u, recursive);
       target = u;
       if (!r) break;
     }
-  } else if (mkdir->parsed()) r = cmd_mkdir(ctx, a);
+  } else if (mkdir->parsed()) r = cmd_mkdir(ctx, a, parents);
   else if (rmdir->parsed()) r = cmd_rmdir(ctx, a);
   else if (mv->parsed()) r = cmd_mv(ctx, a, b);
   else if (df->parsed()) r = cmd_df(ctx, a);
+  else if (sync->parsed()) r = cmd_sync(ctx, a, b, sync_opts);
   else if (bench->parsed()) r = cmd_bench(ctx, a, bench_opts);
   if (!r) {
     const Error& e = r.error();
@@ -133,5 +145,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "smbkit: write error on standard output\n");
     return 1;
   }
-  return 0;
+  // 3: the command ran, but some of its files failed (each named).
+  return ctx.files_failed() > 0 ? 3 : 0;
 }
