@@ -145,12 +145,13 @@ TEST_F(CliNames, ErrorLinesEscapeControlCharacters) {
 }
 
 // The progress line (only on a terminal: run under script(1)'s pty) shows
-// the name escaped too.
+// the name escaped too. The file is larger than one READ: a tree copy
+// shows progress for the files it transfers in pieces.
 TEST_F(CliNames, ProgressEscapesControlCharacters) {
   if (::access("/usr/bin/script", X_OK) != 0) GTEST_SKIP() << "script(1) not installed";
   const std::string d = unique_name("hostile-progress");
   ASSERT_TRUE(mkdir_local(share_dir() + "/" + d));
-  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/term.txt", random_bytes(100000, 5)));
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/term.txt", random_bytes((1u << 20) + 100000, 5)));
   auto r = relay({{"term.txt", kTermName}});
   ASSERT_TRUE(r);
   st::TempDir tmp("smbkit-it");
