@@ -169,6 +169,16 @@ Result<void> cmd_get(Context& c, const std::string& url, const std::string& loca
 
 Result<void> cmd_put(Context& c, const std::string& local, const std::string& url) {
   SMBKIT_TRY(auto u, url_of(url));
+  if (local == "-") {
+    // Standard input: its size is unknown, so it streams; the URL names
+    // the file (a directory has no name to give it).
+    if (u.path.empty() || url.back() == '/')
+      return nt_error(STATUS_OBJECT_NAME_INVALID, url + ": put - needs a file name in the URL");
+    SMBKIT_TRY(auto* t, c.tree(u));
+    SMBKIT_TRY(auto s, upload_stream(c, *t, 0, "standard input", u.path));
+    print_stats(c, "put", u.path, s);
+    return {};
+  }
   struct stat st {};
   SMBKIT_TRY(UniqueFd fd, open_upload_source(AT_FDCWD, local, c.opts().follow, local, st));
   SMBKIT_TRY(auto* t, c.tree(u));
@@ -250,22 +260,27 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
   return {};
 }
 
-Result<void> cmd_rm(Context& c, const std::string& url) {
+Result<void> cmd_rm(Context& c, const std::string& url, bool recursive) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
+  if (recursive && !has_wildcard(u.path)) return remove_tree(c, *t, u.path);
   if (has_wildcard(u.path)) {
     SMBKIT_TRY(auto matches, expand_remote_glob(*t, u.path));
     return for_each_match("rm", matches, [&](const GlobMatch& m) -> Result<void> {
-      if (m.is_dir) return skip_directory(m, " (rmdir removes an empty one)");
+      if (m.is_dir) {
+        if (recursive) return remove_tree(c, *t, m.path);
+        return skip_directory(m, " (rm -r removes a tree, rmdir an empty directory)");
+      }
       return t->unlink(m.path);
     });
   }
   return t->unlink(u.path);
 }
 
-Result<void> cmd_mkdir(Context& c, const std::string& url) {
+Result<void> cmd_mkdir(Context& c, const std::string& url, bool parents) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
+  if (parents) return make_dirs(*t, u.path);
   SMBKIT_TRY(auto made, t->mkdir(u.path));
   (void)made;
   return {};

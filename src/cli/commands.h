@@ -14,8 +14,9 @@ Result<void> cmd_cat(Context& c, const std::string& url);
 Result<void> cmd_get(Context& c, const std::string& url, const std::string& local);
 Result<void> cmd_put(Context& c, const std::string& local, const std::string& url);
 Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, bool recursive);
-Result<void> cmd_rm(Context& c, const std::string& url);
-Result<void> cmd_mkdir(Context& c, const std::string& url);
+// put - URL: standard input.
+Result<void> cmd_rm(Context& c, const std::string& url, bool recursive = false);
+Result<void> cmd_mkdir(Context& c, const std::string& url, bool parents = false);
 Result<void> cmd_rmdir(Context& c, const std::string& url);
 Result<void> cmd_mv(Context& c, const std::string& from, const std::string& to);
 Result<void> cmd_df(Context& c, const std::string& url, bool json);

@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "client/credentials.h"
+#include "client/names.h"
 #include "client/user_input.h"
 #include "proto/constants.h"
 
@@ -93,6 +94,13 @@ Result<std::vector<client::Tree*>> Context::trees(const client::SmbUrl& u) {
   }
   for (auto& e : extra) out.push_back(e.tree.get());
   return out;
+}
+
+void Context::file_failed(const std::string& shown_path, const std::string& why) {
+  files_failed_++;
+  std::lock_guard g(report_mu_);
+  std::fprintf(stderr, "smbkit: %s: %s\n", client::escape_controls(shown_path).c_str(),
+               client::escape_controls(why).c_str());
 }
 
 bool Context::progress_enabled() const { return !g_.quiet && isatty(2); }

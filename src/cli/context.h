@@ -2,8 +2,10 @@
 // and tree for a URL.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -48,6 +50,13 @@ class Context {
   // own connection and session, for striped transfers.
   Result<std::vector<client::Tree*>> trees(const client::SmbUrl& u);
   bool progress_enabled() const;
+  // One file of many (a tree copy, a sync) failed and the rest go on:
+  // prints "smbkit: PATH: WHY" (control characters escaped; PATH is the
+  // user's name for it, never a temporary one) and counts it. main then
+  // exits with status 3 when the command otherwise succeeded. Callable
+  // from several threads.
+  void file_failed(const std::string& shown_path, const std::string& why);
+  size_t files_failed() const { return files_failed_.load(); }
 
  private:
   Result<client::Credentials> credentials(const client::SmbUrl& u);
@@ -60,6 +69,8 @@ class Context {
   };
   std::map<std::string, std::vector<Extra>> extra_;
   std::map<std::string, std::unique_ptr<client::Tree>> trees_;
+  std::atomic<size_t> files_failed_{0};
+  std::mutex report_mu_;  // one stderr line at a time from worker threads
 };
 
 }  // namespace smbkit::cli

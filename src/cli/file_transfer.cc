@@ -2,9 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cstdio>
 
 #include "auth/crypto.h"
@@ -12,6 +16,7 @@
 #include "client/names.h"
 #include "client/transfer.h"
 #include "proto/create.h"
+#include "proto/fscc_file_info.h"
 
 namespace smbkit::cli {
 
@@ -182,7 +187,7 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, Downl
 // Local file -> remote path, through a temporary remote name renamed over
 // the target at the end.
 Result<Stats> upload_file(Context& c, Tree& t, int fd, const struct stat& st, const std::string& local,
-                          const std::string& rpath, std::span<Tree* const> extra) {
+                          const std::string& rpath, std::span<Tree* const> extra, uint64_t mtime) {
   uint64_t size = static_cast<uint64_t>(st.st_size);
   bool resume = c.opts().resume;
   // The part has a fixed name so that put -c finds it again.
@@ -261,6 +266,15 @@ Result<Stats> upload_file(Context& c, Tree& t, int fd, const struct stat& st, co
   for (size_t i = 1; i < set.stripes.size(); i++) (void)set.stripes[i].tree->close(set.stripes[i].id);
   set.stripes.resize(1);
   Result<void> ok;
+  if (sent && mtime != 0) {
+    // After the last WRITE: a write after it would move the time again.
+    FileBasicInformation b;
+    b.LastWriteTime = mtime;
+    auto buf = encode_info(b);
+    if (buf) ok = t.set_info(f->id, FileBasicInformation::kInfoClass, std::move(*buf), local + ": modification time");
+    else ok = buf.take_error();
+    if (!ok) sent = ok.take_error();
+  }
   if (sent) {
     // Rename on the open handle, then close: the target name only ever
     // names complete data.
@@ -282,6 +296,117 @@ Result<Stats> upload_file(Context& c, Tree& t, int fd, const struct stat& st, co
     return e;
   }
   return Stats{*sent, prog.seconds()};
+}
+
+namespace {
+
+// Creates a fresh part file for rpath: its fixed name, or a random one
+// when another upload's part is there (left alone). tmp receives the name.
+Result<client::OpenFile> create_part(Tree& t, const std::string& rpath, std::string& tmp) {
+  client::OpenParams p;
+  p.access = FILE_READ_DATA | FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
+  p.disposition = FILE_CREATE;
+  p.options = FILE_NON_DIRECTORY_FILE;
+  p.share = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  p.durable = true;
+  tmp = rpath + ".smbkit-part";
+  auto f = t.open(tmp, p);
+  if (!f && f.error().status == STATUS_OBJECT_NAME_COLLISION) {
+    std::byte rnd[4];
+    auth::random_bytes(rnd);
+    tmp = rpath + ".smbkit-part-" + to_hex(rnd);
+    f = t.open(tmp, p);
+  }
+  return f;
+}
+
+// Fills buf from fd (a pipe gives what it has: read until full or end of
+// input); the bytes read.
+Result<size_t> read_full(int fd, MutableByteView buf, const std::string& what) {
+  size_t done = 0;
+  while (done < buf.size()) {
+    ssize_t r = ::read(fd, buf.data() + done, buf.size() - done);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return sys_error(errno, what);
+    if (r == 0) break;
+    done += static_cast<size_t>(r);
+  }
+  return done;
+}
+
+}  // namespace
+
+Result<Stats> upload_stream(Context& c, Tree& t, int fd, const std::string& local, const std::string& rpath) {
+  std::string tmp;
+  SMBKIT_TRY(auto f, create_part(t, rpath, tmp));
+  // A window of WRITEs in flight, each from its own buffer, refilled from
+  // the input as they complete (the size is unknown, so client::upload's
+  // fixed plan does not fit).
+  const size_t chunk = std::min<size_t>(t.max_write(), 4u << 20);
+  const size_t window = std::max<size_t>(2, (32u << 20) / chunk);
+  std::vector<Bytes> bufs(window);
+  std::vector<size_t> free_slots;
+  for (size_t i = 0; i < window; i++) free_slots.push_back(window - 1 - i);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t inflight = 0;
+  Result<void> failed;
+  auto started = std::chrono::steady_clock::now();
+  uint64_t off = 0;
+  Result<void> input;
+  while (true) {
+    size_t slot;
+    {
+      std::unique_lock g(mu);
+      cv.wait(g, [&] { return !free_slots.empty() || !failed; });
+      if (!failed) break;
+      slot = free_slots.back();
+      free_slots.pop_back();
+    }
+    Bytes& b = bufs[slot];
+    if (b.size() != chunk) b.resize(chunk);
+    auto n = read_full(fd, MutableByteView(b.data(), b.size()), local);
+    if (!n) {
+      input = n.take_error();
+      break;
+    }
+    if (*n == 0) break;
+    {
+      std::lock_guard g(mu);
+      inflight++;
+    }
+    const size_t len = *n;
+    const uint64_t at = off;
+    t.write_async(f.id, at, ByteView(b.data(), len), [&, slot, len, at](Result<size_t> r) {
+      std::lock_guard g(mu);
+      if (failed) {
+        if (!r) failed = r.take_error();
+        else if (*r != len) failed = nt_error(STATUS_DISK_FULL, fmt::format("short write at offset {}", at));
+      }
+      inflight--;
+      free_slots.push_back(slot);
+      cv.notify_all();
+    });
+    off += len;
+    if (len < chunk) break;  // end of input
+  }
+  {
+    std::unique_lock g(mu);
+    cv.wait(g, [&] { return inflight == 0; });
+  }
+  Result<void> ok = input ? std::move(failed) : std::move(input);
+  if (ok) {
+    ok = t.close(f.id);
+    if (ok) ok = t.rename(tmp, rpath, true);
+    if (!ok) (void)t.unlink(tmp);
+  } else {
+    (void)t.close(f.id);
+    (void)t.unlink(tmp);
+  }
+  if (!ok) return ok.take_error();
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  (void)c;
+  return Stats{off, secs};
 }
 
 }  // namespace smbkit::cli

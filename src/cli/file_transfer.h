@@ -29,7 +29,14 @@ Result<Stats> download_file(Context& c, client::Tree& t, const std::string& rpat
 
 // The open regular file fd (st its fstat, `local` its name in messages) ->
 // a remote path, through a remote part file renamed over it at the end.
+// mtime (a FILETIME, 0: the server's own) is set on the part before it is
+// closed (SET_INFO FileBasicInformation LastWriteTime, MS-FSCC 2.4.7).
 Result<Stats> upload_file(Context& c, client::Tree& t, int fd, const struct stat& st, const std::string& local,
-                          const std::string& rpath, std::span<client::Tree* const> extra = {});
+                          const std::string& rpath, std::span<client::Tree* const> extra = {},
+                          uint64_t mtime = 0);
+
+// Standard input (size unknown) -> a remote path, streamed through a
+// window of WRITEs in flight into a part file renamed over it at the end.
+Result<Stats> upload_stream(Context& c, client::Tree& t, int fd, const std::string& local, const std::string& rpath);
 
 }  // namespace smbkit::cli

@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "client/names.h"
+#include "proto/types.h"
 
 namespace smbkit::cli {
 
@@ -231,6 +232,17 @@ Result<void> DownloadTarget::commit() {
   if (stdout_) return {};
   if (!replace_) return stream_.close(shown_);
   const std::string part = name_ + kPartSuffix;
+  if (mtime_ != 0) {
+    // The server's LastWriteTime; the access time is left as it is.
+    timespec times[2] = {{0, UTIME_OMIT}, proto::filetime_to_timespec(mtime_)};
+    if (::futimens(part_.get(), times) != 0) {
+      int e = errno;
+      part_.reset();
+      (void)::unlinkat(dir_.get(), part.c_str(), 0);
+      part_opened_ = false;
+      return sys_error(e, shown_ + ": setting the modification time");
+    }
+  }
   // No fsync: like cp, durability is the file system's business; the
   // rename only ever exposes a complete file.
   auto closed = part_.close(part_shown());

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <cstdint>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +77,8 @@ class DownloadTarget {
   // What messages call the destination, and the part file.
   const std::string& shown() const { return shown_; }
   std::string part_shown() const { return shown_ + kPartSuffix; }
+  // The modification time (a FILETIME) commit() gives the part file.
+  void set_mtime(uint64_t filetime) { mtime_ = filetime; }
   // Closes the file (its error is the write-back's) and, for a part file,
   // renames it over the target.
   Result<void> commit();
@@ -102,6 +106,7 @@ class DownloadTarget {
   std::string device_;    // !replace_: the path of the device, FIFO or socket
   UniqueFd stream_;
   std::string shown_;
+  uint64_t mtime_ = 0;  // 0: leave what the writes made
 };
 
 // put / cp up: opens a local file to upload. Without `follow` a symlink is

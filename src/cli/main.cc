@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/help.h"
+#include "cli/sync.h"
 #include "client/names.h"
 #include "client/user_input.h"
 #include "fuse/mount_main.h"
@@ -77,7 +78,7 @@ int main(int argc, char** argv) {
   get->add_option("LOCAL", b, "local file or directory (default: the file's name; - for stdout)");
   get->add_flag("-c,--resume", g.resume, "continue a partial download (LOCAL.smbkit-part) where it stopped");
   auto* put = app.add_subcommand("put", "upload a file");
-  put->add_option("LOCAL", a)->required();
+  put->add_option("LOCAL", a, "local file; - for standard input")->required();
   put->add_option("URL", b)->required();
   put->add_flag("-c,--resume", g.resume, "continue a partial upload (URL.smbkit-part) where it stopped");
   put->add_flag("--follow", g.follow, "upload what LOCAL points to when it is a symbolic link");
@@ -88,8 +89,11 @@ int main(int argc, char** argv) {
   cp->add_option("SRC", a)->required();
   cp->add_option("DST", b)->required();
   auto* rm = app.add_subcommand("rm", "delete files");
+  rm->add_flag("-r,--recursive", recursive, "delete directories and what they hold");
   rm->add_option("URL", many)->required();
+  bool parents = false;
   auto* mkdir = app.add_subcommand("mkdir", "create a directory");
+  mkdir->add_flag("-p,--parents", parents, "create missing parents too; an existing directory is no error");
   mkdir->add_option("URL", a)->required();
   auto* rmdir = app.add_subcommand("rmdir", "remove an empty directory");
   rmdir->add_option("URL", a)->required();
@@ -99,6 +103,13 @@ int main(int argc, char** argv) {
   auto* df = app.add_subcommand("df", "show the share's size and free space");
   df->add_flag("--json", json, "one JSON document: {share, size, used, available, free, filesystem}");
   df->add_option("URL", a)->required();
+  SyncOptions sync_opts;
+  auto* sync = app.add_subcommand("sync", "make DST's tree like SRC's (one local, one smb://): copy what differs");
+  sync->add_flag("--delete", sync_opts.del, "remove what DST has and SRC does not");
+  sync->add_flag("-n,--dry-run", sync_opts.dry_run, "print what would be copied and removed; change nothing");
+  sync->add_flag("--checksum", sync_opts.checksum, "compare content (SHA-256 of both sides), not size and time");
+  sync->add_option("SRC", a)->required();
+  sync->add_option("DST", b)->required();
   BenchOptions bench_opts;
   auto* bench = add_bench_command(app, bench_opts, a);
   ExtraCommands extra;
@@ -129,14 +140,15 @@ int main(int argc, char** argv) {
   else if (cp->parsed()) r = cmd_cp(ctx, a, b, recursive);
   else if (rm->parsed()) {
     for (auto& u : many) {
-      r = cmd_rm(ctx, u);
+      r = cmd_rm(ctx, u, recursive);
       target = u;
       if (!r) break;
     }
-  } else if (mkdir->parsed()) r = cmd_mkdir(ctx, a);
+  } else if (mkdir->parsed()) r = cmd_mkdir(ctx, a, parents);
   else if (rmdir->parsed()) r = cmd_rmdir(ctx, a);
   else if (mv->parsed()) r = cmd_mv(ctx, a, b);
   else if (df->parsed()) r = cmd_df(ctx, a, json);
+  else if (sync->parsed()) r = cmd_sync(ctx, a, b, sync_opts);
   else if (bench->parsed()) r = cmd_bench(ctx, a, bench_opts);
   if (!r) {
     const Error& e = r.error();
@@ -151,7 +163,8 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   if (std::ferror(stdout)) {
     std::fprintf(stderr, "smbkit: write error on standard output\n");
-    return 1;
+    return kExitError;
   }
-  return 0;
+  // The command ran, but some of its files failed (each named).
+  return ctx.files_failed() > 0 ? kExitPartial : kExitOk;
 }

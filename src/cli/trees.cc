@@ -1,53 +1,94 @@
 #include "cli/trees.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <semaphore>
 #include <vector>
 
+#include "base/worker_pool.h"
 #include "cli/file_transfer.h"
 #include "cli/local_fs.h"
+#include "cli/progress.h"
+#include "cli/small_files.h"
+#include "cli/tree_engine.h"
 #include "client/names.h"
+#include "proto/types.h"
 
 namespace smbkit::cli {
 
 using namespace proto;
 using client::Tree;
 
-namespace {
 
-std::string join(const std::string& dir, const std::string& name) {
+static std::string join(const std::string& dir, const std::string& name) {
   return dir.empty() ? name : dir + "/" + name;
 }
 
-struct Downloading {
-  Context& c;
-  Tree& t;
-  int rejected = 0;    // names from the server refused
-  int in_the_way = 0;  // entries not written because of what is local
-};
+// --- down -------------------------------------------------------------
 
-// Something local in the way (a symlink, a FIFO, a file where a directory
-// goes) is reported and left alone, as cp goes on past it.
-void in_the_way(Downloading& w, const Error& err) {
-  w.in_the_way++;
-  std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(err.message()).c_str());
+// One remote file into dir_fd/name: small files in one compound, larger
+// ones (or one the compound could not take) through the pipelined engine.
+// The local file gets the server's LastWriteTime.
+void download_one(Engine& w, const std::string& rpath, const SharedFd& dir, const std::string& name,
+                  const std::string& shown, uint64_t listed_size) {
+  auto dst = DownloadTarget::beneath(dir->get(), name, shown);
+  if (!dst) return failed(w.c, shown, dst.error());
+  if (listed_size <= small_file_limit(w.t)) {
+    if (auto got = get_small(w.t, rpath)) {
+      if (!*got) return failed(w.c, shown, (*got).error());
+      if (auto o = dst->open(false); !o) return failed(w.c, shown, o.error());
+      const Bytes& d = (*got)->data;
+      size_t done = 0;
+      while (done < d.size()) {
+        ssize_t n = ::pwrite(dst->fd(), d.data() + done, d.size() - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+          int e = errno;
+          dst->discard();
+          return failed(w.c, shown, sys_error(e));
+        }
+        done += static_cast<size_t>(n);
+      }
+      dst->set_mtime((*got)->last_write_time);
+      if (auto ok = dst->commit(); !ok) return failed(w.c, shown, ok.error());
+      w.tally.files++;
+      w.tally.bytes += d.size();
+      return;
+    }
+  }
+  w.large.acquire();
+  auto st = w.t.stat(rpath);
+  Result<Stats> r = st ? Result<Stats>(Stats{}) : Result<Stats>(st.error());
+  if (st) {
+    dst->set_mtime(st->write_time);
+    r = download_file(w.c, w.t, rpath, *dst);
+  }
+  w.large.release();
+  if (!r) return failed(w.c, shown, r.error());
+  w.tally.files++;
+  w.tally.bytes += r->bytes;
 }
 
-Result<void> download_dir(Downloading& w, const std::string& rdir, int dir_fd, const std::string& shown) {
+static void download_dir(Engine& w, const std::string& rdir, const SharedFd& dir, const std::string& shown) {
   bool seen_dot = false, seen_dotdot = false;
-  // Files are fetched as the listing streams in; subdirectories (names
-  // only) wait until it is done, so one directory handle is open at a
-  // time however deep the tree, and memory does not grow with the
-  // directory's size.
+  // Files are handed to the workers as the listing streams in;
+  // subdirectories (names only) wait until it is done, so one directory
+  // handle is open at a time on the server however deep the tree.
   std::vector<std::string> subdirs;
-  SMBKIT_CHECK(w.t.list_each(rdir, "*", [&](const client::FileStat& e) -> Result<void> {
+  auto listed = w.t.list_each(rdir, "*", [&](const client::FileStat& e) -> Result<void> {
     // A listing holds the directory itself and its parent once each (as
     // directories); another "." or ".." is a server's doing and rejected
     // below with the other names that are not one path component.
@@ -60,109 +101,167 @@ Result<void> download_dir(Downloading& w, const std::string& rdir, int dir_fd, c
       return {};
     }
     if (const char* why = client::entry_name_problem(e.name)) {
-      w.rejected++;
-      std::fprintf(stderr, "smbkit: %s/%s: name from the server rejected (%s), not downloaded\n",
-                   client::escape_for_display(w.t.url_of(rdir)).c_str(), client::escape_for_display(e.name).c_str(),
-                   why);
+      failed(w.c, fmt::format("{}/{}", w.t.url_of(rdir), client::escape_for_display(e.name)),
+             nt_error(STATUS_OBJECT_NAME_INVALID, fmt::format("name from the server rejected ({}), not downloaded", why)));
       return {};
     }
     if (e.is_dir) {
       subdirs.push_back(e.name);
       return {};
     }
-    std::string l = shown + "/" + e.name;
-    auto dst = DownloadTarget::beneath(dir_fd, e.name, l);
-    if (!dst) {
-      in_the_way(w, dst.error());
-      return {};
-    }
-    SMBKIT_TRY(auto st, download_file(w.c, w.t, join(rdir, e.name), *dst));
-    (void)st;
+    std::string l = shown + "/" + e.name, r = join(rdir, e.name);
+    uint64_t size = e.size;
+    std::string name = e.name;
+    w.submit([&w, r, dir, name, l, size] { download_one(w, r, dir, name, l, size); });
     return {};
-  }));
+  });
+  if (!listed) failed(w.c, w.t.url_of(rdir), listed.error());
   for (const auto& name : subdirs) {
     std::string l = shown + "/" + name;
-    auto sub = make_dir_beneath(dir_fd, name, l);
+    auto sub = make_dir_beneath(dir->get(), name, l);
     if (!sub) {
-      in_the_way(w, sub.error());
+      failed(w.c, l, sub.error());
       continue;
     }
-    SMBKIT_CHECK(download_dir(w, join(rdir, name), sub->get(), l));
+    download_dir(w, join(rdir, name), std::make_shared<UniqueFd>(std::move(*sub)), l);
   }
-  return {};
 }
+
+// --- up -----------------------------------------------------------------
 
 // Directories deeper than this are skipped: each level holds a descriptor,
 // and with --follow a tree of links could otherwise be unbounded.
 constexpr size_t kMaxDepth = 256;
 
-struct Uploading {
-  Context& c;
-  Tree& t;
+struct Uploading {  // one upload_tree
+
+  Engine& e;
   bool follow;
   // The directories from the root to the one being copied: a directory
   // reached again through a link is a loop.
   std::vector<std::pair<dev_t, ino_t>> ancestors;
 };
 
-Result<void> upload_dir(Uploading& w, int dir_fd, const std::string& shown, const std::string& rdir) {
+void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::string& shown,
+                const std::string& rpath) {
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  const uint64_t mtime = timespec_to_filetime(st.st_mtim);
+  if (size <= small_file_limit(w.t)) {
+    Bytes data(size);
+    size_t done = 0;
+    while (done < size) {
+      ssize_t n = ::pread(f->get(), data.data() + done, size - done, static_cast<off_t>(done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return failed(w.c, shown, sys_error(errno));
+      if (n == 0) return failed(w.c, shown, sys_error(EIO, "file shrank during the transfer"));
+      done += static_cast<size_t>(n);
+    }
+    if (auto r = put_small(w.t, rpath, data, mtime)) {
+      if (!*r) return failed(w.c, shown, (*r).error());
+      w.tally.files++;
+      w.tally.bytes += size;
+      return;
+    }
+  }
+  w.large.acquire();
+  auto r = upload_file(w.c, w.t, f->get(), st, shown, rpath, {}, mtime);
+  w.large.release();
+  if (!r) return failed(w.c, shown, r.error());
+  w.tally.files++;
+  w.tally.bytes += r->bytes;
+}
+
+static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const std::string& rdir) {
+  Engine& w = u.e;
+  // Made before its files are handed out: the directory is there ahead of
+  // them.
   auto m = w.t.mkdir(rdir);
-  if (!m && m.error().status != STATUS_OBJECT_NAME_COLLISION) return m.take_error();
-  SMBKIT_TRY(auto names, read_dir_names(dir_fd, shown));
-  for (const auto& name : names) {
+  if (!m && m.error().status != STATUS_OBJECT_NAME_COLLISION) return failed(w.c, shown, m.error());
+  auto names = read_dir_names(dir_fd, shown);
+  if (!names) return failed(w.c, shown, names.error());
+  for (const auto& name : *names) {
     std::string l = shown + "/" + name, r = join(rdir, name);
     // '\\' separates path components on the wire (MS-FSCC 2.1.5).
     if (const char* why = client::entry_name_problem(name)) {
-      warn(l, std::string("cannot be named on the server (") + why + "), skipped");
+      failed(w.c, l, nt_error(STATUS_OBJECT_NAME_INVALID, fmt::format("cannot be named on the server ({})", why)));
       continue;
     }
     struct stat st {};
     if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      warn(l, std::string(std::strerror(errno)) + ", skipped");
+      failed(w.c, l, sys_error(errno));
       continue;
     }
     if (S_ISLNK(st.st_mode)) {
-      if (!w.follow) {
-        warn(l, "symbolic link skipped (--follow uploads what it points to)");
+      if (!u.follow) {
+        skipped(w.tally, l, "symbolic link skipped (--follow uploads what it points to)");
         continue;
       }
       if (::fstatat(dir_fd, name.c_str(), &st, 0) != 0) {
-        warn(l, std::string("symbolic link not followed: ") + std::strerror(errno) + ", skipped");
+        failed(w.c, l, sys_error(errno, "symbolic link not followed"));
         continue;
       }
     }
     if (S_ISDIR(st.st_mode)) {
-      int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (w.follow ? 0 : O_NOFOLLOW));
-      if (fd < 0) return sys_error(errno, l);
+      int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (u.follow ? 0 : O_NOFOLLOW));
+      if (fd < 0) {
+        failed(w.c, l, sys_error(errno));
+        continue;
+      }
       UniqueFd sub(fd);
       struct stat ds {};
-      if (fstat(fd, &ds) != 0) return sys_error(errno, l);
+      if (fstat(fd, &ds) != 0) {
+        failed(w.c, l, sys_error(errno));
+        continue;
+      }
       auto id = std::make_pair(ds.st_dev, ds.st_ino);
-      if (std::find(w.ancestors.begin(), w.ancestors.end(), id) != w.ancestors.end()) {
-        warn(l, "symbolic link loop (leads back to a directory being copied), skipped");
+      if (std::find(u.ancestors.begin(), u.ancestors.end(), id) != u.ancestors.end()) {
+        skipped(w.tally, l, "symbolic link loop (leads back to a directory being copied), skipped");
         continue;
       }
-      if (w.ancestors.size() >= kMaxDepth) {
-        warn(l, "more than " + std::to_string(kMaxDepth) + " levels deep, skipped");
+      if (u.ancestors.size() >= kMaxDepth) {
+        skipped(w.tally, l, "more than " + std::to_string(kMaxDepth) + " levels deep, skipped");
         continue;
       }
-      w.ancestors.push_back(id);
-      auto done = upload_dir(w, fd, l, r);
-      w.ancestors.pop_back();
-      SMBKIT_CHECK(std::move(done));
+      u.ancestors.push_back(id);
+      upload_dir(u, fd, l, r);
+      u.ancestors.pop_back();
     } else if (S_ISREG(st.st_mode)) {
       struct stat fst {};
-      SMBKIT_TRY(UniqueFd f, open_upload_source(dir_fd, name, w.follow, l, fst));
-      SMBKIT_TRY(auto s, upload_file(w.c, w.t, f.get(), fst, l, r));
-      (void)s;
+      auto f = open_upload_source(dir_fd, name, u.follow, l, fst);
+      if (!f) {
+        failed(w.c, l, f.error());
+        continue;
+      }
+      auto shared = std::make_shared<UniqueFd>(std::move(*f));
+      w.submit([&w, shared, fst, l, r] { upload_one(w, shared, fst, l, r); });
     } else {
-      warn(l, std::string(file_kind(st.st_mode)) + ", not a regular file: skipped");
+      skipped(w.tally, l, std::string(file_kind(st.st_mode)) + ", not a regular file: skipped");
     }
   }
-  return {};
 }
 
-}  // namespace
+void failed(Context& c, const std::string& shown, const Error& e) {
+  std::string why = e.message();
+  for (size_t at; (at = why.find(DownloadTarget::kPartSuffix)) != std::string::npos;) {
+    size_t end = at + std::strlen(DownloadTarget::kPartSuffix);
+    while (end < why.size() && (std::isxdigit(static_cast<unsigned char>(why[end])) || why[end] == '-')) end++;
+    why.erase(at, end - at);
+  }
+  c.file_failed(shown, why);
+}
+
+void skipped(Tally& tally, const std::string& what, const std::string& why) {
+  tally.skipped++;
+  warn(what, why);
+}
+
+void summary(Context& c, const Tally& t, const char* verb) {
+  if (c.opts().quiet) return;
+  std::fprintf(stderr, "%s: %llu files, %s, %llu skipped, %zu failed\n", verb,
+               static_cast<unsigned long long>(t.files.load()), human_bytes(static_cast<double>(t.bytes.load())).c_str(),
+               static_cast<unsigned long long>(t.skipped.load()), c.files_failed());
+}
+
 
 void warn(const std::string& what, const std::string& why) {
   std::fprintf(stderr, "smbkit: warning: %s: %s\n", client::escape_controls(what).c_str(),
@@ -177,18 +276,12 @@ Result<void> download_tree(Context& c, Tree& t, const std::string& rdir, const s
   if (ec) return sys_error(ec.value(), ldir);
   int fd = ::open(ldir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return sys_error(errno, ldir);
-  UniqueFd root(fd);
-  Downloading w{c, t};
-  SMBKIT_CHECK(download_dir(w, rdir, root.get(), ldir));
-  if (w.rejected == 0 && w.in_the_way == 0) return {};
-  std::string what;
-  if (w.rejected > 0)
-    what = std::to_string(w.rejected) + (w.rejected == 1 ? " name" : " names") + " from the server rejected";
-  if (w.in_the_way > 0)
-    what += (what.empty() ? "" : ", ") + std::to_string(w.in_the_way) +
-            (w.in_the_way == 1 ? " entry" : " entries") + " not written over what is there";
-  return nt_error(w.rejected > 0 ? STATUS_OBJECT_NAME_INVALID : STATUS_OBJECT_NAME_COLLISION,
-                  t.url_of(rdir) + ": " + what + "; the rest downloaded");
+  auto root = std::make_shared<UniqueFd>(fd);
+  Engine w(c, t);
+  download_dir(w, rdir, root, ldir);
+  w.finish();
+  summary(c, w.tally, "cp");
+  return {};
 }
 
 Result<void> upload_tree(Context& c, Tree& t, const std::string& ldir, const std::string& rdir) {
@@ -199,8 +292,118 @@ Result<void> upload_tree(Context& c, Tree& t, const std::string& ldir, const std
   UniqueFd root(fd);
   struct stat st {};
   if (fstat(fd, &st) != 0) return sys_error(errno, ldir);
-  Uploading w{c, t, c.opts().follow, {{st.st_dev, st.st_ino}}};
-  return upload_dir(w, fd, ldir, rdir);
+  Engine w(c, t);
+  Uploading u{w, c.opts().follow, {{st.st_dev, st.st_ino}}};
+  upload_dir(u, fd, ldir, rdir);
+  w.finish();
+  summary(c, w.tally, "cp");
+  return {};
+}
+
+
+// rm -r below rdir: each directory's entries (files by the workers, many
+// at once; subdirectories depth first), then the directory itself.
+// Returns whether everything below and rdir itself went.
+bool remove_dir(Engine& w, const std::string& rdir) {
+  std::vector<std::string> subdirs;
+  std::atomic<bool> all{true};
+  // Files of this directory still on the workers. Notified under the lock:
+  // the waiter may return (and this frame go) as soon as it is released.
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t pending = 0;
+  bool seen_dot = false, seen_dotdot = false;
+  {
+    // The files of this directory go on the workers; wait for them
+    // before the directory itself is removed.
+    auto listed = w.t.list_each(rdir, "*", [&](const client::FileStat& e) -> Result<void> {
+      if (e.is_dir && e.name == "." && !seen_dot) return seen_dot = true, Result<void>{};
+      if (e.is_dir && e.name == ".." && !seen_dotdot) return seen_dotdot = true, Result<void>{};
+      if (const char* why = client::entry_name_problem(e.name)) {
+        all = false;
+        failed(w.c, fmt::format("{}/{}", w.t.url_of(rdir), client::escape_for_display(e.name)),
+               nt_error(STATUS_OBJECT_NAME_INVALID, fmt::format("name from the server rejected ({}), not removed", why)));
+        return {};
+      }
+      if (e.is_dir) {
+        subdirs.push_back(e.name);
+        return {};
+      }
+      std::string r = join(rdir, e.name);
+      {
+        std::lock_guard g(mu);
+        pending++;
+      }
+      w.submit([&w, &all, &mu, &cv, &pending, r] {
+        if (auto u = w.t.unlink(r); !u) {
+          all = false;
+          failed(w.c, w.t.url_of(r), u.error());
+        } else {
+          w.tally.removed++;
+        }
+        std::lock_guard g(mu);
+        pending--;
+        cv.notify_all();
+      });
+      return {};
+    });
+    if (!listed) {
+      all = false;
+      failed(w.c, w.t.url_of(rdir), listed.error());
+    }
+  }
+  for (const auto& name : subdirs)
+    if (!remove_dir(w, join(rdir, name))) all = false;
+  {
+    std::unique_lock g(mu);
+    cv.wait(g, [&] { return pending == 0; });
+  }
+  if (!all) return false;
+  if (auto r = w.t.rmdir(rdir); !r) {
+    failed(w.c, w.t.url_of(rdir), r.error());
+    return false;
+  }
+  return true;
+}
+
+
+Result<void> remove_tree(Context& c, Tree& t, const std::string& rpath) {
+  SMBKIT_TRY(auto st, t.stat(rpath));
+  if (!st.is_dir) return t.unlink(rpath);
+  if (rpath.empty()) return nt_error(STATUS_ACCESS_DENIED, t.url_of(rpath) + ": rm -r of a share's root");
+  Engine w(c, t);
+  remove_dir(w, rpath);
+  w.finish();
+  return {};
+}
+
+Result<void> make_dirs(Tree& t, const std::string& rpath) {
+  // The whole path first: usually only its last part is missing.
+  auto m = t.mkdir(rpath);
+  if (m) return {};
+  if (m.error().status == STATUS_OBJECT_NAME_COLLISION) {
+    SMBKIT_TRY(auto st, t.stat(rpath));
+    if (!st.is_dir) return nt_error(STATUS_OBJECT_NAME_COLLISION, t.url_of(rpath) + ": exists and is not a directory");
+    return {};
+  }
+  if (m.error().status != STATUS_OBJECT_PATH_NOT_FOUND) return m.take_error();
+  // Each component from the top; one already there must be a directory.
+  std::string so_far;
+  size_t pos = 0;
+  while (pos <= rpath.size()) {
+    size_t next = rpath.find_first_of("/\\", pos);
+    if (next == std::string::npos) next = rpath.size();
+    std::string part = rpath.substr(pos, next - pos);
+    pos = next + 1;
+    if (part.empty()) continue;
+    so_far = join(so_far, part);
+    auto made = t.mkdir(so_far);
+    if (made) continue;
+    if (made.error().status != STATUS_OBJECT_NAME_COLLISION) return made.take_error();
+    SMBKIT_TRY(auto st, t.stat(so_far));
+    if (!st.is_dir) return nt_error(STATUS_OBJECT_NAME_COLLISION, t.url_of(so_far) + ": exists and is not a directory");
+  }
+  return {};
 }
 
 }  // namespace smbkit::cli

@@ -188,8 +188,8 @@ TEST_F(CliLocal, RecursiveGetDoesNotWriteThroughExistingSymlinks) {
   fs::create_symlink("../../elsewhere", mine + "/sub");
   fs::create_symlink("../../victim.txt", mine + "/f.txt");
   auto o = smbkit({"cp", "-r", url(d), dest});
-  EXPECT_EQ(o.status, 1) << o.out;
-  EXPECT_NE(o.out.find("2 entries not written over what is there"), std::string::npos) << o.out;
+  EXPECT_EQ(o.status, 3) << o.out;
+  EXPECT_NE(o.out.find(", 2 failed"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find(mine + "/sub is a symbolic link"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find(mine + "/f.txt exists and is a symbolic link"), std::string::npos) << o.out;
   EXPECT_TRUE(fs::is_empty(tmp.path() + "/elsewhere"));

@@ -1,0 +1,65 @@
+// What tree copies (cp -r) and sync share: many files in flight on one
+// connection through a pool of workers, each waiting for one file at a
+// time, and the per-file steps they run.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <semaphore>
+#include <string>
+
+#include "base/worker_pool.h"
+#include "cli/context.h"
+#include "cli/local_fs.h"
+
+namespace smbkit::cli {
+
+// Files in flight at once on the one connection: each worker waits for
+// one file's compound (or its pipelined transfer), so this many round
+// trips overlap. Large files hold a window of their own: fewer of them.
+inline constexpr int kFilesInFlight = 32;
+inline constexpr std::ptrdiff_t kLargeInFlight = 2;
+
+using SharedFd = std::shared_ptr<UniqueFd>;
+
+// What a tree copy did, for the summary; shared by the workers.
+struct Tally {
+  std::atomic<uint64_t> files{0}, bytes{0}, skipped{0}, removed{0};
+};
+
+struct Engine {
+  Context& c;
+  client::Tree& t;
+  Tally tally;
+  std::counting_semaphore<kLargeInFlight> large{kLargeInFlight};
+  // Declared last: destroyed (its queue run, its threads joined) first.
+  std::unique_ptr<WorkerPool> pool = std::make_unique<WorkerPool>(kFilesInFlight, 2 * kFilesInFlight);
+  Engine(Context& ctx, client::Tree& tree) : c(ctx), t(tree) {}
+  // Blocks while the queue is full.
+  void submit(std::function<void()> job) { pool->submit(std::move(job)); }
+  // Waits for every file handed out.
+  void finish() { pool.reset(); }
+};
+
+// Reports a file that failed (Context::file_failed) and goes on; the
+// message never names a part file (the user never asked for one).
+void failed(Context& c, const std::string& shown, const Error& e);
+// Counts a skipped entry and warns with why.
+void skipped(Tally& tally, const std::string& what, const std::string& why);
+// "VERB: N files, SIZE, N skipped, N failed" on stderr (not with -q).
+void summary(Context& c, const Tally& t, const char* verb);
+
+// One remote file into dir/name (shown: its local path), with the
+// server's LastWriteTime; counted in the tally or reported as failed.
+// listed_size picks the one-compound path.
+void download_one(Engine& w, const std::string& rpath, const SharedFd& dir, const std::string& name,
+                  const std::string& shown, uint64_t listed_size);
+// The open local file f (st its fstat) to rpath, with its mtime.
+void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::string& shown,
+                const std::string& rpath);
+// rm -r of the remote directory rdir: whether all of it went.
+bool remove_dir(Engine& w, const std::string& rdir);
+
+}  // namespace smbkit::cli

@@ -1,0 +1,265 @@
+// Trees through the smbkit binary against the real server: rm -r,
+// mkdir -p, put from a pipe, cp -r both ways with modification times kept
+// and many files in flight, a file the server refuses skipped with the
+// rest copied (exit status 3 and a summary), and sync.
+#include <sys/stat.h>
+
+#include <functional>
+#include <set>
+
+#include "fixture.h"
+
+namespace smbkit_it {
+namespace {
+
+class CliTrees : public ServerSuite<CliTrees> {
+ protected:
+  static st::SambaServer::Output smbkit(const std::vector<std::string>& args) { return run_smbkit(args); }
+  static std::string url(const std::string& path) { return server().url("share") + "/" + path; }
+};
+
+// Every file and directory below root (relative names) with its content.
+std::map<std::string, std::optional<Bytes>> snapshot(const std::string& root) {
+  std::map<std::string, std::optional<Bytes>> m;
+  for (auto& e : fs::recursive_directory_iterator(root)) {
+    std::string rel = fs::relative(e.path(), root).string();
+    if (e.is_directory()) m[rel] = std::nullopt;
+    else m[rel] = read_local(e.path().string());
+  }
+  return m;
+}
+
+// Modification times (seconds) of the files below root.
+std::map<std::string, time_t> mtimes(const std::string& root) {
+  std::map<std::string, time_t> m;
+  for (auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    struct stat st {};
+    if (::stat(e.path().c_str(), &st) == 0) m[fs::relative(e.path(), root).string()] = st.st_mtim.tv_sec;
+  }
+  return m;
+}
+
+bool set_mtime(const std::string& path, time_t t) {
+  timespec ts[2] = {{t, 0}, {t, 0}};
+  return ::utimensat(AT_FDCWD, path.c_str(), ts, 0) == 0;
+}
+
+// A tree of small files (one READ/WRITE each) and two larger than one
+// (1 MiB + 1), in nested directories, with modification times in 2001.
+void make_tree(const std::string& root, int files) {
+  ASSERT_TRUE(fs::create_directories(root + "/a/b"));
+  ASSERT_TRUE(fs::create_directories(root + "/c"));
+  const char* dirs[] = {"", "a", "a/b", "c"};
+  for (int i = 0; i < files; i++) {
+    std::string p = root + "/" + dirs[i % 4] + (dirs[i % 4][0] ? "/" : "") + "f" + std::to_string(i) + ".dat";
+    size_t size = i < 2 ? (1u << 20) + 1 + static_cast<size_t>(i) * 4096 : static_cast<size_t>(i) * 997 % 70000;
+    ASSERT_TRUE(write_local(p, random_bytes(size, 900 + static_cast<uint64_t>(i))));
+    ASSERT_TRUE(set_mtime(p, 1000000000 + i * 3600));
+  }
+}
+
+TEST_F(CliTrees, MkdirParentsAndRecursiveRemove) {
+  const std::string d = unique_name("trees-rm");
+  auto o = smbkit({"mkdir", "-p", url(d + "/x/y/z")});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_TRUE(fs::is_directory(share_dir() + "/" + d + "/x/y/z"));
+  // Again: an existing directory is fine.
+  o = smbkit({"mkdir", "-p", url(d + "/x/y/z")});
+  EXPECT_EQ(o.status, 0) << o.out;
+  // A file where a directory is asked for is not.
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/x/file", to_bytes("f")));
+  o = smbkit({"mkdir", "-p", url(d + "/x/file")});
+  EXPECT_EQ(o.status, 1) << o.out;
+  o = smbkit({"mkdir", "-p", url(d + "/x/file/below")});
+  EXPECT_EQ(o.status, 1) << o.out;
+
+  for (int i = 0; i < 40; i++)
+    ASSERT_TRUE(write_local(share_dir() + "/" + d + "/x/y/" + std::to_string(i), to_bytes("data")));
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "/x/y/z/deep", to_bytes("deep")));
+  // Without -r a directory stays.
+  o = smbkit({"rm", url(d)});
+  EXPECT_NE(o.status, 0) << o.out;
+  EXPECT_TRUE(fs::exists(share_dir() + "/" + d + "/x/y/z/deep"));
+  o = smbkit({"rm", "-r", url(d)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + d));
+  // rm -r of a file deletes it.
+  ASSERT_TRUE(write_local(share_dir() + "/" + d + "-file", to_bytes("f")));
+  o = smbkit({"rm", "-r", url(d + "-file")});
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_FALSE(fs::exists(share_dir() + "/" + d + "-file"));
+}
+
+// put - reads standard input (a pipe: no size known) to its end.
+TEST_F(CliTrees, PutFromAPipe) {
+  st::TempDir tmp("smbkit-it");
+  auto cell = env_cli_args();
+  ASSERT_TRUE(cell) << cell.error().message();
+  for (size_t size : {size_t{0}, size_t{5000}, size_t{(9u << 20) + 3}}) {
+    const std::string src = tmp.path() + "/in-" + std::to_string(size), name = unique_name("trees-pipe");
+    Bytes data = random_bytes(size, 70 + size);
+    ASSERT_TRUE(write_local(src, data));
+    // cat FILE | smbkit ...: the password through env, as run_smbkit passes it.
+    std::vector<std::string> argv = {"env", std::string("SMBKIT_PASSWORD=") + st::SambaServer::password(), "sh",
+                                     "-c", "f=\"$1\"; shift; cat \"$f\" | \"$@\"", "sh", src, kSmbkitBin};
+    argv.insert(argv.end(), cell->begin(), cell->end());
+    argv.insert(argv.end(), {"put", "-", url(name)});
+    auto o = st::run_command(argv);
+    ASSERT_EQ(o.status, 0) << o.out;
+    IT_EXPECT_SAME_BYTES(slurp(share_dir() + "/" + name), data);
+    EXPECT_FALSE(fs::exists(share_dir() + "/" + name + ".smbkit-part"));
+  }
+}
+
+TEST_F(CliTrees, RecursiveCopyBothWaysKeepsContentAndTimes) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  make_tree(src, 120);
+  if (HasFatalFailure()) return;
+  const auto want = snapshot(src);
+  const auto want_times = mtimes(src);
+  ASSERT_EQ(want_times.size(), 120u);
+
+  const std::string remote = unique_name("trees-cp");
+  auto o = smbkit({"cp", "-r", src, url(remote)});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(snapshot(share_dir() + "/" + remote), want);
+  EXPECT_EQ(mtimes(share_dir() + "/" + remote), want_times);
+  EXPECT_NE(o.out.find("120 files"), std::string::npos) << o.out;
+
+  // Down: the share's times (move them so they differ from the source's).
+  for (auto& [rel, t] : want_times) ASSERT_TRUE(set_mtime(share_dir() + "/" + remote + "/" + rel, t + 7));
+  const std::string back = tmp.path() + "/back";
+  o = smbkit({"cp", "-r", url(remote), back});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(snapshot(back), want);
+  auto got = mtimes(back);
+  for (auto& [rel, t] : want_times) EXPECT_EQ(got[rel], t + 7) << rel;
+  EXPECT_TRUE(o.out.find(".smbkit-part") == std::string::npos) << o.out;
+}
+
+// A name the server refuses: that file fails (named by its local path),
+// the rest is copied, a summary counts it, and the status is 3.
+TEST_F(CliTrees, RefusedNameIsSkippedAndTheRestCopied) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src + "/sub"));
+  ASSERT_TRUE(write_local(src + "/colon:name.txt", to_bytes("refused")));
+  for (int i = 0; i < 10; i++)
+    ASSERT_TRUE(write_local(src + (i % 2 ? "/sub/" : "/") + "ok" + std::to_string(i), to_bytes("ok")));
+  const std::string remote = unique_name("trees-refused");
+  auto o = smbkit({"cp", "-r", src, url(remote)});
+  EXPECT_EQ(o.status, 3) << o.out;
+  EXPECT_NE(o.out.find("smbkit: " + src + "/colon:name.txt: "), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find(".smbkit-part"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("10 files"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("1 failed"), std::string::npos) << o.out;
+  for (int i = 0; i < 10; i++)
+    EXPECT_EQ(slurp_str(share_dir() + "/" + remote + (i % 2 ? "/sub/" : "/") + "ok" + std::to_string(i)), "ok") << i;
+  std::set<std::string> left;
+  for (auto& e : fs::recursive_directory_iterator(share_dir() + "/" + remote))
+    if (e.path().string().find("smbkit-part") != std::string::npos) left.insert(e.path().string());
+  EXPECT_TRUE(left.empty()) << *left.begin();
+}
+
+ino_t inode(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+// The inode of each file below root: a file rewritten (through a part
+// file renamed over it) gets a new one.
+std::map<std::string, ino_t> inodes(const std::string& root) {
+  std::map<std::string, ino_t> m;
+  for (auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file()) m[fs::relative(e.path(), root).string()] = inode(e.path().string());
+  return m;
+}
+
+// sync in one direction: SRC and DST are each "local" or "remote"; the
+// test changes SRC and checks DST through the share's directory.
+void check_sync(const std::function<st::SambaServer::Output(const std::vector<std::string>&)>& smbkit,
+                const std::string& src_arg, const std::string& src_dir, const std::string& dst_arg,
+                const std::string& dst_dir) {
+  make_tree(src_dir, 30);
+  if (::testing::Test::HasFatalFailure()) return;
+  auto o = smbkit({"sync", src_arg, dst_arg});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(snapshot(dst_dir), snapshot(src_dir));
+  EXPECT_EQ(mtimes(dst_dir), mtimes(src_dir));
+
+  // Unchanged files are not copied again: same inodes on DST.
+  auto before = inodes(dst_dir);
+  o = smbkit({"sync", src_arg, dst_arg});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("0 files copied"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("30 unchanged"), std::string::npos) << o.out;
+  EXPECT_EQ(inodes(dst_dir), before);
+
+  // A changed size is copied; only that file is rewritten.
+  ASSERT_TRUE(write_local(src_dir + "/a/f5.dat", to_bytes("now shorter")));
+  // Changes for the plan: a new file, one removed from SRC.
+  ASSERT_TRUE(write_local(src_dir + "/c/new.txt", to_bytes("new")));
+  fs::remove(src_dir + "/f4.dat");
+  o = smbkit({"sync", "--dry-run", "--delete", src_arg, dst_arg});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(o.out.find("copy "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("f5.dat"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("new.txt"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("delete "), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("f4.dat"), std::string::npos) << o.out;
+  // The dry run changed nothing.
+  EXPECT_EQ(inodes(dst_dir), before);
+  EXPECT_FALSE(fs::exists(dst_dir + "/c/new.txt"));
+  EXPECT_TRUE(fs::exists(dst_dir + "/f4.dat"));
+
+  o = smbkit({"sync", src_arg, dst_arg});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_EQ(slurp_str(dst_dir + "/a/f5.dat"), "now shorter");
+  EXPECT_EQ(slurp_str(dst_dir + "/c/new.txt"), "new");
+  EXPECT_NE(inode(dst_dir + "/a/f5.dat"), before["a/f5.dat"]);
+  EXPECT_EQ(inode(dst_dir + "/a/b/f6.dat"), before["a/b/f6.dat"]);
+  // Without --delete the extra stays; with it, it goes.
+  EXPECT_TRUE(fs::exists(dst_dir + "/f4.dat"));
+  o = smbkit({"sync", "--delete", src_arg, dst_arg});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_FALSE(fs::exists(dst_dir + "/f4.dat"));
+  EXPECT_EQ(snapshot(dst_dir), snapshot(src_dir));
+
+  // Same size, same time, other content: only --checksum sees it.
+  Bytes other = random_bytes(fs::file_size(src_dir + "/c/f7.dat"), 4242);
+  struct stat st {};
+  ASSERT_EQ(::stat((src_dir + "/c/f7.dat").c_str(), &st), 0);
+  ASSERT_TRUE(write_local(src_dir + "/c/f7.dat", other));
+  ASSERT_TRUE(set_mtime(src_dir + "/c/f7.dat", st.st_mtim.tv_sec));
+  o = smbkit({"sync", src_arg, dst_arg});
+  ASSERT_EQ(o.status, 0) << o.out;
+  EXPECT_NE(slurp(dst_dir + "/c/f7.dat"), other);
+  o = smbkit({"sync", "--checksum", src_arg, dst_arg});
+  ASSERT_EQ(o.status, 0) << o.out;
+  IT_EXPECT_SAME_BYTES(slurp(dst_dir + "/c/f7.dat"), other);
+  EXPECT_NE(o.out.find("1 files copied"), std::string::npos) << o.out;
+}
+
+TEST_F(CliTrees, SyncUp) {
+  st::TempDir tmp("smbkit-it");
+  const std::string remote = unique_name("trees-sync-up");
+  check_sync(smbkit, tmp.path() + "/src", tmp.path() + "/src", url(remote), share_dir() + "/" + remote);
+}
+
+TEST_F(CliTrees, SyncDown) {
+  st::TempDir tmp("smbkit-it");
+  const std::string remote = unique_name("trees-sync-down");
+  // SRC is the share's directory (written locally, as the server sees it).
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + remote));
+  check_sync(
+      [](const std::vector<std::string>& a) {
+        auto o = run_smbkit(a);
+        return o;
+      },
+      url(remote), share_dir() + "/" + remote, tmp.path() + "/dst", tmp.path() + "/dst");
+}
+
+}  // namespace
+}  // namespace smbkit_it
