@@ -144,6 +144,7 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, Downl
   // The progress line shows the server's name: escaped, it cannot drive
   // the terminal.
   Progress prog(client::escape_for_display(base_name(rpath)), f.size, c.progress_enabled() && !dst.to_stdout());
+  prog.set_start(start);  // the rate counts what this run moves
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
   o.start = start;
@@ -181,7 +182,7 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, Downl
     return nt_error(STATUS_END_OF_FILE, t.url_of(rpath) + ": file shrank during the transfer");
   }
   SMBKIT_CHECK(dst.commit());
-  return Stats{*got, prog.seconds()};
+  return Stats{*got - start, prog.seconds()};
 }
 
 // Local file -> remote path, through a temporary remote name renamed over
@@ -244,6 +245,7 @@ Result<Stats> upload_file(Context& c, Tree& t, int fd, const struct stat& st, co
     }
   }
   Progress prog(client::escape_for_display(base_name(local)), size, c.progress_enabled());
+  prog.set_start(start);
   client::TransferOptions o;
   o.progress = [&](uint64_t d, uint64_t) { prog.update(d); };
   o.start = start;
@@ -295,7 +297,7 @@ Result<Stats> upload_file(Context& c, Tree& t, int fd, const struct stat& st, co
     }
     return e;
   }
-  return Stats{*sent, prog.seconds()};
+  return Stats{*sent - std::min(start, *sent), prog.seconds()};
 }
 
 namespace {

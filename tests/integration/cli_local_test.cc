@@ -140,6 +140,20 @@ TEST_F(CliLocal, GetIntoADirectoryWritesDirSlashName) {
   IT_EXPECT_SAME_BYTES(slurp(tmp.path() + "/dir/" + name), data);
 }
 
+// A resumed download reports what this run moved, not the whole file.
+TEST_F(CliLocal, ResumedGetReportsTheBytesItMoved) {
+  st::TempDir tmp("smbkit-it");
+  Bytes data = random_bytes(3u << 20, 66);
+  auto name = remote_file("cli-resume", data);
+  const std::string local = tmp.path() + "/r.bin";
+  ASSERT_TRUE(write_local(local + ".smbkit-part", Bytes(data.begin(), data.begin() + (2u << 20))));
+  auto o = smbkit({"--stats", "get", "-c", url(name), local});
+  ASSERT_EQ(o.status, 0) << o.out;
+  IT_EXPECT_SAME_BYTES(slurp(local), data);
+  EXPECT_NE(o.out.find(": 1.0 MiB in "), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("3.0 MiB"), std::string::npos) << o.out;
+}
+
 TEST_F(CliLocal, SymlinkPlantedAtThePartFileIsNotFollowed) {
   st::TempDir tmp("smbkit-it");
   const std::string victim = tmp.path() + "/victim.txt", local = tmp.path() + "/out.bin";
