@@ -407,8 +407,7 @@ class Tree {
                                  std::initializer_list<uint32_t> also_ok = {});
 
   // Whether (and why) a failed request waits for the reconnect and is re-sent.
-  // channel: a bound channel was lost; sent again at once on another.
-  enum class Retry { no, lost, unresponsive, expired, channel };
+  enum class Retry { no, lost, unresponsive, expired };
 
   // One consistent view of where a request goes: connection, session, tree
   // and (if `id`) the handle's current FileId, written to *current.
