@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "client/credentials.h"
 #include "client/names.h"
 #include "client/user_input.h"
@@ -55,6 +57,7 @@ Result<client::Client*> Context::client(const client::SmbUrl& u) {
     SMBKIT_TRY(o.conn.dialects, dialects_for(g_.vers));
     o.conn.require_signing = g_.sign;
     o.conn.require_encryption = g_.seal;
+    o.conn.multichannel = g_.multichannel;
     o.conn.timeout = std::chrono::seconds(g_.timeout_s);
     o.reconnect.enabled = !g_.no_reconnect;
     o.reconnect.hard = g_.hard;
@@ -80,7 +83,25 @@ Result<client::Tree*> Context::tree(const client::SmbUrl& u) {
   SMBKIT_TRY(auto t, client_->tree_connect(u.share));
   auto* p = t.get();
   trees_[u.share] = std::move(t);
+  if (g_.multichannel && g_.max_channels > 1 && client_->channel_count() == 1) {
+    // One channel is still a working session (as cifs.ko): say why, go on.
+    auto n = client_->add_channels(*p, static_cast<size_t>(g_.max_channels - 1));
+    if (!n)
+      std::fprintf(stderr, "smbkit: %s: multichannel: %s; going on with one channel\n", u.str().c_str(),
+                   n.error().message().c_str());
+  }
   return p;
+}
+
+std::string Context::channel_summary() const {
+  if (!client_ || client_->channel_count() < 2) return {};
+  std::string s = fmt::format("channels: {}, MiB out/in per channel:", client_->channel_count());
+  for (const auto& c : client_->channel_stats())
+    s += fmt::format(" {:.0f}/{:.0f}", static_cast<double>(c.bytes_out) / (1 << 20),
+                     static_cast<double>(c.bytes_in) / (1 << 20));
+  auto m = client_->multichannel_stats();
+  if (m.lost) s += fmt::format(", lost {}, resent {}", m.lost, m.resent);
+  return s;
 }
 
 Result<std::vector<client::Tree*>> Context::trees(const client::SmbUrl& u) {

@@ -22,6 +22,10 @@ struct GlobalOptions {
   int verbose = 0;
   bool quiet = false, stats = false;
   int connections = 1;  // TCP connections a large transfer is striped over
+  // --multichannel: channels bound to the one session, READs and WRITEs
+  // spread over them (docs/design/multichannel.md); max_channels in all.
+  bool multichannel = false;
+  int max_channels = 2;
   // Reconnect (docs/design/reconnect.md): after a lost connection, retry for
   // reconnect_timeout_s seconds (forever with hard), then fail.
   bool no_reconnect = false;
@@ -57,6 +61,9 @@ class Context {
   // from several threads.
   void file_failed(const std::string& shown_path, const std::string& why);
   size_t files_failed() const { return files_failed_.load(); }
+  // "channels: N, MiB out/in per channel: ..." when --multichannel bound
+  // any; empty otherwise.
+  std::string channel_summary() const;
 
  private:
   Result<client::Credentials> credentials(const client::SmbUrl& u);

@@ -59,6 +59,8 @@ void print_stats(Context& c, const char* verb, const std::string& name, const St
     std::fprintf(stderr, "%s %s: %s in %.2f s (%s)\n", verb, name.c_str(),
                  human_bytes(static_cast<double>(s.bytes)).c_str(), s.seconds,
                  human_rate(static_cast<double>(s.bytes), s.seconds).c_str());
+  if (c.opts().stats)
+    if (std::string ch = c.channel_summary(); !ch.empty()) std::fprintf(stderr, "%s\n", ch.c_str());
 }
 
 namespace {

@@ -51,6 +51,11 @@ int main(int argc, char** argv) {
   app.add_option("--connections", g.connections,
                  "stripe large transfers over N connections (default 1)")
       ->check(CLI::Range(1, 16));
+  app.add_flag("--multichannel", g.multichannel,
+               "bind more channels (TCP connections) to the session and spread reads and writes over "
+               "them (SMB 3.x, a server offering multichannel)");
+  app.add_option("--max-channels", g.max_channels, "channels with --multichannel, the first included (default 2)")
+      ->check(CLI::Range(1, 16));
   app.add_flag("--no-reconnect", g.no_reconnect, "fail instead of reconnecting when the connection drops");
   app.add_flag("--hard", g.hard, "after a lost connection, retry until the server is back (mount.cifs hard)");
   app.add_option("--reconnect-timeout", g.reconnect_timeout_s,

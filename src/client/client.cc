@@ -52,7 +52,9 @@ Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& opts) {
 }
 
 Client::~Client() {
-  // First stop reconnecting: operations still waiting for it fail.
+  // No more channels bound, then no more reconnecting: operations still
+  // waiting for it fail.
+  stop_keeper();
   reconnector_.reset();
   std::shared_ptr<Connection> conn;
   {
@@ -81,6 +83,8 @@ void Client::set_break_handler(Connection::BreakHandler h) {
   MutexLock g(state_mu_);
   break_handler_ = h ? std::make_shared<Connection::BreakHandler>(std::move(h)) : nullptr;
   conn_->set_break_handler(break_handler_ ? *break_handler_ : Connection::BreakHandler{});
+  // Breaks may come on any channel (MS-SMB2 3.3.4.7: to any channel of the session).
+  for (auto& c : channels_) c->set_break_handler(break_handler_ ? *break_handler_ : Connection::BreakHandler{});
 }
 
 uint64_t Client::add_reconnect_observer(ReconnectObserver o) { return observers_.add(std::move(o)); }

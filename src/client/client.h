@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "auth/ntlm_initiator.h"
@@ -114,6 +115,36 @@ class Client final : private ReconnectTarget {
   // smb://host[:port] for messages.
   std::string host_url() const;
 
+  // Multichannel (MS-SMB2 3.2.4.2.3, 3.2.5.3; docs/design/multichannel.md;
+  // client/channels.cc). The connect options must have asked for it
+  // (ConnectionOptions::multichannel) and the server offered it on 3.x.
+  // Binds one more channel to this session: a new connection to `host`
+  // (empty: the first connection's) with the same dialect and ClientGuid,
+  // set up with SMB2_SESSION_FLAG_BINDING; it signs with its own key. READs
+  // and WRITEs are then spread over the channels (Tree::read_async,
+  // write_async); every other request stays on the first one.
+  Result<void> bind_channel(const std::string& host = {});
+  // Asks the server for its interfaces (FSCTL_QUERY_NETWORK_INTERFACE_INFO
+  // on `tree`) and binds `extra` more channels over them (at most
+  // kMaxChannels in all). A channel that is lost later is bound again in the
+  // background, a bounded number of times. Returns the channels bound.
+  static constexpr size_t kMaxChannels = 16;
+  Result<size_t> add_channels(Tree& tree, size_t extra);
+  // The channels of the session, the first connection first.
+  size_t channel_count() const EXCLUDES(state_mu_);
+  std::vector<ConnectionStats> channel_stats() const EXCLUDES(state_mu_);
+  struct ChannelStats {
+    uint64_t bound = 0;    // channels bound (re-binds included)
+    uint64_t lost = 0;     // channels lost while the first one stayed
+    uint64_t resent = 0;   // READs and WRITEs sent again on another channel
+    uint64_t rebind_failures = 0;
+  };
+  ChannelStats multichannel_stats() const EXCLUDES(state_mu_);
+  // Shuts the index-th (from 1) bound channel that is still up down as if
+  // its network had failed (tests, tools): its requests go to the other
+  // channels.
+  void drop_channel(size_t index) EXCLUDES(state_mu_);
+
  private:
   Client() = default;
   // Authenticates a new session on c (PreviousSessionId lets the server
@@ -153,6 +184,37 @@ class Client final : private ReconnectTarget {
   bool logged_off_ = false;
   std::shared_ptr<Connection::BreakHandler> break_handler_ GUARDED_BY(state_mu_);
   ReconnectObservers observers_;
+  // Multichannel (client/channels.cc). The channel for the next READ or
+  // WRITE: round-robin over the first connection and the bound channels.
+  Connection* io_channel_locked() REQUIRES(state_mu_);
+  // `c` failed as a bound channel of the current session (not a security
+  // violation): it leaves the channels and is bound again in the
+  // background. False when c is not such a channel.
+  bool channel_lost(Connection* c) EXCLUDES(state_mu_);
+  // Around a reconnect: the channels belong to the old session; they are
+  // closed with it and bound again to the new one.
+  std::vector<std::shared_ptr<Connection>> take_channels() EXCLUDES(state_mu_);
+  void rebind_all() EXCLUDES(state_mu_);
+  std::vector<std::string> interface_hosts(Tree& tree);
+  void keeper_loop() EXCLUDES(keeper_mu_);
+  void stop_keeper() EXCLUDES(keeper_mu_);
+  std::vector<std::shared_ptr<Connection>> channels_ GUARDED_BY(state_mu_);
+  // Channels taken out after a loss (kept alive in retired_): their other
+  // requests are sent again too.
+  std::vector<Connection*> lost_channels_ GUARDED_BY(state_mu_);
+  std::atomic<uint64_t> next_channel_{0};
+  // Nonce prefixes of bound channels: the first connection's plus this
+  // count, never the same twice under the session's keys.
+  uint32_t channel_serial_ GUARDED_BY(state_mu_) = 0;
+  ChannelStats channel_stats_ GUARDED_BY(state_mu_);
+  // The background re-binder: bindings still wanted, and its thread.
+  // keeper_mu_ is taken alone (nothing is called under it).
+  Mutex keeper_mu_;
+  CondVar keeper_cv_;
+  size_t want_channels_ GUARDED_BY(keeper_mu_) = 0;  // extra channels asked for
+  size_t rebinds_ GUARDED_BY(keeper_mu_) = 0;        // lost ones to bind again
+  bool keeper_stop_ GUARDED_BY(keeper_mu_) = false;
+  std::thread keeper_;
   void reconnect_begins();                                          // runs the observers' begins
   void reconnected(const std::vector<proto::CreateLease>& regranted);  // and their done (reconnect thread)
   friend class Tree;
@@ -358,6 +420,8 @@ class Tree {
     uint16_t dialect = 0;
   };
   Result<Route> route(const proto::FileId* id, proto::FileId* current);
+  // The same for a READ or WRITE: on any channel of the session.
+  Result<Route> route_io(const proto::FileId* id, proto::FileId* current);
   // Builds (with the handle's current FileId), sends, and after a lost
   // connection waits for the reconnect and sends again; returns like call().
   using Encode = std::function<Result<void>(ByteWriter&, const Route&, const proto::FileId&)>;

@@ -32,6 +32,7 @@ NegotiateOffer negotiate_offer(const ConnectionOptions& opts, const std::array<s
                                      : opts.dialects;
   o.security_mode = opts.require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
   o.capabilities = SMB2_GLOBAL_CAP_LARGE_MTU | SMB2_GLOBAL_CAP_ENCRYPTION | SMB2_GLOBAL_CAP_LEASING;
+  if (opts.multichannel) o.capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
   o.client_guid = client_guid;
   if (offered311(o.dialects)) {
     o.ciphers = opts.ciphers.empty() ? std::vector<uint16_t>{AES_128_GCM, AES_128_CCM, AES_256_GCM, AES_256_CCM}
@@ -69,8 +70,9 @@ Result<session::Request> negotiate_request(const NegotiateOffer& offer, const st
 }
 
 Result<session::Request> session_setup_request(uint64_t session_id, bool require_signing, ByteView token,
-                                               uint64_t previous_session_id) {
+                                               uint64_t previous_session_id, uint8_t flags) {
   SessionSetupRequest req;
+  req.Flags = flags;
   req.SecurityMode =
       static_cast<uint8_t>(require_signing ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED);
   req.SecurityBuffer = Bytes(token.begin(), token.end());
@@ -90,6 +92,7 @@ Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions&
   auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), 4));
   {
     MutexLock g(c->mu_);
+    c->nonce_prefix_ = prefix;
     c->machine_.set_nonce_prefix(prefix);
     c->machine_.set_credit_target(opts.credit_target);
   }
@@ -152,6 +155,25 @@ void Connection::remove_session(uint64_t id) {
 void Connection::begin_session_preauth() {
   MutexLock g(mu_);
   machine_.begin_session_preauth();
+}
+std::optional<session::SessionSecurity> Connection::session_security(uint64_t id) const {
+  MutexLock g(mu_);
+  const session::SessionSecurity* s = machine_.session(id);
+  if (!s) return std::nullopt;
+  return *s;
+}
+uint32_t Connection::nonce_prefix() const {
+  MutexLock g(mu_);
+  return nonce_prefix_;
+}
+void Connection::set_nonce_prefix(uint32_t prefix) {
+  MutexLock g(mu_);
+  nonce_prefix_ = prefix;
+  machine_.set_nonce_prefix(prefix);
+}
+size_t Connection::in_flight() const {
+  MutexLock g(mu_);
+  return waiters_.size();
 }
 Bytes Connection::session_preauth_value() {
   MutexLock g(mu_);

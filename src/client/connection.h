@@ -48,6 +48,9 @@ struct ConnectionOptions {
   // the first connection's, which durable handle reconnects require
   // (MS-SMB2 3.3.5.9.12).
   std::array<std::byte, 16> client_guid{};
+  // Offer SMB2_GLOBAL_CAP_MULTI_CHANNEL (MS-SMB2 2.2.3): channels may then
+  // be bound to a session of this connection, or this one to another's.
+  bool multichannel = false;
 };
 
 // The offer this connection's NEGOTIATE makes (client/negotiate_policy.h).
@@ -133,10 +136,23 @@ class Connection {
   void remove_session(uint64_t id);
   void begin_session_preauth();
   Bytes session_preauth_value();
+  // A copy of session `id`'s security on this connection (for binding it
+  // to another, client/channels.cc).
+  std::optional<session::SessionSecurity> session_security(uint64_t id) const;
+  // The random prefix of the nonces this connection seals with (MS-SMB2
+  // 3.1.4.3). Channels of one session seal with one key: each needs a
+  // prefix no other channel of the session ever used.
+  uint32_t nonce_prefix() const;
+  void set_nonce_prefix(uint32_t prefix);
+  // Requests sent and not answered yet (for spreading I/O over channels).
+  size_t in_flight() const;
 
   // Why the connection is dead, if it is.
   std::optional<Error> dead() const;
   void close();
+  // Shuts the socket down as a network failure would (tests, tools): the
+  // receiver then fails what is in flight.
+  void shutdown_socket() { tcp_.shutdown(); }
 
   uint32_t credits_available() const;
   ConnectionStats stats() const;
@@ -265,6 +281,7 @@ class Connection {
   size_t direct_waiters_ GUARDED_BY(mu_) = 0;  // waiters with read_into
   std::optional<Error> dead_ GUARDED_BY(mu_);
   ConnectionStats stats_ GUARDED_BY(mu_);
+  uint32_t nonce_prefix_ GUARDED_BY(mu_) = 0;
   // Before NEGOTIATE completes: its response (contexts and SPNEGO hints)
   // is small.
   size_t frame_limit_ GUARDED_BY(mu_) = 1u << 20;
@@ -302,7 +319,8 @@ Result<session::Request> negotiate_request(const NegotiateOffer& offer, const st
 // MS-SMB2 2.2.5: one SESSION_SETUP request of an authentication carrying
 // the GSS `token`; PreviousSessionId names a session to reclaim (first
 // round only).
+// `flags`: SMB2_SESSION_FLAG_BINDING to bind a channel (MS-SMB2 3.2.4.2.3).
 Result<session::Request> session_setup_request(uint64_t session_id, bool require_signing, ByteView token,
-                                               uint64_t previous_session_id);
+                                               uint64_t previous_session_id, uint8_t flags = 0);
 
 }  // namespace smbkit::client

@@ -62,6 +62,10 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
   // only once its connection is gone, and closing it here fails whatever
   // was still in flight on it, which then waits for this reconnect.
   old->close();
+  // The channels are the old session's: closed with it, bound again to
+  // the new one once it is up. What was in flight on them waits for this
+  // reconnect like the rest.
+  for (auto& ch : take_channels()) ch->close();
 
   ConnectionOptions co = opts_.conn;
   co.client_guid = client_guid_;  // DH2C/DHnC need the same ClientGuid
@@ -198,6 +202,7 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
   // Closed by their owner while we reopened them: close the new handles.
   for (auto& [id, p] : orphans) close_quietly(*conn, sess.session_id, p->link.tree_id, p->link.encrypt, id);
   reconnected(regranted);
+  rebind_all();
   return n;
 }
 

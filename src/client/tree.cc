@@ -66,6 +66,21 @@ Result<Tree::Route> Tree::route(const FileId* id, FileId* current) {
   return rt;
 }
 
+Result<Tree::Route> Tree::route_io(const FileId* id, FileId* current) {
+  MutexLock g(client_->state_mu_);
+  Route rt;
+  rt.conn = client_->io_channel_locked();
+  rt.session_id = client_->session_.session_id;
+  rt.tree_id = tree_id_;
+  rt.encrypt = encrypt_;
+  rt.gen = client_->gen_;
+  rt.dialect = rt.conn->server().dialect;
+  if (id) {
+    SMBKIT_TRY(*current, handles_.resolve(*id));
+  }
+  return rt;
+}
+
 Tree::Retry Tree::retry_kind(const Result<session::Response>& r, Connection* conn, int attempt) const {
   const ReconnectOptions& ro = client_->opts_.reconnect;
   if (!client_->reconnector_ || attempt >= ro.max_resends) return Retry::no;
@@ -328,11 +343,14 @@ void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, I
 // (Connection::submit_gathered).
 constexpr uint32_t kGatherReadMax = 64u << 10;
 constexpr uint32_t kGatherWriteMax = 64u << 10;
+// Sends of one READ or WRITE after losing channels: each loss takes one
+// channel out, so this bounds the loop even if every re-bound one fails.
+constexpr int kChannelResends = 2 * static_cast<int>(Client::kMaxChannels);
 
 void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt,
                         const transport::Pipe* pipe) {
   FileId cur{};
-  auto rt = route(&id, &cur);
+  auto rt = route_io(&id, &cur);
   if (!rt) return done(rt.take_error());
   ReadRequest rq;
   rq.Length = static_cast<uint32_t>(std::min<size_t>(dest.size(), max_read()));
@@ -348,6 +366,12 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
   uint64_t gen = rt->gen;
   auto completion =
       [this, id, conn, gen, attempt, dest, asked, offset, pipe, done = std::move(done)](Result<session::Response> resp) mutable {
+        // A lost channel of several: at once on another (a READ may be
+        // sent twice).
+        if (!resp && attempt < kChannelResends && client_->channel_lost(conn)) {
+          if (pipe) pipe->discard();  // what the failed attempt left
+          return read_attempt(id, offset, dest, std::move(done), attempt + 1, pipe);
+        }
         auto rk = retry_kind(resp, conn, attempt);
         if (rk != Retry::no) {
           client_->reconnector_->after(gen, cause_of(rk),
@@ -386,7 +410,7 @@ void Tree::write_async(const FileId& id, uint64_t offset, ByteView src, IoDone d
 
 void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, int attempt) {
   FileId cur{};
-  auto rt = route(&id, &cur);
+  auto rt = route_io(&id, &cur);
   if (!rt) return done(rt.take_error());
   WriteRequest wq;
   wq.Length = static_cast<uint32_t>(std::min<size_t>(src.size(), max_write()));
@@ -411,6 +435,11 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
   uint64_t gen = rt->gen;
   auto completion = [this, id, conn, gen, attempt, src, sent, offset,
                      done = std::move(done)](Result<session::Response> resp) mutable {
+    // A lost channel of several: at once on another, flagged as a replay
+    // on 3.x (MS-SMB2 3.2.4.1.7: the server may have written it already;
+    // writing the same bytes again at the same offset changes nothing).
+    if (!resp && attempt < kChannelResends && client_->channel_lost(conn))
+      return write_attempt(id, offset, src, std::move(done), attempt + 1);
     auto rk = retry_kind(resp, conn, attempt);
     if (rk != Retry::no) {
       client_->reconnector_->after(gen, cause_of(rk),

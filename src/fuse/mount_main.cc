@@ -44,6 +44,7 @@ const char kUsage[] =
     "vers=2.0|2.1|3|3.0|3.02|3.1.1, sec=ntlmssp|ntlmsspi|none, sign, seal, rsize=, wsize=, rasize=,\n"
     "cache=strict|none|loose, actimeo=, acregmax=, acdirmax=, uid=, gid=, file_mode=,\n"
     "dir_mode=, ro, rw, noperm, directio, max_credits=, timeout=, hard, soft, echo_interval=, closetimeo=,\n"
+    "multichannel, max_channels=,\n"
     "guest (no password; a guest or null session is accepted).\n"
     "smbkit's own: rabudget=, wbbudget= (bytes all open files' readahead, and their\n"
     "write-behind in flight, share; default 256 MiB each), splice (readahead data\n"
@@ -119,6 +120,7 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   co.conn.require_signing = o.sign;
   co.conn.require_encryption = o.seal;
   co.conn.timeout = std::chrono::seconds(o.timeout_s);
+  co.conn.multichannel = o.multichannel;
   if (o.max_credits) co.conn.credit_target = o.max_credits;
   co.reconnect.hard = o.hard;
   co.reconnect.echo_interval = std::chrono::seconds(o.echo_interval);
@@ -133,6 +135,11 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
   auto t = cl->tree_connect(o.share);
   if (!t) return rep.failed(with_target(t.error(), target));
   std::unique_ptr<client::Tree> tree = std::move(*t);
+  if (o.multichannel && o.max_channels > 1) {
+    // One channel is still a working mount (as cifs.ko): say why, go on.
+    auto n = cl->add_channels(*tree, o.max_channels - 1);
+    if (!n) std::fprintf(stderr, "%s: multichannel: %s; mounting with one channel\n", target.c_str(), n.error().message().c_str());
+  }
   if (!o.prefix.empty()) {
     auto s = tree->stat(o.prefix);
     if (!s) return rep.failed(with_target(s.error(), target));

@@ -170,6 +170,8 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
         {"directio", &MountOptions::directio, true}, {"forcedirectio", &MountOptions::directio, true},
         {"hard", &MountOptions::hard, true},         {"soft", &MountOptions::hard, false},
         {"splice", &MountOptions::splice, true},     {"nosplice", &MountOptions::splice, false},
+        {"multichannel", &MountOptions::multichannel, true},
+        {"nomultichannel", &MountOptions::multichannel, false},
     };
     const Flag* flag = nullptr;
     for (const Flag& f : kFlags)
@@ -293,6 +295,11 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 3600));
       o.closetimeo = static_cast<uint32_t>(n);
+    } else if (name == "max_channels") {
+      SMBKIT_CHECK(need_value());
+      SMBKIT_TRY(auto n, parse_uint(name, v, 10, 16));
+      if (n < 1) return bad(name, "'" + v + "' is out of range (1 to 16)");
+      o.max_channels = static_cast<uint32_t>(n);
     } else if (name == "max_credits") {
       SMBKIT_CHECK(need_value());
       SMBKIT_TRY(auto n, parse_uint(name, v, 10, 60000));

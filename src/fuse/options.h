@@ -51,6 +51,11 @@ struct MountOptions {
   // intervals = dead.
   bool hard = false;
   uint32_t echo_interval = 60;
+  // mount.cifs multichannel, max_channels= (1-16, default 2): channels
+  // bound to the session, READs and WRITEs spread over them
+  // (docs/design/multichannel.md).
+  bool multichannel = false;
+  uint32_t max_channels = 2;
   // mount.cifs closetimeo: seconds a released file's handle stays open
   // under a HANDLE-caching lease for the next open to take back (0: off).
   uint32_t closetimeo = 1;

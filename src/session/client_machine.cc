@@ -4,6 +4,7 @@
 
 #include "auth/sealing.h"
 #include "base/log.h"
+#include "proto/session_setup.h"
 #include "proto/transform_header.h"
 
 namespace smbkit::session {
@@ -53,7 +54,11 @@ Result<uint64_t> ClientMachine::send(Request& req, OutFrame& out) {
   } else if (sign) {
     out.transform = sign_transform(*s);
   }
-  pending_[h.MessageId] = Pending{h.Command, h.SessionId, 0, encrypt, signed_req};
+  Pending p{h.Command, h.SessionId, 0, encrypt, signed_req};
+  // MS-SMB2 2.2.5: SESSION_SETUP Flags is the byte after StructureSize.
+  p.binding = h.Command == SMB2_SESSION_SETUP && req.msg.size() > kHeaderSize + 2 &&
+              (std::to_integer<uint8_t>(req.msg[kHeaderSize + 2]) & SMB2_SESSION_FLAG_BINDING);
+  pending_[h.MessageId] = p;
   if (!req.defer_transform || out.transform.kind == FrameTransform::Kind::none) {
     auto f = finish_frame(req, out);
     if (!f) {
@@ -303,6 +308,14 @@ Result<void> ClientMachine::check_security(const Pending& p, Response& r, uint64
   if (r.interim) return {};
   const bool signed_msg = h.Flags & SMB2_FLAGS_SIGNED;
   const bool keyed = s && !s->signing_key.empty();
+  // MS-SMB2 3.2.5.3.1: the success that completes a binding is signed with
+  // Channel.SigningKey, derived from this authentication (and on 3.1.1 this
+  // connection's preauth hash): the caller verifies it (Client::bind_channel).
+  // Its errors and the rounds before are signed with Session.SigningKey.
+  if (p.binding && h.Status == STATUS_SUCCESS) {
+    if (signed_msg) r.signature_unchecked = true;
+    return {};
+  }
   if (!keyed) {
     // The final SESSION_SETUP response, signed with keys only the caller
     // can derive now: it must verify it (Client::authenticate).

@@ -51,7 +51,8 @@ struct Response {
   bool encrypted = false;
   bool interim = false;  // STATUS_PENDING: the final response comes later
   // The signature could not be checked because the session's keys were not
-  // known yet (final SESSION_SETUP response): the caller must verify.
+  // known yet (final SESSION_SETUP response, or the final answer to a
+  // binding, signed with the new channel's key): the caller must verify.
   bool signature_unchecked = false;
   // Answers a request we abandoned (timed out): credits counted, else ignore.
   bool orphan = false;
@@ -152,6 +153,9 @@ class ClientMachine {
     uint64_t async_id = 0;
     bool encrypted;        // the request went out sealed
     bool signed_ = false;  // the request went out signed
+    // A SESSION_SETUP with SMB2_SESSION_FLAG_BINDING: its final answer is
+    // signed with the new channel's key, which only the caller can derive.
+    bool binding = false;
   };
   Result<void> finish_message(Response& r, uint64_t sealed_session);
   // MS-SMB2 3.2.5.1.3: a response's security against its request.

@@ -266,6 +266,19 @@ TEST(MountOptions, MaxCredits) {
   EXPECT_NE(parse_err("max_credits=x").find("'max_credits'"), std::string::npos);
 }
 
+TEST(MountOptions, Multichannel) {
+  EXPECT_FALSE(parse_ok("").multichannel);
+  EXPECT_EQ(parse_ok("").max_channels, 2u);  // cifs.ko's default
+  auto o = parse_ok("multichannel,max_channels=4");
+  EXPECT_TRUE(o.multichannel);
+  EXPECT_EQ(o.max_channels, 4u);
+  EXPECT_FALSE(parse_ok("multichannel,nomultichannel").multichannel);
+  EXPECT_EQ(parse_ok("max_channels=16").max_channels, 16u);
+  for (const char* bad : {"max_channels=0", "max_channels=17", "max_channels=x", "max_channels"})
+    EXPECT_NE(parse_err(bad).find("'max_channels'"), std::string::npos) << bad;
+  EXPECT_NE(parse_err("multichannel=1").find("'multichannel'"), std::string::npos);
+}
+
 TEST(MountOptions, Timeout) {
   EXPECT_EQ(parse_ok("").timeout_s, 30u);
   EXPECT_EQ(parse_ok("timeout=5").timeout_s, 5u);

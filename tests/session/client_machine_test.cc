@@ -7,6 +7,7 @@
 
 #include "auth/sealing.h"
 #include "auth/signing.h"
+#include "proto/session_setup.h"
 #include "session/client_machine_test_util.h"
 
 namespace smbkit::session {
@@ -405,6 +406,67 @@ TEST(ClientMachine, PreauthHashCoversNegotiateAndSessionSetup) {
   expect.update(ss.msg);
   expect.update(more);
   EXPECT_EQ(to_hex(m.session_preauth().value()), to_hex(expect.value()));
+}
+
+// A SESSION_SETUP with SMB2_SESSION_FLAG_BINDING (MS-SMB2 3.2.4.2.3) on a new
+// connection goes out signed with Session.SigningKey; the rounds before the
+// last are answered with that key too, the success that ends it with the
+// new Channel.SigningKey, which only the caller can derive: that answer is
+// handed over unchecked, every other one is checked as before.
+TEST(ClientMachine, BindingSuccessIsLeftToTheCallerToVerify) {
+  ClientMachine m = negotiated();
+  m.add_session(signing_session(9));
+  const SecretBytes session_key = signing_session(9).signing_key;
+  const Bytes channel_key = from_hex("f0e0d0c0b0a090807060504030201000");
+  auto binding = [] {
+    Request r = make(SMB2_SESSION_SETUP, 9);
+    r.msg[kHeaderSize + 2] = std::byte{SMB2_SESSION_FLAG_BINDING};
+    r.sign = true;
+    return r;
+  };
+  auto answer = [&](uint64_t mid, uint32_t status, ByteView key) {
+    Bytes b = response(SMB2_SESSION_SETUP, mid, 1, status, 9);
+    EXPECT_TRUE(auth::sign_message(auth::SignAlg::aes_cmac, key, b).ok());
+    return b;
+  };
+  OutFrame f;
+  std::vector<Response> out;
+
+  auto a = binding();
+  uint64_t ma = *m.send(a, f);
+  ByteView sent = ByteView(f.head).subspan(4);
+  EXPECT_TRUE(decode_header(sent)->Flags & SMB2_FLAGS_SIGNED);
+  EXPECT_TRUE(auth::verify_message(auth::SignAlg::aes_cmac, session_key, sent).ok());
+  ASSERT_TRUE(m.receive(answer(ma, STATUS_MORE_PROCESSING_REQUIRED, session_key), out).ok());
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(out[0].signature_unchecked);
+
+  auto b = binding();
+  uint64_t mb = *m.send(b, f);
+  out.clear();
+  auto r = m.receive(answer(mb, STATUS_SUCCESS, channel_key), out);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].signature_unchecked);
+
+  // A round before the last signed with any other key is a forgery.
+  auto c = binding();
+  uint64_t mc = *m.send(c, f);
+  out.clear();
+  r = m.receive(answer(mc, STATUS_MORE_PROCESSING_REQUIRED, channel_key), out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(is_security_violation(r.error()));
+
+  // So is a re-authentication's success (not a binding) with another key.
+  ClientMachine m2 = negotiated();
+  m2.add_session(signing_session(9));
+  Request d = make(SMB2_SESSION_SETUP, 9);
+  d.sign = true;
+  uint64_t md = *m2.send(d, f);
+  out.clear();
+  r = m2.receive(answer(md, STATUS_SUCCESS, channel_key), out);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(is_security_violation(r.error()));
 }
 
 }  // namespace
