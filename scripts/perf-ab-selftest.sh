@@ -6,7 +6,8 @@
 #   scripts/perf-ab-selftest.sh [REF]   (default HEAD; two builds, ~10 min)
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-REF=${1:-HEAD}
+# One commit for every build, whatever HEAD does meanwhile.
+REF=$(git -C "$ROOT" rev-parse --verify "${1:-HEAD}^{commit}") || exit 2
 OUT=${OUT:-$ROOT/build/perf-ab-selftest}
 WORKLOADS="stat ls"
 fail=0

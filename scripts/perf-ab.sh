@@ -41,6 +41,10 @@ if [ "${PERF_AB_INNER:-}" != 1 ]; then
   [ $# -ge 2 ] || { sed -n '2,24p' "$0" >&2; exit 2; }
   REF_A=$1 REF_B=$2
   shift 2
+  # Commits now: a branch or HEAD that moves while A builds does not
+  # change what B is.
+  A_REV=$(git -C "$ROOT" rev-parse --verify "$REF_A^{commit}") || exit 2
+  B_REV=$(git -C "$ROOT" rev-parse --verify "$REF_B^{commit}") || exit 2
   WORKLOADS=${*:-get put ls tree stat}
   for w in $WORKLOADS; do
     case $w in get|put|ls|tree|stat) ;; *) echo "perf-ab: unknown workload $w" >&2; exit 2 ;; esac
@@ -51,9 +55,8 @@ if [ "${PERF_AB_INNER:-}" != 1 ]; then
 
   # One build per distinct (commit, arguments); a ref named twice with the
   # same arguments is built once and measured against itself.
-  build() {  # side ref extra-cmake-args
-    local side=$1 ref=$2 extra=$3 commit dir
-    commit=$(git -C "$ROOT" rev-parse --verify "$ref^{commit}")
+  build() {  # side commit extra-cmake-args
+    local side=$1 commit=$2 extra=$3 dir
     dir=$OUT/src-$side
     if [ -d "$dir" ]; then
       git -C "$ROOT" worktree remove --force "$dir" 2>/dev/null || rm -rf "$dir"
@@ -65,18 +68,18 @@ if [ "${PERF_AB_INNER:-}" != 1 ]; then
     cmake -S "$dir" -B "$dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSMBKIT_TESTS=OFF \
       "${launcher[@]}" $extra > "$OUT/build-$side.log" 2>&1
     ninja -C "$dir/build" smbkit smbkitd smbkit-samba >> "$OUT/build-$side.log" 2>&1 ||
-      { tail -30 "$OUT/build-$side.log"; echo "perf-ab: building $ref failed" >&2; exit 1; }
+      { tail -30 "$OUT/build-$side.log"; echo "perf-ab: building $commit failed" >&2; exit 1; }
     echo "$commit"
   }
   echo "== building $REF_A"
-  A_COMMIT=$(build A "$REF_A" "")
+  A_COMMIT=$(build A "$A_REV" "")
   A_BIN=$OUT/src-A/build/bin
-  if [ "$(git -C "$ROOT" rev-parse "$REF_B^{commit}")" = "$A_COMMIT" ] && [ -z "${B_CMAKE_ARGS:-}" ]; then
+  if [ "$B_REV" = "$A_COMMIT" ] && [ -z "${B_CMAKE_ARGS:-}" ]; then
     B_COMMIT=$A_COMMIT
     B_BIN=$A_BIN
   else
     echo "== building $REF_B ${B_CMAKE_ARGS:-}"
-    B_COMMIT=$(build B "$REF_B" "${B_CMAKE_ARGS:-}")
+    B_COMMIT=$(build B "$B_REV" "${B_CMAKE_ARGS:-}")
     B_BIN=$OUT/src-B/build/bin
   fi
   export PERF_AB_INNER=1 ROUNDS NOISE OUT WORKLOADS A_BIN B_BIN REF_A REF_B A_COMMIT B_COMMIT
