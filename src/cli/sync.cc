@@ -272,7 +272,7 @@ void sync_down(Syncing& s, const std::string& rdir, const SharedFd& dir, const s
     }
     const bool compare = same_size && s.o.checksum;
     const uint64_t size = e.size;
-    w.submit([&s, &w, dir, name, l, r, size, compare] {
+    w.submit([&s, &w, dir, name = name, l, r, size, compare] {
       if (compare) {
         int fd = ::openat(dir->get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) return failed(w.c, l, sys_error(errno));
