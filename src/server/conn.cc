@@ -59,9 +59,7 @@ Conn::Conn(ServerState& st, ConnIo& io, std::string peer)
   exec_ = [files = &st.files()](ConnOpens& o, const CallCtx& ctx, uint16_t cmd, ByteView msg) {
     return files->execute(o, ctx, cmd, msg);
   };
-  uint32_t prefix = 0;
-  auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&prefix), sizeof prefix));
-  machine_.set_nonce_prefix(prefix);
+  machine_.set_nonce_prefix(st.nonce_prefix_for(conn_id_));
 }
 
 Conn::~Conn() { shutdown(); }

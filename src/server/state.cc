@@ -66,6 +66,7 @@ ServerState::ServerState(std::shared_ptr<const Snapshot> snap, FileServiceOption
   uint32_t high = 0;
   auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&high), sizeof high));
   next_session_.store((uint64_t{high | 1u} << 32) | 1u, std::memory_order_relaxed);
+  auth::random_bytes(MutableByteView(reinterpret_cast<std::byte*>(&nonce_base_), sizeof nonce_base_));
 }
 
 std::shared_ptr<const Snapshot> ServerState::snapshot() const {

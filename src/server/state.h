@@ -57,6 +57,12 @@ class ServerState {
   // A server-wide name for a connection (a session's channels are told
   // apart by it).
   uint64_t next_conn_id() { return next_conn_.fetch_add(1, std::memory_order_relaxed); }
+  // The nonce prefix a connection seals with (session::NonceSource). The
+  // channels of a session seal with one key, so their nonces must never
+  // meet: prefixes follow the connection's id from a random start, and
+  // differ in the 24 bits an AES-CCM nonce keeps until 2^24 connections
+  // later (a random prefix each would collide once in 2^24 pairs).
+  uint32_t nonce_prefix_for(uint64_t conn_id) const { return nonce_base_ + static_cast<uint32_t>(conn_id); }
 
   std::atomic<uint32_t> connections{0};
 
@@ -68,6 +74,7 @@ class ServerState {
   FileService files_;
   std::atomic<uint64_t> next_session_{1};
   std::atomic<uint64_t> next_conn_{1};
+  uint32_t nonce_base_ = 0;
   SessionRegistry sessions_;
   std::array<std::byte, 16> guid_{};
 };

@@ -7,6 +7,8 @@
 // channel; and the refusals of a binding, each with its status.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "conn_wire.h"
 #include "proto/ioctl.h"
 #include "proto/logoff.h"
@@ -213,6 +215,19 @@ TEST(Binding, IsOffWithoutMultichannel) {
   auto f = b.login(kUser, kPassword, {.bind = &a.keys});
   ASSERT_FALSE(f.ok());
   EXPECT_EQ(f.error().status, STATUS_REQUEST_NOT_ACCEPTED);
+}
+
+// The channels of a session seal with one key: no two connections of a
+// server may seal with nonces that meet, in the 24 bits of prefix an
+// AES-CCM nonce has room for.
+TEST(ServerSessionChannels, ConnectionsSealWithDistinctNoncePrefixes) {
+  testing::TempDir dir;
+  auto snap = make_snapshot(make_config(dir.path()), UserDb{});
+  ASSERT_TRUE(snap.ok());
+  ServerState st(*snap, FileServiceOptions{});
+  std::set<uint32_t> seen;
+  for (int i = 0; i < 10000; i++) seen.insert(st.nonce_prefix_for(st.next_conn_id()) & 0xffffff);
+  EXPECT_EQ(seen.size(), 10000u);
 }
 
 TEST(ServerSessionChannels, AreBounded) {
