@@ -154,15 +154,9 @@ void sync_up(Syncing& s, int dir_fd, const std::string& shown, const std::string
       there = it->second;
       theirs.erase(it);
     }
-    if (const char* why = client::entry_name_problem(name)) {
-      failed(w.c, l, nt_error(STATUS_OBJECT_NAME_INVALID, fmt::format("cannot be named on the server ({})", why)));
-      continue;
-    }
-    struct stat st {};
-    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      failed(w.c, l, sys_error(errno));
-      continue;
-    }
+    auto entry = local_entry_to_upload(w.c, dir_fd, name, l);
+    if (!entry) continue;
+    const struct stat& st = *entry;
     if (S_ISDIR(st.st_mode)) {
       if (there && !there->is_dir) {
         failed(w.c, l, nt_error(STATUS_OBJECT_NAME_COLLISION, "a file on the destination where this is a directory"));

@@ -3,6 +3,10 @@
 // time, and the per-file steps they run.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <optional>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -46,6 +50,11 @@ struct Engine {
 // Reports a file that failed (Context::file_failed) and goes on; the
 // message never names a part file (the user never asked for one).
 void failed(Context& c, const std::string& shown, const Error& e);
+// A local entry of dir_fd about to be uploaded (shown: its local path):
+// its lstat, or nothing once a name the server cannot take or a failed
+// lstat is reported as failed.
+std::optional<struct stat> local_entry_to_upload(Context& c, int dir_fd, const std::string& name,
+                                                 const std::string& shown);
 // Counts a skipped entry and warns with why.
 void skipped(Tally& tally, const std::string& what, const std::string& why);
 // "VERB: N files, SIZE, N skipped, N failed" on stderr (not with -q).

@@ -181,16 +181,9 @@ static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const
   if (!names) return failed(w.c, shown, names.error());
   for (const auto& name : *names) {
     std::string l = shown + "/" + name, r = join(rdir, name);
-    // '\\' separates path components on the wire (MS-FSCC 2.1.5).
-    if (const char* why = client::entry_name_problem(name)) {
-      failed(w.c, l, nt_error(STATUS_OBJECT_NAME_INVALID, fmt::format("cannot be named on the server ({})", why)));
-      continue;
-    }
-    struct stat st {};
-    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      failed(w.c, l, sys_error(errno));
-      continue;
-    }
+    auto entry = local_entry_to_upload(w.c, dir_fd, name, l);
+    if (!entry) continue;
+    struct stat st = *entry;
     if (S_ISLNK(st.st_mode)) {
       if (!u.follow) {
         skipped(w.tally, l, "symbolic link skipped (--follow uploads what it points to)");
@@ -238,6 +231,21 @@ static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const
       skipped(w.tally, l, std::string(file_kind(st.st_mode)) + ", not a regular file: skipped");
     }
   }
+}
+
+std::optional<struct stat> local_entry_to_upload(Context& c, int dir_fd, const std::string& name,
+                                                 const std::string& shown) {
+  // '\\' separates path components on the wire (MS-FSCC 2.1.5).
+  if (const char* why = client::entry_name_problem(name)) {
+    failed(c, shown, nt_error(STATUS_OBJECT_NAME_INVALID, fmt::format("cannot be named on the server ({})", why)));
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    failed(c, shown, sys_error(errno));
+    return std::nullopt;
+  }
+  return st;
 }
 
 void failed(Context& c, const std::string& shown, const Error& e) {
