@@ -10,6 +10,9 @@
 #include "proto/ioctl.h"
 #include "proto/logoff.h"
 #include "proto/oplock_break.h"
+#include "proto/query_directory.h"
+#include "proto/query_info.h"
+#include "proto/read.h"
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
@@ -38,6 +41,33 @@ constexpr uint32_t kFullAccess = 0x001F01FF;
 
 Setting share_encrypt(const Snapshot& snap, const Share& sh) {
   return sh.cfg.encrypt.value_or(snap.cfg.global.smb_encrypt);
+}
+
+// The most data a file command's answer may carry, as its request asks
+// (MS-SMB2 2.2.19 Length, 2.2.33 and 2.2.37 OutputBufferLength, 2.2.31
+// MaxOutputResponse); 0 for the commands with small answers. A request
+// that does not decode is refused with a small answer.
+size_t answer_bound(uint16_t cmd, ByteView msg) {
+  switch (cmd) {
+    case SMB2_READ: {
+      auto q = decode_read_request(msg);
+      return q ? q->Length : 0;
+    }
+    case SMB2_QUERY_DIRECTORY: {
+      auto q = decode_query_directory_request(msg);
+      return q ? q->OutputBufferLength : 0;
+    }
+    case SMB2_QUERY_INFO: {
+      auto q = decode_query_info_request(msg);
+      return q ? q->OutputBufferLength : 0;
+    }
+    case SMB2_IOCTL: {
+      auto q = decode_ioctl_request(msg);
+      return q ? q->MaxOutputResponse : 0;
+    }
+    default:
+      return 0;
+  }
 }
 
 }  // namespace
@@ -225,9 +255,12 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     auto self = shared_from_this();
     const uint64_t mid = r.hdr.MessageId;
     running_[mid] = false;
+    const size_t held = r.msg().size() + answer_bound(cmd, r.msg());
+    held_bytes_ += held;
     io_.run_blocking(
         [job, opens, exec = exec_, c, cmd] { job->reply = exec(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
-        [self, job, c, mid] {
+        [self, job, c, mid, held] {
+          self->held_bytes_ -= held;
           if (self->closed_) {
             // Nobody to answer: what would wait is let go.
             if (auto& p = job->reply.pending) {

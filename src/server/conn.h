@@ -84,6 +84,13 @@ class Conn : public std::enable_shared_from_this<Conn> {
   size_t in_flight() const { return in_flight_ + incoming_.size(); }
   // Requests gone async whose final answer has not been queued yet.
   size_t waiting() const { return waiting_.size(); }
+  // What requests taken from the socket and not answered yet may still
+  // add to the answers queued, for the loop's bound on them: each frame
+  // waiting to be decrypted or taken (its size and the largest READ's
+  // answer) and each request on a worker (its size and the most
+  // its answer may hold). Requests that wait (async) are bounded by count
+  // (kMaxWaiting) instead: their end may need the client's next request.
+  size_t held_bytes() const { return held_bytes_; }
 
   // Server stop: cancels every request that waits, so that each is
   // answered (STATUS_CANCELLED) and in_flight() comes down.
@@ -147,6 +154,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   // still taken in the order it arrived.
   struct Incoming {
     Bytes frame;
+    size_t held = 0;      // its part of held_bytes_
     bool sealed = false;  // decrypted on a worker: key and result apply
     bool ready = false;
     session::ServerMachine::UnsealKey key;
@@ -217,6 +225,7 @@ class Conn : public std::enable_shared_from_this<Conn> {
   bool authenticated_ = false;
   bool closed_ = false;
   size_t in_flight_ = 0;
+  size_t held_bytes_ = 0;
   FileExecutor exec_;
   // Requests gone async, by AsyncId; MessageIds of file commands on a
   // worker, with whether a CANCEL named them there.

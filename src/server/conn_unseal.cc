@@ -18,6 +18,10 @@ bool Conn::unseal_elsewhere(ByteView frame) const {
 Result<void> Conn::queue_frame(Bytes frame) {
   auto in = std::make_shared<Incoming>();
   in->frame = std::move(frame);
+  // Until it is taken its requests are unknown: it may ask for the
+  // largest READ.
+  in->held = in->frame.size() + st_.files().options().max_read;
+  held_bytes_ += in->held;
   if (unseal_elsewhere(in->frame) && neg_) {
     // An unknown session or a malformed header ends the connection now,
     // as receive would.
@@ -46,6 +50,7 @@ Result<void> Conn::drain_frames() {
     if (closed_) return protocol_error("connection closed");
     std::shared_ptr<Incoming> in = std::move(incoming_.front());
     incoming_.pop_front();
+    held_bytes_ -= in->held;
     if (!in->sealed) {
       SMBKIT_CHECK(take_frame(std::move(in->frame)));
       continue;

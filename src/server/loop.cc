@@ -382,8 +382,9 @@ struct LoopConn final : ConnIo {
       begin_close(true);
     }
   }
-  // Past the bound on answers queued.
-  bool over_bound() const { return out_bytes > kMaxQueuedBytes; }
+  // Past the bound on answers queued, counting what the requests taken
+  // and not answered yet may still add.
+  bool over_bound() const { return out_bytes + conn->held_bytes() > kMaxQueuedBytes; }
   // Frames out of the staging buffer; a frame that does not fit continues
   // in its own buffer.
   void parse_stage() {

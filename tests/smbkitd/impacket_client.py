@@ -14,9 +14,11 @@ could not run:
   shares                      prints the share names NetShareEnumAll lists
   flood SHARE NAME COUNT LENGTH PID
                               sends COUNT READs of LENGTH bytes of NAME
-                              at once and reads none of the answers for
+                              in one write and reads none of the answers for
                               3 s; prints how much the resident memory
-                              of process PID (the server) grew, in MiB
+                              of process PID (the server) grew, in MiB,
+                              then how many answers carried the data
+                              once it reads them
   sd SHARE NAME               prints the owner and group SIDs of NAME's
                               security descriptor and one line per DACL
                               ACE (type, mask, SID), parsed by impacket
@@ -29,7 +31,7 @@ import time
 
 from impacket.ldap.ldaptypes import SR_SECURITY_DESCRIPTOR
 from impacket.smb3structs import FILE_READ_DATA, FILE_SHARE_READ, FILE_OPEN, READ_CONTROL, SMB2_0_INFO_SECURITY
-from impacket.smb3structs import SMB2_READ, SMB2Read
+from impacket.smb3structs import SMB2_ECHO, SMB2_READ, SMB2Echo, SMB2Read
 from impacket.smbconnection import SMBConnection, SessionError
 
 
@@ -96,9 +98,32 @@ def main():
         tid = c.connectTree(share)
         fid = c.openFile(tid, name, desiredAccess=FILE_READ_DATA, shareMode=FILE_SHARE_READ,
                          creationDisposition=FILE_OPEN)
-        base = rss_mib(pid)
         s = c.getSMBServer()
         charge = 1 + (length - 1) // 65536
+        # Credits for every READ first: ECHOs (each asks for 127) until
+        # the server has granted them.
+        granted = 0
+        for _ in range(200):
+            if granted >= count * charge:
+                break
+            packet = s.SMB_PACKET()
+            packet["Command"] = SMB2_ECHO
+            packet["Data"] = SMB2Echo()
+            granted += s.recvSMB(s.sendSMB(packet))["CreditRequestResponse"] - 1
+        base = rss_mib(pid)
+        # Every READ in one write to the socket: the server receives them
+        # all before it has answered any.
+        nb = s._NetBIOSSession
+        sock = nb._sock
+
+        class Batch:
+            data = bytearray()
+
+            def sendall(self, b):
+                self.data += b
+
+        batch = Batch()
+        nb._sock = batch
         for _ in range(count):
             packet = s.SMB_PACKET()
             packet["Command"] = SMB2_READ
@@ -113,11 +138,34 @@ def main():
             s.sendSMB(packet)
             # A multi-credit request takes CreditCharge MessageIds.
             s._Connection["SequenceWindow"] += charge - 1
+        nb._sock = sock
+        sock.sendall(bytes(batch.data))
         peak = base
         for _ in range(30):
             time.sleep(0.1)
             peak = max(peak, rss_mib(pid))
-        print(peak - base)
+        # Then every answer is read: each a frame holding the data (Direct
+        # TCP framing: a zero byte, then a 3-byte big-endian length).
+        answered = 0
+        buf = bytearray()
+        sock.settimeout(30)
+        try:
+            while answered < count:
+                while len(buf) >= 4 and len(buf) >= 4 + int.from_bytes(buf[1:4], "big"):
+                    n = int.from_bytes(buf[1:4], "big")
+                    if n < length:
+                        raise EOFError("an answer without the data")
+                    del buf[:4 + n]
+                    answered += 1
+                if answered == count:
+                    break
+                more = sock.recv(4 << 20)
+                if not more:
+                    break
+                buf += more
+        except (OSError, EOFError):
+            pass
+        print(peak - base, answered)
         sys.stdout.flush()
         os._exit(0)
     elif action == "shares":
