@@ -254,13 +254,21 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
     }
     auto self = shared_from_this();
     const uint64_t mid = r.hdr.MessageId;
-    running_[mid] = false;
+    running_.emplace(mid, false);  // a CANCEL may have named it while it queued
+    if (cmd == SMB2_CHANGE_NOTIFY) {
+      if (notify_running_) {
+        notify_queue_.push_back(std::move(c));
+        return;
+      }
+      notify_running_ = true;
+    }
     const size_t held = r.msg().size() + answer_bound(cmd, r.msg());
     held_bytes_ += held;
     io_.run_blocking(
         [job, opens, exec = exec_, c, cmd] { job->reply = exec(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
-        [self, job, c, mid, held] {
+        [self, job, c, mid, held, cmd] {
           self->held_bytes_ -= held;
+          if (cmd == SMB2_CHANGE_NOTIFY) self->notify_running_ = false;
           if (self->closed_) {
             // Nobody to answer: what would wait is let go.
             if (auto& p = job->reply.pending) {
@@ -276,15 +284,24 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
             // A CANCEL that came while it ran is applied now.
             if (cancelled) fr.pending->cancel();
             self->go_async(c, std::move(fr.pending));
+            self->next_notify();
             return;
           }
           self->add_reply(*c, fr);
           c->next++;
           self->run_chain(c);
+          self->next_notify();
         });
     return;
   }
   if (!closed_) finish_chain(*c);
+}
+
+void Conn::next_notify() {
+  if (notify_running_ || notify_queue_.empty() || closed_) return;
+  std::shared_ptr<Chain> c = std::move(notify_queue_.front());
+  notify_queue_.pop_front();
+  run_chain(std::move(c));
 }
 
 ChannelHooks Conn::channel_hooks() {

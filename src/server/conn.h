@@ -164,6 +164,8 @@ class Conn : public std::enable_shared_from_this<Conn> {
   Result<void> queue_frame(Bytes frame);
   Result<void> drain_frames();
   void run_chain(std::shared_ptr<Chain> c);
+  // The CHANGE_NOTIFY queued first goes to a worker once none runs.
+  void next_notify();
   // Queues the chain's answers not sent yet, as one frame; with
   // `interim_async_id`, an interim response for c.reqs[c.next] ends it.
   void flush_chain(Chain& c, uint64_t interim_async_id = 0);
@@ -231,6 +233,12 @@ class Conn : public std::enable_shared_from_this<Conn> {
   // worker, with whether a CANCEL named them there.
   std::map<uint64_t, Waiting> waiting_;
   std::map<uint64_t, bool> running_;
+  // CHANGE_NOTIFYs go to a worker one at a time, in the order they came:
+  // two on one open wait in that order, and the first takes the changes
+  // buffered before it. Chains whose next request is a CHANGE_NOTIFY
+  // wait here while one runs.
+  bool notify_running_ = false;
+  std::deque<std::shared_ptr<Chain>> notify_queue_;
   uint64_t next_async_id_ = 1;
   // Responses with at least this much payload are signed or sealed on a
   // worker (smbkitd:parallel crypto); 0: never.

@@ -15,6 +15,7 @@
 #include "client/connection.h"
 #include "client/negotiate_policy.h"
 #include "conn_wire.h"
+#include "proto/change_notify.h"
 #include "proto/create.h"
 #include "proto/echo.h"
 #include "proto/ioctl.h"
@@ -505,6 +506,47 @@ TEST(ConnWaits, ACancelBeforeTheRequestGoesAsyncIsKept) {
   ASSERT_EQ(t.calls.size(), 1u);
   EXPECT_TRUE(t.calls[0]->cancelled);
   EXPECT_EQ(t.w.conn->in_flight(), 0u);
+}
+
+// Two CHANGE_NOTIFYs on one open run in the order they came, even when
+// workers would finish them the other way round: the first takes the
+// changes buffered before it, the second waits for the next (smbtorture
+// smb2.notify.double hung when the second ran first).
+TEST(ConnWaits, ChangeNotifiesRunInTheOrderTheyCame) {
+  testing::TempDir d;
+  Wire w{make_config(d.path())};
+  std::vector<uint64_t> ran;
+  w.conn->set_executor([&](ConnOpens&, const CallCtx& ctx, uint16_t cmd, ByteView) {
+    EXPECT_EQ(cmd, SMB2_CHANGE_NOTIFY);
+    ran.push_back(ctx.message_id);
+    FileReply r;
+    r.status = STATUS_SUCCESS;
+    ByteWriter b(r.body);
+    EXPECT_TRUE(encode_change_notify_response(ChangeNotifyResponse{}, b).ok());
+    return r;
+  });
+  ASSERT_TRUE(w.negotiate().ok());
+  ASSERT_TRUE(w.login(kUser, kPassword).ok());
+  const uint32_t tree = w.connect("share").tree_id;
+  w.io.defer = true;
+  std::vector<uint64_t> mids;
+  for (int i = 0; i < 2; i++) {
+    ChangeNotifyRequest n;
+    n.FileId = {1, 2};
+    n.OutputBufferLength = 1000;
+    n.CompletionFilter = FILE_NOTIFY_CHANGE_DIR_NAME;
+    auto req = client::make_request(SMB2_CHANGE_NOTIFY, w.session_id, tree,
+                                    [&](ByteWriter& b) { return encode_change_notify_request(n, b); });
+    ASSERT_TRUE(req.ok());
+    OutFrame f;
+    auto mid = w.client.send(*req, f);
+    ASSERT_TRUE(mid.ok());
+    mids.push_back(*mid);
+    ASSERT_TRUE(w.deliver(f).ok());
+  }
+  for (int i = 0; i < 2 && !w.io.deferred.empty(); i++) w.io.run_deferred(true);
+  EXPECT_EQ(ran, mids);
+  EXPECT_EQ(w.conn->in_flight(), 0u);
 }
 
 TEST(ConnWaits, ACancelForNothingIsNotAnswered) {

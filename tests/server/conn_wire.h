@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "auth/spnego_initiator.h"
@@ -45,9 +46,12 @@ class InlineIo : public ConnIo {
     work();
     done();
   }
-  void run_deferred() {
+  // Runs what the workers hold, in the order given or the other way round
+  // (workers that finish out of order).
+  void run_deferred(bool reversed = false) {
     auto todo = std::move(deferred);
     deferred.clear();
+    if (reversed) std::reverse(todo.begin(), todo.end());
     for (auto& [work, done] : todo) {
       work();
       done();
