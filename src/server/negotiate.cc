@@ -60,8 +60,9 @@ Result<NegotiateOutcome> respond_to_negotiate(const NegotiateRequest& req, const
   }
   o.signing_algorithm = o.dialect >= SMB2_DIALECT_0300 ? AES_CMAC : HMAC_SHA256;
   // MS-SMB2 3.3.5.4: multichannel on the 3.x dialects when the server binds
-  // sessions to more than one connection.
-  if (o.dialect >= SMB2_DIALECT_0300 && p.multi_channel) r.Capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
+  // sessions to more than one connection and the client asks for it.
+  if (o.dialect >= SMB2_DIALECT_0300 && p.multi_channel && (req.Capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL))
+    r.Capabilities |= SMB2_GLOBAL_CAP_MULTI_CHANNEL;
   // 3.0 and 3.0.2: encryption is a capability, AES-128-CCM its cipher.
   if ((o.dialect == SMB2_DIALECT_0300 || o.dialect == SMB2_DIALECT_0302) && p.encryption &&
       (req.Capabilities & SMB2_GLOBAL_CAP_ENCRYPTION)) {

@@ -21,9 +21,11 @@ namespace {
 using namespace proto;
 using namespace wire;
 
-client::ConnectionOptions dialect(uint16_t d) {
+// A client that asks for multichannel (SMB2_GLOBAL_CAP_MULTI_CHANNEL).
+client::ConnectionOptions dialect(uint16_t d, bool multichannel = true) {
   client::ConnectionOptions o;
   o.dialects = {d};
+  o.multichannel = multichannel;
   return o;
 }
 
@@ -211,6 +213,22 @@ TEST(Binding, IsOffWithoutMultichannel) {
   ASSERT_TRUE(a.login(kUser, kPassword).ok());
   Wire b(a.state);
   ASSERT_TRUE(b.negotiate(dialect(SMB2_DIALECT_0311)).ok());
+  EXPECT_FALSE(b.srv.capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL);
+  auto f = b.login(kUser, kPassword, {.bind = &a.keys});
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().status, STATUS_REQUEST_NOT_ACCEPTED);
+}
+
+// MS-SMB2 3.3.5.4: the server grants multichannel only to a client that
+// asks for it, and binds no channel to a connection that did not.
+TEST(Binding, NeedsTheClientToAskForMultichannel) {
+  testing::TempDir dir;
+  Wire a(make_config(dir.path()));
+  ASSERT_TRUE(a.negotiate(dialect(SMB2_DIALECT_0311)).ok());
+  EXPECT_TRUE(a.srv.capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL);
+  ASSERT_TRUE(a.login(kUser, kPassword).ok());
+  Wire b(a.state);
+  ASSERT_TRUE(b.negotiate(dialect(SMB2_DIALECT_0311, false)).ok());
   EXPECT_FALSE(b.srv.capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL);
   auto f = b.login(kUser, kPassword, {.bind = &a.keys});
   ASSERT_FALSE(f.ok());
