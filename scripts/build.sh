@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DSMBKIT_WERROR=ON \
-  -DSMBKIT_TESTS=ON "$@" >/dev/null
+  -DSMBKIT_TESTS=ON -DSMBKIT_UNIT_TESTS=ON "$@" >/dev/null
 ninja -C "$BUILD_DIR"
