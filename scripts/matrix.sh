@@ -100,7 +100,11 @@ run() {
   tail -1 "$base.log"
 }
 
+# The cells' runs, in two lanes side by side (one per core): the FUSE cells
+# one after the other, and the integration runs one after the other.
 declare -A it_done=()
+fuse_runs=()
+it_runs=()
 for srv in $servers; do
 for cell in "${cells[@]}"; do
   read -r v s c <<<"$cell"
@@ -116,15 +120,27 @@ for cell in "${cells[@]}"; do
   fi
   mopts="vers=$v,cache=$c"
   [ "$s" = plain ] || mopts="vers=$v,$s,cache=$c"
-  run fuse "$label" "$fuse_filter" fuse_test SMBKIT_TEST_MOUNT_OPTS="$mopts" SMBKIT_TEST_SERVER="$srv"
+  fuse_runs+=("$label|$mopts|$srv")
   # The client library has no cache mode: once per dialect and security.
   if [ -n "$it_filter" ] && [ -z "${it_done[$pfx$v/$s]:-}" ]; then
     it_done[$pfx$v/$s]=1
-    run integration "$pfx$v/$s" "$it_filter" integration_test SMBKIT_TEST_VERS="$v" SMBKIT_TEST_SEC="$s" \
-      SMBKIT_TEST_SERVER="$srv"
+    it_runs+=("$pfx$v/$s|$v|$s|$srv")
   fi
 done
 done
+(
+  for r in "${it_runs[@]}"; do
+    IFS='|' read -r label v s srv <<<"$r"
+    run integration "$label" "$it_filter" integration_test SMBKIT_TEST_VERS="$v" SMBKIT_TEST_SEC="$s" \
+      SMBKIT_TEST_SERVER="$srv"
+  done
+) &
+it_lane=$!
+for r in "${fuse_runs[@]}"; do
+  IFS='|' read -r label mopts srv <<<"$r"
+  run fuse "$label" "$fuse_filter" fuse_test SMBKIT_TEST_MOUNT_OPTS="$mopts" SMBKIT_TEST_SERVER="$srv"
+done
+wait "$it_lane"
 
 python3 scripts/matrix_report.py --runs "$runs" --slice "$slice" --md "$out/status.md" --html "$out/status.html"
 rc=$?

@@ -419,9 +419,8 @@ class Tree {
     uint64_t gen = 0;
     uint16_t dialect = 0;
   };
-  Result<Route> route(const proto::FileId* id, proto::FileId* current);
-  // The same for a READ or WRITE: on any channel of the session.
-  Result<Route> route_io(const proto::FileId* id, proto::FileId* current);
+  // With `any_channel` (a READ or WRITE): on any channel of the session.
+  Result<Route> route(const proto::FileId* id, proto::FileId* current, bool any_channel = false);
   // Builds (with the handle's current FileId), sends, and after a lost
   // connection waits for the reconnect and sends again; returns like call().
   using Encode = std::function<Result<void>(ByteWriter&, const Route&, const proto::FileId&)>;

@@ -51,25 +51,10 @@ bool Tree::encrypted() const {
   return encrypt_;
 }
 
-Result<Tree::Route> Tree::route(const FileId* id, FileId* current) {
+Result<Tree::Route> Tree::route(const FileId* id, FileId* current, bool any_channel) {
   MutexLock g(client_->state_mu_);
   Route rt;
-  rt.conn = client_->conn_.get();
-  rt.session_id = client_->session_.session_id;
-  rt.tree_id = tree_id_;
-  rt.encrypt = encrypt_;
-  rt.gen = client_->gen_;
-  rt.dialect = rt.conn->server().dialect;
-  if (id) {
-    SMBKIT_TRY(*current, handles_.resolve(*id));
-  }
-  return rt;
-}
-
-Result<Tree::Route> Tree::route_io(const FileId* id, FileId* current) {
-  MutexLock g(client_->state_mu_);
-  Route rt;
-  rt.conn = client_->io_channel_locked();
+  rt.conn = any_channel ? client_->io_channel_locked() : client_->conn_.get();
   rt.session_id = client_->session_.session_id;
   rt.tree_id = tree_id_;
   rt.encrypt = encrypt_;
@@ -350,7 +335,7 @@ constexpr int kChannelResends = 2 * static_cast<int>(Client::kMaxChannels);
 void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt,
                         const transport::Pipe* pipe) {
   FileId cur{};
-  auto rt = route_io(&id, &cur);
+  auto rt = route(&id, &cur, true);
   if (!rt) return done(rt.take_error());
   ReadRequest rq;
   rq.Length = static_cast<uint32_t>(std::min<size_t>(dest.size(), max_read()));
@@ -410,7 +395,7 @@ void Tree::write_async(const FileId& id, uint64_t offset, ByteView src, IoDone d
 
 void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, int attempt) {
   FileId cur{};
-  auto rt = route_io(&id, &cur);
+  auto rt = route(&id, &cur, true);
   if (!rt) return done(rt.take_error());
   WriteRequest wq;
   wq.Length = static_cast<uint32_t>(std::min<size_t>(src.size(), max_write()));
