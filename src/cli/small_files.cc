@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "auth/crypto.h"
+#include "base/log.h"
 #include "client/reconnect_policy.h"
 #include "proto/constants.h"
 #include "proto/close.h"
@@ -91,17 +92,30 @@ bool must_step(const Result<std::vector<session::Response>>& r) {
   return false;
 }
 
+// A frame of put_small that got no answer (a lost connection, an expired
+// session): its part, which the server may have created and which a
+// server closes with the connection, is removed once the tree is back
+// (Tree::unlink waits for the reconnect), so no stray part stays. The
+// caller then goes step by step.
+std::optional<Result<void>> abandon(Tree& t, const std::string& part) {
+  auto r = t.unlink(part);
+  if (!r && r.error().status != STATUS_OBJECT_NAME_NOT_FOUND)
+    SMBKIT_LOG(warn, "{}: stray part not removed: {}", t.url_of(part), r.error().message());
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteView data, uint64_t mtime) {
   // Two frames on one open, so that the target is only named once the data
   // is known written (a server runs the requests after a failed WRITE;
   // only a failed CREATE fails the rest, MS-SMB2 3.3.5.2.7.2):
-  //   CREATE NAME.smbkit-part + WRITE + SET_INFO FileBasicInformation
+  //   CREATE NAME.smbkit-part-RANDOM + WRITE + SET_INFO FileBasicInformation
   //   (LastWriteTime, after the WRITE so that it stays), the handle kept;
   //   then SET_INFO FileRenameInformation over NAME (or, after a failure,
   //   FileDispositionInformation) + CLOSE.
-  // One CREATE per file, as a plain upload has.
+  // One CREATE per file, as a plain upload has. A frame lost with the
+  // connection removes the part after the reconnect (abandon).
   const FileId related{~0ull, ~0ull};
   CreateRequest c;
   c.DesiredAccess = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
@@ -116,15 +130,15 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
     if (!enc) return Result<void>(enc.take_error());
     basic = std::move(*enc);
   }
-  std::string tmp = rpath + ".smbkit-part";
+  // The part's name is ours alone (random), so that a part left by a lost
+  // connection can be removed without asking whose it is: the CREATE of a
+  // frame that got no answer may or may not have run.
+  std::string tmp;
   Result<std::vector<session::Response>> first = std::vector<session::Response>{};
   for (int attempt = 0; attempt < 2; attempt++) {
-    if (attempt > 0) {
-      // Another upload's part (running, or kept for put -c): left alone.
-      std::byte rnd[4];
-      auth::random_bytes(rnd);
-      tmp = rpath + ".smbkit-part-" + to_hex(rnd);
-    }
+    std::byte rnd[6];
+    auth::random_bytes(rnd);
+    tmp = rpath + ".smbkit-part-" + to_hex(rnd);
     c.Name = client::to_smb_path(tmp);
     std::vector<session::Request> reqs;
     auto cr = frame_request(t, SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, false, 0);
@@ -149,7 +163,7 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
       reqs.push_back(std::move(*si));
     }
     first = t.client().conn().call_compound(std::move(reqs));
-    if (must_step(first)) return std::nullopt;
+    if (must_step(first)) return abandon(t, tmp);
     if (first->front().hdr.Status != STATUS_OBJECT_NAME_COLLISION) break;
   }
   const auto& resps = *first;
@@ -197,10 +211,9 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
   reqs.push_back(std::move(*si));
   reqs.push_back(std::move(*cl));
   auto second = t.client().conn().call_compound(std::move(reqs));
-  if (!second) {
-    if (ok) ok = second.take_error();
-    return ok;
-  }
+  // Lost with the connection (the rename may or may not have run): the
+  // part goes, and the file is sent again step by step.
+  if (must_step(second)) return abandon(t, tmp);
   if (ok && (*second)[0].hdr.Status != STATUS_SUCCESS) {
     ok = nt_error((*second)[0].hdr.Status, t.url_of(rpath));
     (void)t.unlink(tmp);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fixture.h"
+#include "support/tamper_relay.h"
 
 namespace smbkit_it {
 namespace {
@@ -161,6 +162,47 @@ TEST_F(CliTrees, RefusedNameIsSkippedAndTheRestCopied) {
   for (auto& e : fs::recursive_directory_iterator(share_dir() + "/" + remote))
     if (e.path().string().find("smbkit-part") != std::string::npos) left.insert(e.path().string());
   EXPECT_TRUE(left.empty()) << *left.begin();
+}
+
+// The connection cut between a small upload's two frames (the part made
+// and written, its rename on the way): after the reconnect the part is
+// removed and the file sent again, so the tree arrives whole and no
+// .smbkit-part is left on the server.
+TEST_F(CliTrees, ConnectionLostBetweenASmallUploadsFramesLeavesNoPart) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src));
+  for (int i = 0; i < 60; i++)
+    ASSERT_TRUE(write_local(src + "/f" + std::to_string(i), random_bytes(1000 + static_cast<size_t>(i), 77 + i)));
+  std::atomic<int> renames{0};
+  // Cut at the fifth second frame of connection 0: SET_INFO (the rename)
+  // chained to a CLOSE; the frame never reaches the server.
+  auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
+    namespace s2 = st::smb2;
+    if (to != st::Toward::server || ctx.connection() != 0 || !s2::is_plain(f) || f.size() < s2::kHeaderSize)
+      return st::Verdict::forward;
+    uint32_t next = 0;
+    std::memcpy(&next, f.data() + s2::kNextCommand, 4);
+    if (s2::command(f) != pr::SMB2_SET_INFO || next == 0 || next + s2::kHeaderSize > f.size() ||
+        s2::command(f, next) != pr::SMB2_CLOSE)
+      return st::Verdict::forward;
+    return ++renames == 5 ? st::Verdict::close : st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << err_of(relay);
+  const std::string remote = unique_name("trees-cut");
+  const std::string target = "smb://" + std::string(st::SambaServer::user()) + "@127.0.0.1:" +
+                             std::to_string((*relay)->port()) + "/share/" + remote;
+  // Unsigned, so that the relay can read the commands.
+  auto o = run_smbkit({"--vers", "default", "cp", "-r", src, target});
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_GE(renames.load(), 5);
+  EXPECT_GE((*relay)->connections(), 2);
+  const auto got = snapshot(share_dir() + "/" + remote), want = snapshot(src);
+  std::set<std::string> names, want_names;
+  for (const auto& [k, v] : got) names.insert(k);
+  for (const auto& [k, v] : want) want_names.insert(k);
+  ASSERT_EQ(names, want_names);  // no .smbkit-part left
+  EXPECT_TRUE(got == want);
 }
 
 ino_t inode(const std::string& p) {
