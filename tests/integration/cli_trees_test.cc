@@ -30,11 +30,14 @@ std::map<std::string, std::optional<Bytes>> snapshot(const std::string& root) {
   return m;
 }
 
-// Modification times (seconds) of the files below root.
+// Modification times (seconds) of the files and directories below root,
+// and of root itself (as ".").
 std::map<std::string, time_t> mtimes(const std::string& root) {
   std::map<std::string, time_t> m;
+  struct stat rst {};
+  if (::stat(root.c_str(), &rst) == 0) m["."] = rst.st_mtim.tv_sec;
   for (auto& e : fs::recursive_directory_iterator(root)) {
-    if (!e.is_regular_file()) continue;
+    if (!e.is_regular_file() && !e.is_directory()) continue;
     struct stat st {};
     if (::stat(e.path().c_str(), &st) == 0) m[fs::relative(e.path(), root).string()] = st.st_mtim.tv_sec;
   }
@@ -58,6 +61,10 @@ void make_tree(const std::string& root, int files) {
     ASSERT_TRUE(write_local(p, random_bytes(size, 900 + static_cast<uint64_t>(i))));
     ASSERT_TRUE(set_mtime(p, 1000000000 + i * 3600));
   }
+  // The directories' times, after their files were written (in 2004).
+  const char* all_dirs[] = {"a/b", "a", "c", ""};
+  for (int k = 0; k < 4; k++)
+    ASSERT_TRUE(set_mtime(root + (all_dirs[k][0] ? "/" : "") + all_dirs[k], 1080000000 + k * 86400));
 }
 
 TEST_F(CliTrees, MkdirParentsAndRecursiveRemove) {
@@ -120,7 +127,7 @@ TEST_F(CliTrees, RecursiveCopyBothWaysKeepsContentAndTimes) {
   if (HasFatalFailure()) return;
   const auto want = snapshot(src);
   const auto want_times = mtimes(src);
-  ASSERT_EQ(want_times.size(), 120u);
+  ASSERT_EQ(want_times.size(), 120u + 4u);  // files, directories and the root
 
   const std::string remote = unique_name("trees-cp");
   auto o = smbkit({"cp", "-r", src, url(remote)});
