@@ -301,21 +301,15 @@ void sync_down(Syncing& s, const std::string& rdir, const SharedFd& dir, const s
       continue;
     }
     // Only what is in this directory: a directory goes with what it holds,
-    // never following a link out of it (a link is removed as itself).
-    std::error_code ec;
-    if (S_ISDIR(st.st_mode)) {
-      int fd = ::openat(dir->get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-      if (fd < 0) {
-        failed(w.c, l, sys_error(errno));
-        continue;
-      }
-      ::close(fd);
-      std::filesystem::remove_all(l, ec);
-    } else if (::unlinkat(dir->get(), name.c_str(), 0) != 0) {
-      ec = std::error_code(errno, std::generic_category());
+    // never following a link out of it (a link is removed as itself),
+    // each entry relative to its directory's descriptor.
+    if (auto r = remove_beneath(dir->get(), name, l); !r) {
+      Error e = r.take_error();
+      if (e.context == l) e.context.clear();  // named once
+      failed(w.c, l, e);
+    } else {
+      w.tally.removed++;
     }
-    if (ec) failed(w.c, l, sys_error(ec.value()));
-    else w.tally.removed++;
   }
 }
 

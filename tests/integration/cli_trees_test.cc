@@ -4,6 +4,8 @@
 // rest copied (exit status 3 and a summary), and sync.
 #include <sys/stat.h>
 
+#include <cstring>
+
 #include <functional>
 #include <set>
 
@@ -295,6 +297,58 @@ TEST_F(CliTrees, SyncUp) {
   st::TempDir tmp("smbkit-it");
   const std::string remote = unique_name("trees-sync-up");
   check_sync(smbkit, tmp.path() + "/src", tmp.path() + "/src", url(remote), share_dir() + "/" + remote);
+}
+
+// sync --delete into a local directory removes each extra relative to the
+// destination's descriptor, never by path: the destination is swapped
+// for a link to another directory as the listing starts (the relay does
+// it when the first QUERY_DIRECTORY goes by), and the other directory's
+// same-named entries stay. A symbolic link is removed as itself.
+TEST_F(CliTrees, SyncDeleteLocalIsDescriptorRelative) {
+  st::TempDir tmp("smbkit-it");
+  const std::string remote = unique_name("trees-sync-del");
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + remote));
+  ASSERT_TRUE(write_local(share_dir() + "/" + remote + "/kept.txt", to_bytes("kept")));
+  const std::string dst = tmp.path() + "/dst", victim = tmp.path() + "/victim";
+  for (const std::string& d : {dst, victim}) {
+    ASSERT_TRUE(fs::create_directories(d + "/extra/sub"));
+    ASSERT_TRUE(write_local(d + "/extra/sub/file", to_bytes("file")));
+  }
+  ASSERT_TRUE(write_local(victim + "/precious", to_bytes("precious")));
+  fs::create_directory_symlink(victim, dst + "/link-out");
+  std::atomic<bool> swapped{false};
+  auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext&) {
+    namespace s2 = st::smb2;
+    if (to != st::Toward::server || swapped || !s2::is_plain(f)) return st::Verdict::forward;
+    for (size_t at = 0; at + s2::kHeaderSize <= f.size();) {
+      if (s2::command(f, at) == pr::SMB2_QUERY_DIRECTORY) {
+        std::error_code ec;
+        fs::rename(dst, dst + "-moved", ec);
+        if (!ec) fs::create_directory_symlink(victim, dst, ec);
+        swapped = !ec;
+        break;
+      }
+      uint32_t next = 0;
+      std::memcpy(&next, f.data() + at + s2::kNextCommand, 4);
+      if (next == 0) break;
+      at += next;
+    }
+    return st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << err_of(relay);
+  const std::string src = "smb://" + std::string(st::SambaServer::user()) + "@127.0.0.1:" +
+                          std::to_string((*relay)->port()) + "/share/" + remote;
+  auto o = run_smbkit({"--vers", "default", "sync", "--delete", src, dst});
+  EXPECT_EQ(o.status, 0) << o.out;
+  ASSERT_TRUE(swapped.load());
+  // What was opened as the destination got the sync.
+  EXPECT_FALSE(fs::exists(dst + "-moved/extra"));
+  EXPECT_FALSE(fs::is_symlink(dst + "-moved/link-out"));
+  EXPECT_EQ(slurp_str(dst + "-moved/kept.txt"), "kept");
+  // The directory the path now leads to is untouched.
+  EXPECT_EQ(slurp_str(victim + "/extra/sub/file"), "file");
+  EXPECT_EQ(slurp_str(victim + "/precious"), "precious");
+  EXPECT_FALSE(fs::exists(victim + "/kept.txt"));
 }
 
 TEST_F(CliTrees, SyncDown) {
