@@ -221,4 +221,75 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
   return ok;
 }
 
+std::optional<Result<void>> put_small_new(Tree& t, const std::string& rpath, ByteView data, uint64_t mtime) {
+  // One frame: CREATE NAME (FILE_CREATE: only a name that is not there) +
+  // WRITE + SET_INFO FileBasicInformation + CLOSE, all on the open the
+  // CREATE made (MS-SMB2 3.2.4.1.4).
+  const FileId related{~0ull, ~0ull};
+  CreateRequest c;
+  c.DesiredAccess = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
+  c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  c.CreateDisposition = FILE_CREATE;
+  c.CreateOptions = FILE_NON_DIRECTORY_FILE;
+  c.Name = client::to_smb_path(rpath);
+  Bytes basic;
+  if (mtime != 0) {
+    FileBasicInformation b;
+    b.LastWriteTime = mtime;
+    auto enc = encode_info(b);
+    if (!enc) return Result<void>(enc.take_error());
+    basic = std::move(*enc);
+  }
+  std::vector<session::Request> reqs;
+  auto cr = frame_request(t, SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, false, 0);
+  if (!cr) return std::nullopt;
+  reqs.push_back(std::move(*cr));
+  if (!data.empty()) {
+    auto wr = frame_request(t, SMB2_WRITE, [&](ByteWriter& w) -> Result<void> {
+      // MS-SMB2 2.2.21, the data inside the request.
+      WriteRequest wq;
+      wq.Length = static_cast<uint32_t>(data.size());
+      wq.FileId = related;
+      SMBKIT_CHECK(encode_write_request(wq, w));
+      w.bytes(data);
+      return ok_result();
+    }, true, data.size());
+    if (!wr) return std::nullopt;
+    reqs.push_back(std::move(*wr));
+  }
+  if (mtime != 0) {
+    auto si = set_info_request(t, related, FileBasicInformation::kInfoClass, basic, true);
+    if (!si) return std::nullopt;
+    reqs.push_back(std::move(*si));
+  }
+  auto cl = frame_request(t, SMB2_CLOSE, [&](ByteWriter& w) {
+    CloseRequest r;
+    r.FileId = related;
+    return encode_close_request(r, w);
+  }, true, 0);
+  if (!cl) return std::nullopt;
+  reqs.push_back(std::move(*cl));
+  auto got = t.client().conn().call_compound(std::move(reqs));
+  // No answer: the name may be ours, half written; it is new, so it goes.
+  if (must_step(got)) return abandon(t, rpath);
+  const auto& resps = *got;
+  // Someone made the name meanwhile: the part file's way.
+  if (resps.front().hdr.Status == STATUS_OBJECT_NAME_COLLISION) return put_small(t, rpath, data, mtime);
+  if (resps.front().hdr.Status != STATUS_SUCCESS)
+    return Result<void>(nt_error(resps.front().hdr.Status, t.url_of(rpath)));
+  Result<void> ok;
+  size_t i = 1;
+  if (!data.empty()) {
+    const auto& wr = resps[i++];
+    if (wr.hdr.Status != STATUS_SUCCESS) ok = nt_error(wr.hdr.Status, t.url_of(rpath) + ": write");
+    else if (auto d = decode_write_response(wr.msg()); !d) ok = d.take_error();
+    else if (d->Count != data.size()) ok = nt_error(STATUS_DISK_FULL, t.url_of(rpath) + ": short write");
+  }
+  if (ok && mtime != 0 && resps[i].hdr.Status != STATUS_SUCCESS)
+    ok = nt_error(resps[i].hdr.Status, t.url_of(rpath) + ": modification time");
+  // An incomplete file under the name: removed (it is ours: FILE_CREATE).
+  if (!ok) (void)t.unlink(rpath);
+  return ok;
+}
+
 }  // namespace smbkit::cli

@@ -97,7 +97,7 @@ void download_one(Engine& w, const std::string& rpath, const SharedFd& dir, cons
                   const std::string& shown, uint64_t listed_size);
 // The open local file f (st its fstat) to rpath, with its mtime.
 void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::string& shown,
-                const std::string& rpath);
+                const std::string& rpath, bool name_is_new = false);
 // rm -r of the remote directory rdir: whether all of it went.
 bool remove_dir(Engine& w, const std::string& rdir);
 

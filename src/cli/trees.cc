@@ -148,7 +148,7 @@ struct Uploading {  // one upload_tree
 };
 
 void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::string& shown,
-                const std::string& rpath) {
+                const std::string& rpath, bool name_is_new) {
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const uint64_t mtime = timespec_to_filetime(st.st_mtim);
   if (size <= small_file_limit(w.t)) {
@@ -161,7 +161,8 @@ void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::
       if (n == 0) return failed(w.c, shown, sys_error(EIO, "file shrank during the transfer"));
       done += static_cast<size_t>(n);
     }
-    if (auto r = put_small(w.t, rpath, data, mtime)) {
+    auto r = name_is_new ? put_small_new(w.t, rpath, data, mtime) : put_small(w.t, rpath, data, mtime);
+    if (r) {
       if (!*r) return failed(w.c, shown, (*r).error());
       w.tally.files++;
       w.tally.bytes += size;
@@ -186,6 +187,7 @@ static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const
   // them.
   auto m = w.t.mkdir(rdir);
   if (!m && m.error().status != STATUS_OBJECT_NAME_COLLISION) return failed(w.c, shown, m.error());
+  const bool made = m.ok();  // every name in it is new
   auto dt = remote_dir_time(w, rdir, timespec_to_filetime(dst.st_mtim), shown, parent);
   auto names = read_dir_names(dir_fd, shown);
   if (!names) return failed(w.c, shown, names.error());
@@ -236,7 +238,7 @@ static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const
         continue;
       }
       auto shared = std::make_shared<UniqueFd>(std::move(*f));
-      w.submit([&w, shared, fst, l, r, dt] { upload_one(w, shared, fst, l, r); });
+      w.submit([&w, shared, fst, l, r, dt, made] { upload_one(w, shared, fst, l, r, made); });
     } else {
       skipped(w.tally, l, std::string(file_kind(st.st_mode)) + ", not a regular file: skipped");
     }
