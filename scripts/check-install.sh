@@ -50,4 +50,38 @@ got=$(complete_words smbkit -v get smb://h/s/f --cred)
 got=$(complete_words smbkit --vers 3.1)
 [ "$got" = "3.1.1" ] || { echo "--vers 3.1 completed to: $got"; fail=1; }
 ((fail == 0)) || exit 1
+# Remote paths, against a server started for the purpose (smbkit-samba):
+# the installed smbkit lists the directory being typed in, with the
+# password from SMBKIT_PASSWORD; without one it completes nothing (one
+# empty line from complete_words), at once
+# (no prompt: standard input is a terminal nowhere here, so the bound on
+# time is what shows it).
+export -f complete_words
+export prefix
+remote=$(timeout 120 "$build/bin/smbkit-samba" --server smbkitd -- bash -c '
+  set -e
+  PATH=$prefix/bin:$PATH
+  smbkit mkdir "$SMBKIT_URL/share/dir1"
+  smbkit mkdir "$SMBKIT_URL/share/dir2"
+  echo x >"$SMBKIT_SAMBA_DIR/f.txt"
+  smbkit put "$SMBKIT_SAMBA_DIR/f.txt" "$SMBKIT_URL/share/dir1/my file.txt"
+  smbkit put "$SMBKIT_SAMBA_DIR/f.txt" "$SMBKIT_URL/share/direct.txt"
+  echo "dirs:$(complete_words smbkit ls "$SMBKIT_URL/share/dir" | tr "\n" "|")"
+  echo "file:$(complete_words smbkit -q get "$SMBKIT_URL/share/dir1/m" | tr "\n" "|")"
+  echo "shares:$(complete_words smbkit ls "$SMBKIT_URL/sh" | tr "\n" "|")"
+  start=$SECONDS
+  echo "nopw:$(unset SMBKIT_PASSWORD; complete_words smbkit ls "$SMBKIT_URL/share/dir" | tr "\n" "|")"
+  echo "nopw-seconds:$((SECONDS - start))"
+  echo "port:$SMBKIT_PORT"
+') || { echo "remote completion: the server run failed: $remote"; exit 1; }
+port=$(sed -n "s/^port://p" <<<"$remote")
+want_dirs="$port/share/dir1/|$port/share/dir2/|$port/share/direct.txt|"
+[ "$(sed -n "s/^dirs://p" <<<"$remote")" = "$want_dirs" ] || { echo "remote completion of dir: $remote"; fail=1; }
+[ "$(sed -n "s/^file://p" <<<"$remote")" = "$port/share/dir1/my\ file.txt|" ] ||
+  { echo "remote completion of a name with a space: $remote"; fail=1; }
+[ "$(sed -n "s/^shares://p" <<<"$remote")" = "$port/share/|" ] || { echo "remote completion of a share: $remote"; fail=1; }
+[ "$(sed -n "s/^nopw://p" <<<"$remote")" = "|" ] || { echo "remote completion without a password: $remote"; fail=1; }
+(($(sed -n "s/^nopw-seconds://p" <<<"$remote") < 5)) || { echo "remote completion without a password waited"; fail=1; }
+
+((fail == 0)) || exit 1
 echo "install check: the program, mount.smbkit, smbkit.1 and the bash completion are installed and work"

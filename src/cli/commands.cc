@@ -18,6 +18,7 @@
 #include "cli/output.h"
 #include "cli/progress.h"
 #include "cli/remote_copy.h"
+#include "cli/tree_engine.h"
 #include "cli/trees.h"
 #include "client/names.h"
 #include "client/share_list.h"
@@ -47,20 +48,22 @@ Result<DownloadTarget> local_target(const std::string& local, const std::string&
   return DownloadTarget::for_path(local, remote_name);
 }
 
-// Runs `one` on each match, going on after a failure (named on stderr);
-// fails at the end when any did, with the count.
-Result<void> for_each_match(const std::string& what, const std::vector<GlobMatch>& matches,
-                            const std::function<Result<void>(const GlobMatch&)>& one) {
-  size_t failed = 0;
+// Runs `one` on each match, going on after a failure: each is reported
+// through Context::file_failed under the match's URL (the user's pattern
+// with the name in place of it), so the command exits 3 (partial) as a
+// tree copy does.
+void for_each_match(Context& c, Tree& t, const std::vector<GlobMatch>& matches,
+                    const std::function<Result<void>(const GlobMatch&)>& one) {
   for (const auto& m : matches) {
-    if (auto r = one(m); !r) {
-      failed++;
-      std::fprintf(stderr, "smbkit: %s: %s\n", client::escape_for_display(m.path).c_str(),
-                   client::escape_controls(r.error().message()).c_str());
-    }
+    auto r = one(m);
+    if (r) continue;
+    const std::string shown = t.url_of(m.path);
+    Error e = r.error();
+    // The error may name the file already: once is enough.
+    if (e.context == shown) e.context.clear();
+    else if (e.context.rfind(shown + ": ", 0) == 0) e.context.erase(0, shown.size() + 2);
+    failed(c, shown, e);
   }
-  if (failed) return nt_error(STATUS_UNSUCCESSFUL, fmt::format("{}: {} of {} failed", what, failed, matches.size()));
-  return {};
 }
 
 // A directory that a glob of files matched: skipped, and said so.
@@ -151,13 +154,14 @@ Result<void> cmd_get(Context& c, const std::string& url, const std::string& loca
     if (!fs::is_directory(dir, ec)) return sys_error(ENOTDIR, dir + " (a pattern downloads into a directory)");
     SMBKIT_TRY(auto ts, c.trees(u));
     SMBKIT_TRY(auto matches, expand_remote_glob(*ts[0], u.path));
-    return for_each_match("get", matches, [&](const GlobMatch& m) -> Result<void> {
+    for_each_match(c, *ts[0], matches, [&](const GlobMatch& m) -> Result<void> {
       if (m.is_dir) return skip_directory(m, " (cp -r copies trees)");
       SMBKIT_TRY(auto dst, local_target(dir, m.name));
       SMBKIT_TRY(auto s, download_file(c, *ts[0], m.path, dst, std::span(ts).subspan(1)));
       print_stats(c, "get", m.path, s);
       return {};
     });
+    return {};
   }
   std::string name = base_name(u.path);
   SMBKIT_TRY(auto dst, local_target(local_in.empty() ? name : local_in, name));
@@ -210,7 +214,7 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
       if (!fs::is_directory(dst, ec)) return sys_error(ENOTDIR, dst + " (a pattern copies into a directory)");
       SMBKIT_TRY(auto ts, c.trees(u));
       SMBKIT_TRY(auto matches, expand_remote_glob(*t, u.path));
-      return for_each_match("cp", matches, [&](const GlobMatch& m) -> Result<void> {
+      for_each_match(c, *t, matches, [&](const GlobMatch& m) -> Result<void> {
         if (m.is_dir) {
           if (!recursive) return skip_directory(m, " (use cp -r)");
           return download_tree(c, *t, m.path, dst + "/" + m.name);
@@ -220,6 +224,7 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
         print_stats(c, "cp", m.path, s);
         return {};
       });
+      return {};
     }
     SMBKIT_TRY(auto st, t->stat(u.path));
     if (st.is_dir) {
@@ -266,13 +271,14 @@ Result<void> cmd_rm(Context& c, const std::string& url, bool recursive) {
   if (recursive && !has_wildcard(u.path)) return remove_tree(c, *t, u.path);
   if (has_wildcard(u.path)) {
     SMBKIT_TRY(auto matches, expand_remote_glob(*t, u.path));
-    return for_each_match("rm", matches, [&](const GlobMatch& m) -> Result<void> {
+    for_each_match(c, *t, matches, [&](const GlobMatch& m) -> Result<void> {
       if (m.is_dir) {
         if (recursive) return remove_tree(c, *t, m.path);
         return skip_directory(m, " (rm -r removes a tree, rmdir an empty directory)");
       }
       return t->unlink(m.path);
     });
+    return {};
   }
   return t->unlink(u.path);
 }

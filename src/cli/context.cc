@@ -42,7 +42,7 @@ Result<client::Credentials> Context::credentials(const client::SmbUrl& u) {
     have_password = true;
   }
   if (!have_password && !c.user.empty() && !g_.guest) {
-    if (!isatty(0))
+    if (g_.no_prompt || !isatty(0))
       return nt_error(STATUS_LOGON_FAILURE, u.str() + ": no password (use --credentials FILE or SMBKIT_PASSWORD)");
     c.password = client::prompt_password(c.user + "@" + u.host);
   }

@@ -37,6 +37,9 @@ struct GlobalOptions {
   // and no password is prompted for.
   bool guest = false;
   std::optional<SecretString> env_password;  // SMBKIT_PASSWORD, taken at start
+  // Never prompt for a password (the shell's completion runs the program:
+  // credentials only from --credentials or SMBKIT_PASSWORD).
+  bool no_prompt = false;
 };
 
 // Dialects for a mount.cifs style vers= value.

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -313,6 +314,45 @@ Result<std::vector<std::string>> read_dir_names(int dir_fd, const std::string& s
   if (e != 0) return sys_error(e, shown);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+namespace {
+
+// Directories deeper than this are not descended into (each level holds a
+// descriptor): the removal fails there, named.
+constexpr size_t kMaxRemoveDepth = 512;
+
+Result<void> remove_at(int dir_fd, const std::string& name, const std::string& shown, size_t depth) {
+  struct stat st {};
+  if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return sys_error(errno, shown);
+  // A file swapped for a directory meanwhile fails here (EISDIR); a
+  // directory swapped for a link fails the O_NOFOLLOW open below.
+  if (!S_ISDIR(st.st_mode)) {
+    if (::unlinkat(dir_fd, name.c_str(), 0) != 0) return sys_error(errno, shown);
+    return {};
+  }
+  if (depth >= kMaxRemoveDepth) return sys_error(ELOOP, fmt::format("{}: more than {} levels deep", shown, depth));
+  int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return sys_error(errno, shown);
+  UniqueFd dir(fd);
+  Result<void> first;
+  {
+    auto names = read_dir_names(dir.get(), shown);
+    if (!names) return names.take_error();
+    for (const auto& n : *names) {
+      auto r = remove_at(dir.get(), n, fmt::format("{}/{}", shown, n), depth + 1);
+      if (!r && first) first = r.take_error();
+    }
+  }
+  if (!first) return first;
+  if (::unlinkat(dir_fd, name.c_str(), AT_REMOVEDIR) != 0) return sys_error(errno, shown);
+  return {};
+}
+
+}  // namespace
+
+Result<void> remove_beneath(int dir_fd, const std::string& name, const std::string& shown) {
+  return remove_at(dir_fd, name, shown, 0);
 }
 
 }  // namespace smbkit::cli

@@ -118,6 +118,15 @@ Result<UniqueFd> open_upload_source(int dir_fd, const std::string& name, bool fo
 // The names in the directory dir_fd, without "." and "..", sorted.
 Result<std::vector<std::string>> read_dir_names(int dir_fd, const std::string& shown);
 
+// Removes dir_fd/name and, when it is a directory, everything in it, each
+// entry relative to its directory's descriptor (openat/unlinkat), never
+// following a symbolic link (a link is removed as itself) and never by a
+// path from the root: a directory renamed or swapped for a link meanwhile
+// leads nowhere outside, and depth is not bounded by PATH_MAX. Goes on
+// after a failure; the first is the error, its context the path (shown
+// and below it) that failed.
+Result<void> remove_beneath(int dir_fd, const std::string& name, const std::string& shown);
+
 // "a symbolic link", "a directory", ... for messages.
 const char* file_kind(mode_t mode);
 

@@ -7,6 +7,7 @@
 #include "base/log.h"
 #include "cli/bench.h"
 #include "cli/commands.h"
+#include "cli/complete.h"
 #include "cli/exit_status.h"
 #include "cli/help.h"
 #include "cli/sync.h"
@@ -115,6 +116,11 @@ int main(int argc, char** argv) {
   sync->add_flag("--checksum", sync_opts.checksum, "compare content (SHA-256 of both sides), not size and time");
   sync->add_option("SRC", a)->required();
   sync->add_option("DST", b)->required();
+  // For the bash completion (contrib/bash-completion/smbkit): hidden from
+  // --help (no group).
+  auto* complete = app.add_subcommand("__complete", "");
+  complete->group("");
+  complete->add_option("WORD", a);
   BenchOptions bench_opts;
   auto* bench = add_bench_command(app, bench_opts, a);
   ExtraCommands extra;
@@ -134,6 +140,13 @@ int main(int argc, char** argv) {
   // Read once, then gone from the environment (and zeroed in the block
   // /proc/PID/environ shows), so commands never pass it on to a child.
   g.env_password = client::take_env_password();
+  if (complete->parsed()) {
+    // Quick and silent: a short timeout, no reconnect, no prompt.
+    g.timeout_s = std::min(g.timeout_s, 5);
+    g.no_reconnect = true;
+    g.no_prompt = true;
+    g.quiet = true;
+  }
   Context ctx(g);
   Result<void> r;
   std::string target = a;
@@ -155,6 +168,7 @@ int main(int argc, char** argv) {
   else if (df->parsed()) r = cmd_df(ctx, a, json);
   else if (sync->parsed()) r = cmd_sync(ctx, a, b, sync_opts);
   else if (bench->parsed()) r = cmd_bench(ctx, a, bench_opts);
+  else if (complete->parsed()) r = cmd_complete(ctx, a);
   if (!r) {
     const Error& e = r.error();
     std::string msg = e.message();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "auth/crypto.h"
+#include "base/log.h"
 #include "client/reconnect_policy.h"
 #include "proto/constants.h"
 #include "proto/close.h"
@@ -91,17 +92,30 @@ bool must_step(const Result<std::vector<session::Response>>& r) {
   return false;
 }
 
+// A frame of put_small that got no answer (a lost connection, an expired
+// session): its part, which the server may have created and which a
+// server closes with the connection, is removed once the tree is back
+// (Tree::unlink waits for the reconnect), so no stray part stays. The
+// caller then goes step by step.
+std::optional<Result<void>> abandon(Tree& t, const std::string& part) {
+  auto r = t.unlink(part);
+  if (!r && r.error().status != STATUS_OBJECT_NAME_NOT_FOUND)
+    SMBKIT_LOG(warn, "{}: stray part not removed: {}", t.url_of(part), r.error().message());
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteView data, uint64_t mtime) {
   // Two frames on one open, so that the target is only named once the data
   // is known written (a server runs the requests after a failed WRITE;
   // only a failed CREATE fails the rest, MS-SMB2 3.3.5.2.7.2):
-  //   CREATE NAME.smbkit-part + WRITE + SET_INFO FileBasicInformation
+  //   CREATE NAME.smbkit-part-RANDOM + WRITE + SET_INFO FileBasicInformation
   //   (LastWriteTime, after the WRITE so that it stays), the handle kept;
   //   then SET_INFO FileRenameInformation over NAME (or, after a failure,
   //   FileDispositionInformation) + CLOSE.
-  // One CREATE per file, as a plain upload has.
+  // One CREATE per file, as a plain upload has. A frame lost with the
+  // connection removes the part after the reconnect (abandon).
   const FileId related{~0ull, ~0ull};
   CreateRequest c;
   c.DesiredAccess = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
@@ -116,15 +130,15 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
     if (!enc) return Result<void>(enc.take_error());
     basic = std::move(*enc);
   }
-  std::string tmp = rpath + ".smbkit-part";
+  // The part's name is ours alone (random), so that a part left by a lost
+  // connection can be removed without asking whose it is: the CREATE of a
+  // frame that got no answer may or may not have run.
+  std::string tmp;
   Result<std::vector<session::Response>> first = std::vector<session::Response>{};
   for (int attempt = 0; attempt < 2; attempt++) {
-    if (attempt > 0) {
-      // Another upload's part (running, or kept for put -c): left alone.
-      std::byte rnd[4];
-      auth::random_bytes(rnd);
-      tmp = rpath + ".smbkit-part-" + to_hex(rnd);
-    }
+    std::byte rnd[6];
+    auth::random_bytes(rnd);
+    tmp = rpath + ".smbkit-part-" + to_hex(rnd);
     c.Name = client::to_smb_path(tmp);
     std::vector<session::Request> reqs;
     auto cr = frame_request(t, SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, false, 0);
@@ -149,7 +163,7 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
       reqs.push_back(std::move(*si));
     }
     first = t.client().conn().call_compound(std::move(reqs));
-    if (must_step(first)) return std::nullopt;
+    if (must_step(first)) return abandon(t, tmp);
     if (first->front().hdr.Status != STATUS_OBJECT_NAME_COLLISION) break;
   }
   const auto& resps = *first;
@@ -197,14 +211,84 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
   reqs.push_back(std::move(*si));
   reqs.push_back(std::move(*cl));
   auto second = t.client().conn().call_compound(std::move(reqs));
-  if (!second) {
-    if (ok) ok = second.take_error();
-    return ok;
-  }
+  // Lost with the connection (the rename may or may not have run): the
+  // part goes, and the file is sent again step by step.
+  if (must_step(second)) return abandon(t, tmp);
   if (ok && (*second)[0].hdr.Status != STATUS_SUCCESS) {
     ok = nt_error((*second)[0].hdr.Status, t.url_of(rpath));
     (void)t.unlink(tmp);
   }
+  return ok;
+}
+
+std::optional<Result<void>> put_small_new(Tree& t, const std::string& rpath, ByteView data, uint64_t mtime) {
+  // One frame: CREATE NAME (FILE_CREATE: only a name that is not there) +
+  // WRITE + SET_INFO FileBasicInformation + CLOSE, all on the open the
+  // CREATE made (MS-SMB2 3.2.4.1.4).
+  const FileId related{~0ull, ~0ull};
+  CreateRequest c;
+  c.DesiredAccess = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
+  c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  c.CreateDisposition = FILE_CREATE;
+  c.CreateOptions = FILE_NON_DIRECTORY_FILE;
+  c.Name = client::to_smb_path(rpath);
+  Bytes basic;
+  if (mtime != 0) {
+    FileBasicInformation b;
+    b.LastWriteTime = mtime;
+    auto enc = encode_info(b);
+    if (!enc) return Result<void>(enc.take_error());
+    basic = std::move(*enc);
+  }
+  std::vector<session::Request> reqs;
+  auto cr = frame_request(t, SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, false, 0);
+  if (!cr) return std::nullopt;
+  reqs.push_back(std::move(*cr));
+  if (!data.empty()) {
+    auto wr = frame_request(t, SMB2_WRITE, [&](ByteWriter& w) -> Result<void> {
+      // MS-SMB2 2.2.21, the data inside the request.
+      WriteRequest wq;
+      wq.Length = static_cast<uint32_t>(data.size());
+      wq.FileId = related;
+      SMBKIT_CHECK(encode_write_request(wq, w));
+      w.bytes(data);
+      return ok_result();
+    }, true, data.size());
+    if (!wr) return std::nullopt;
+    reqs.push_back(std::move(*wr));
+  }
+  if (mtime != 0) {
+    auto si = set_info_request(t, related, FileBasicInformation::kInfoClass, basic, true);
+    if (!si) return std::nullopt;
+    reqs.push_back(std::move(*si));
+  }
+  auto cl = frame_request(t, SMB2_CLOSE, [&](ByteWriter& w) {
+    CloseRequest r;
+    r.FileId = related;
+    return encode_close_request(r, w);
+  }, true, 0);
+  if (!cl) return std::nullopt;
+  reqs.push_back(std::move(*cl));
+  auto got = t.client().conn().call_compound(std::move(reqs));
+  // No answer: the name may be ours, half written; it is new, so it goes.
+  if (must_step(got)) return abandon(t, rpath);
+  const auto& resps = *got;
+  // Someone made the name meanwhile: the part file's way.
+  if (resps.front().hdr.Status == STATUS_OBJECT_NAME_COLLISION) return put_small(t, rpath, data, mtime);
+  if (resps.front().hdr.Status != STATUS_SUCCESS)
+    return Result<void>(nt_error(resps.front().hdr.Status, t.url_of(rpath)));
+  Result<void> ok;
+  size_t i = 1;
+  if (!data.empty()) {
+    const auto& wr = resps[i++];
+    if (wr.hdr.Status != STATUS_SUCCESS) ok = nt_error(wr.hdr.Status, t.url_of(rpath) + ": write");
+    else if (auto d = decode_write_response(wr.msg()); !d) ok = d.take_error();
+    else if (d->Count != data.size()) ok = nt_error(STATUS_DISK_FULL, t.url_of(rpath) + ": short write");
+  }
+  if (ok && mtime != 0 && resps[i].hdr.Status != STATUS_SUCCESS)
+    ok = nt_error(resps[i].hdr.Status, t.url_of(rpath) + ": modification time");
+  // An incomplete file under the name: removed (it is ours: FILE_CREATE).
+  if (!ok) (void)t.unlink(rpath);
   return ok;
 }
 

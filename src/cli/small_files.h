@@ -33,4 +33,10 @@ std::optional<Result<SmallRead>> get_small(client::Tree& t, const std::string& r
 // nullopt: the frame could not be used (the caller goes step by step).
 std::optional<Result<void>> put_small(client::Tree& t, const std::string& rpath, ByteView data, uint64_t mtime);
 
+// For a name known new (its directory made by this copy): CREATE of rpath
+// itself (FILE_CREATE) + WRITE + SET_INFO + CLOSE in one frame, no part
+// file and no rename. An incomplete file is removed; a name that turns out
+// to exist goes put_small's way. nullopt as put_small.
+std::optional<Result<void>> put_small_new(client::Tree& t, const std::string& rpath, ByteView data, uint64_t mtime);
+
 }  // namespace smbkit::cli

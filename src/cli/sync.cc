@@ -124,26 +124,34 @@ std::map<std::string, FileStat> remote_entries(Syncing& s, const std::string& rd
 }
 
 // --delete on the share: what DST has and SRC does not.
-void delete_remote(Syncing& s, const std::string& rpath, bool is_dir) {
+// dt: the DirTime of the directory the extra is in (set after it goes).
+void delete_remote(Syncing& s, const std::string& rpath, bool is_dir, const DirTimeRef& dt) {
   if (s.o.dry_run) return s.plan("delete", s.e.t.url_of(rpath));
   if (is_dir) {
     if (remove_dir(s.e, rpath)) s.e.tally.removed++;
     return;
   }
   Engine& w = s.e;
-  w.submit([&w, rpath] {
+  w.submit([&w, rpath, dt] {
     if (auto r = w.t.unlink(rpath); !r) failed(w.c, w.t.url_of(rpath), r.error());
     else w.tally.removed++;
   });
 }
 
-void sync_up(Syncing& s, int dir_fd, const std::string& shown, const std::string& rdir, bool remote_exists) {
+// parent: the DirTime of the directory above (null for the root, and in
+// a dry run).
+void sync_up(Syncing& s, int dir_fd, const std::string& shown, const std::string& rdir, bool remote_exists,
+             const DirTimeRef& parent) {
   Engine& w = s.e;
+  struct stat dst {};
+  if (fstat(dir_fd, &dst) != 0) return failed(w.c, shown, sys_error(errno));
   std::map<std::string, FileStat> theirs;
   if (remote_exists) theirs = remote_entries(s, rdir);
   else if (s.o.dry_run) s.plan("mkdir", w.t.url_of(rdir));
   else if (auto m = w.t.mkdir(rdir); !m && m.error().status != STATUS_OBJECT_NAME_COLLISION)
     return failed(w.c, shown, m.error());
+  DirTimeRef dt;
+  if (!s.o.dry_run) dt = remote_dir_time(w, rdir, timespec_to_filetime(dst.st_mtim), shown, parent);
   auto names = read_dir_names(dir_fd, shown);
   if (!names) return failed(w.c, shown, names.error());
   for (const auto& name : *names) {
@@ -168,7 +176,7 @@ void sync_up(Syncing& s, int dir_fd, const std::string& shown, const std::string
         continue;
       }
       UniqueFd sub(fd);
-      sync_up(s, fd, l, r, there.has_value());
+      sync_up(s, fd, l, r, there.has_value(), dt);
       continue;
     }
     if (!S_ISREG(st.st_mode)) {
@@ -196,7 +204,7 @@ void sync_up(Syncing& s, int dir_fd, const std::string& shown, const std::string
     }
     auto shared = std::make_shared<UniqueFd>(std::move(*f));
     const bool compare = same_size && s.o.checksum;
-    w.submit([&s, &w, shared, fst, l, r, compare] {
+    w.submit([&s, &w, shared, fst, l, r, compare, dt] {
       if (compare) {
         auto mine = local_sha256(shared->get(), l);
         if (!mine) return failed(w.c, l, mine.error());
@@ -212,10 +220,11 @@ void sync_up(Syncing& s, int dir_fd, const std::string& shown, const std::string
     });
   }
   if (s.o.del)
-    for (const auto& [name, e] : theirs) delete_remote(s, join(rdir, name), e.is_dir);
+    for (const auto& [name, e] : theirs) delete_remote(s, join(rdir, name), e.is_dir, dt);
 }
 
-void sync_down(Syncing& s, const std::string& rdir, const SharedFd& dir, const std::string& shown) {
+// dt: this directory's DirTime (null in a dry run).
+void sync_down(Syncing& s, const std::string& rdir, const SharedFd& dir, const std::string& shown, DirTimeRef dt) {
   Engine& w = s.e;
   auto theirs = remote_entries(s, rdir);
   // What is here (nothing when the directory is yet to be made, dry run).
@@ -252,7 +261,7 @@ void sync_down(Syncing& s, const std::string& rdir, const SharedFd& dir, const s
         }
         sub = std::make_shared<UniqueFd>(std::move(*made));
       }
-      sync_down(s, r, sub, l);
+      sync_down(s, r, sub, l, sub && !s.o.dry_run ? local_dir_time(w.c, sub, e.write_time, l, dt) : nullptr);
       continue;
     }
     const bool same_size = here && S_ISREG(here->st_mode) && static_cast<uint64_t>(here->st_size) == e.size;
@@ -266,7 +275,7 @@ void sync_down(Syncing& s, const std::string& rdir, const SharedFd& dir, const s
     }
     const bool compare = same_size && s.o.checksum;
     const uint64_t size = e.size;
-    w.submit([&s, &w, dir, name = name, l, r, size, compare] {
+    w.submit([&s, &w, dir, name = name, l, r, size, compare, dt] {
       if (compare) {
         int fd = ::openat(dir->get(), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) return failed(w.c, l, sys_error(errno));
@@ -292,21 +301,15 @@ void sync_down(Syncing& s, const std::string& rdir, const SharedFd& dir, const s
       continue;
     }
     // Only what is in this directory: a directory goes with what it holds,
-    // never following a link out of it (a link is removed as itself).
-    std::error_code ec;
-    if (S_ISDIR(st.st_mode)) {
-      int fd = ::openat(dir->get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-      if (fd < 0) {
-        failed(w.c, l, sys_error(errno));
-        continue;
-      }
-      ::close(fd);
-      std::filesystem::remove_all(l, ec);
-    } else if (::unlinkat(dir->get(), name.c_str(), 0) != 0) {
-      ec = std::error_code(errno, std::generic_category());
+    // never following a link out of it (a link is removed as itself),
+    // each entry relative to its directory's descriptor.
+    if (auto r = remove_beneath(dir->get(), name, l); !r) {
+      Error e = r.take_error();
+      if (e.context == l) e.context.clear();  // named once
+      failed(w.c, l, e);
+    } else {
+      w.tally.removed++;
     }
-    if (ec) failed(w.c, l, sys_error(ec.value()));
-    else w.tally.removed++;
   }
 }
 
@@ -325,7 +328,7 @@ Result<void> cmd_sync(Context& c, const std::string& src, const std::string& dst
     UniqueFd root(fd);
     auto st = t->stat(u.path);
     if (st && !st->is_dir) return sys_error(ENOTDIR, dst);
-    sync_up(s, fd, src, u.path, st.ok());
+    sync_up(s, fd, src, u.path, st.ok(), nullptr);
   } else {
     SMBKIT_TRY(auto st, t->stat(u.path));
     if (!st.is_dir) return sys_error(ENOTDIR, src + " (sync copies a directory)");
@@ -340,7 +343,8 @@ Result<void> cmd_sync(Context& c, const std::string& src, const std::string& dst
     } else {
       s.plan("mkdir", dst);
     }
-    sync_down(s, u.path, root, dst);
+    sync_down(s, u.path, root, dst,
+              root && !o.dry_run ? local_dir_time(c, root, st.write_time, dst, nullptr) : nullptr);
   }
   w.finish();
   if (!c.opts().quiet)

@@ -47,6 +47,36 @@ struct Engine {
   void finish() { pool.reset(); }
 };
 
+// A directory's modification time, set once everything below it is
+// written (as rsync -t and rclone do: writing an entry moves the time).
+// Each file job in the directory and each subdirectory holds a reference;
+// the last to let go runs `set` (on a worker, or on the walker). A
+// subdirectory's holds its parent's, so a parent's time is set after its
+// children's.
+class DirTime {
+ public:
+  DirTime(std::function<void()> set, std::shared_ptr<DirTime> parent)
+      : set_(std::move(set)), parent_(std::move(parent)) {}
+  DirTime(const DirTime&) = delete;
+  DirTime& operator=(const DirTime&) = delete;
+  ~DirTime() {
+    if (set_) set_();
+  }
+
+ private:
+  std::function<void()> set_;
+  std::shared_ptr<DirTime> parent_;  // released after set_ ran
+};
+using DirTimeRef = std::shared_ptr<DirTime>;
+
+// The DirTime of a local directory (its descriptor): LastWriteTime
+// `filetime` by futimens; a failure is reported under `shown`.
+DirTimeRef local_dir_time(Context& c, SharedFd dir, uint64_t filetime, const std::string& shown, DirTimeRef parent);
+// The DirTime of the remote directory rdir: LastWriteTime by SET_INFO
+// FileBasicInformation; a failure is reported under `shown`.
+DirTimeRef remote_dir_time(Engine& w, const std::string& rdir, uint64_t filetime, const std::string& shown,
+                           DirTimeRef parent);
+
 // Reports a file that failed (Context::file_failed) and goes on; the
 // message never names a part file (the user never asked for one).
 void failed(Context& c, const std::string& shown, const Error& e);
@@ -67,7 +97,7 @@ void download_one(Engine& w, const std::string& rpath, const SharedFd& dir, cons
                   const std::string& shown, uint64_t listed_size);
 // The open local file f (st its fstat) to rpath, with its mtime.
 void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::string& shown,
-                const std::string& rpath);
+                const std::string& rpath, bool name_is_new = false);
 // rm -r of the remote directory rdir: whether all of it went.
 bool remove_dir(Engine& w, const std::string& rdir);
 

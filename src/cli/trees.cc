@@ -25,6 +25,7 @@
 #include "cli/small_files.h"
 #include "cli/tree_engine.h"
 #include "client/names.h"
+#include "proto/fscc_file_info.h"
 #include "proto/types.h"
 
 namespace smbkit::cli {
@@ -82,12 +83,15 @@ void download_one(Engine& w, const std::string& rpath, const SharedFd& dir, cons
   w.tally.bytes += r->bytes;
 }
 
-static void download_dir(Engine& w, const std::string& rdir, const SharedFd& dir, const std::string& shown) {
+// dt: this directory's time, set when its last file and subdirectory are
+// done.
+static void download_dir(Engine& w, const std::string& rdir, const SharedFd& dir, const std::string& shown,
+                         DirTimeRef dt) {
   bool seen_dot = false, seen_dotdot = false;
   // Files are handed to the workers as the listing streams in;
   // subdirectories (names only) wait until it is done, so one directory
   // handle is open at a time on the server however deep the tree.
-  std::vector<std::string> subdirs;
+  std::vector<std::pair<std::string, uint64_t>> subdirs;  // name, LastWriteTime
   auto listed = w.t.list_each(rdir, "*", [&](const client::FileStat& e) -> Result<void> {
     // A listing holds the directory itself and its parent once each (as
     // directories); another "." or ".." is a server's doing and rejected
@@ -106,24 +110,25 @@ static void download_dir(Engine& w, const std::string& rdir, const SharedFd& dir
       return {};
     }
     if (e.is_dir) {
-      subdirs.push_back(e.name);
+      subdirs.emplace_back(e.name, e.write_time);
       return {};
     }
     std::string l = shown + "/" + e.name, r = join(rdir, e.name);
     uint64_t size = e.size;
     std::string name = e.name;
-    w.submit([&w, r, dir, name, l, size] { download_one(w, r, dir, name, l, size); });
+    w.submit([&w, r, dir, name, l, size, dt] { download_one(w, r, dir, name, l, size); });
     return {};
   });
   if (!listed) failed(w.c, w.t.url_of(rdir), listed.error());
-  for (const auto& name : subdirs) {
+  for (const auto& [name, time] : subdirs) {
     std::string l = shown + "/" + name;
     auto sub = make_dir_beneath(dir->get(), name, l);
     if (!sub) {
       failed(w.c, l, sub.error());
       continue;
     }
-    download_dir(w, join(rdir, name), std::make_shared<UniqueFd>(std::move(*sub)), l);
+    auto fd = std::make_shared<UniqueFd>(std::move(*sub));
+    download_dir(w, join(rdir, name), fd, l, local_dir_time(w.c, fd, time, l, dt));
   }
 }
 
@@ -143,7 +148,7 @@ struct Uploading {  // one upload_tree
 };
 
 void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::string& shown,
-                const std::string& rpath) {
+                const std::string& rpath, bool name_is_new) {
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const uint64_t mtime = timespec_to_filetime(st.st_mtim);
   if (size <= small_file_limit(w.t)) {
@@ -156,7 +161,8 @@ void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::
       if (n == 0) return failed(w.c, shown, sys_error(EIO, "file shrank during the transfer"));
       done += static_cast<size_t>(n);
     }
-    if (auto r = put_small(w.t, rpath, data, mtime)) {
+    auto r = name_is_new ? put_small_new(w.t, rpath, data, mtime) : put_small(w.t, rpath, data, mtime);
+    if (r) {
       if (!*r) return failed(w.c, shown, (*r).error());
       w.tally.files++;
       w.tally.bytes += size;
@@ -171,12 +177,18 @@ void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::
   w.tally.bytes += r->bytes;
 }
 
-static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const std::string& rdir) {
+// parent: the DirTime of the directory above (null for the root).
+static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const std::string& rdir,
+                       const DirTimeRef& parent) {
   Engine& w = u.e;
+  struct stat dst {};
+  if (fstat(dir_fd, &dst) != 0) return failed(w.c, shown, sys_error(errno));
   // Made before its files are handed out: the directory is there ahead of
   // them.
   auto m = w.t.mkdir(rdir);
   if (!m && m.error().status != STATUS_OBJECT_NAME_COLLISION) return failed(w.c, shown, m.error());
+  const bool made = m.ok();  // every name in it is new
+  auto dt = remote_dir_time(w, rdir, timespec_to_filetime(dst.st_mtim), shown, parent);
   auto names = read_dir_names(dir_fd, shown);
   if (!names) return failed(w.c, shown, names.error());
   for (const auto& name : *names) {
@@ -216,7 +228,7 @@ static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const
         continue;
       }
       u.ancestors.push_back(id);
-      upload_dir(u, fd, l, r);
+      upload_dir(u, fd, l, r, dt);
       u.ancestors.pop_back();
     } else if (S_ISREG(st.st_mode)) {
       struct stat fst {};
@@ -226,7 +238,7 @@ static void upload_dir(Uploading& u, int dir_fd, const std::string& shown, const
         continue;
       }
       auto shared = std::make_shared<UniqueFd>(std::move(*f));
-      w.submit([&w, shared, fst, l, r] { upload_one(w, shared, fst, l, r); });
+      w.submit([&w, shared, fst, l, r, dt, made] { upload_one(w, shared, fst, l, r, made); });
     } else {
       skipped(w.tally, l, std::string(file_kind(st.st_mode)) + ", not a regular file: skipped");
     }
@@ -258,6 +270,32 @@ void failed(Context& c, const std::string& shown, const Error& e) {
   c.file_failed(shown, why);
 }
 
+DirTimeRef local_dir_time(Context& c, SharedFd dir, uint64_t filetime, const std::string& shown, DirTimeRef parent) {
+  if (filetime == 0) return std::make_shared<DirTime>(nullptr, std::move(parent));
+  return std::make_shared<DirTime>(
+      [&c, dir = std::move(dir), filetime, shown] {
+        timespec times[2] = {{0, UTIME_OMIT}, filetime_to_timespec(filetime)};
+        if (::futimens(dir->get(), times) != 0) failed(c, shown, sys_error(errno, "modification time"));
+      },
+      std::move(parent));
+}
+
+DirTimeRef remote_dir_time(Engine& w, const std::string& rdir, uint64_t filetime, const std::string& shown,
+                           DirTimeRef parent) {
+  return std::make_shared<DirTime>(
+      [&w, rdir, filetime, shown] {
+        FileBasicInformation b;
+        b.LastWriteTime = filetime;
+        auto enc = encode_info(b);
+        if (!enc) return failed(w.c, shown, enc.error());
+        auto r = w.t.set_info_on_path(rdir, FILE_WRITE_ATTRIBUTES | SYNCHRONIZE,
+                                      {{FileBasicInformation::kInfoClass, std::move(*enc)}},
+                                      w.t.url_of(rdir) + ": modification time");
+        if (!r) failed(w.c, shown, r.error());
+      },
+      std::move(parent));
+}
+
 void skipped(Tally& tally, const std::string& what, const std::string& why) {
   tally.skipped++;
   warn(what, why);
@@ -285,8 +323,10 @@ Result<void> download_tree(Context& c, Tree& t, const std::string& rdir, const s
   int fd = ::open(ldir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return sys_error(errno, ldir);
   auto root = std::make_shared<UniqueFd>(fd);
+  auto st = t.stat(rdir);
+  if (!st) return st.take_error();
   Engine w(c, t);
-  download_dir(w, rdir, root, ldir);
+  download_dir(w, rdir, root, ldir, local_dir_time(c, root, st->write_time, ldir, nullptr));
   w.finish();
   summary(c, w.tally, "cp");
   return {};
@@ -302,7 +342,7 @@ Result<void> upload_tree(Context& c, Tree& t, const std::string& ldir, const std
   if (fstat(fd, &st) != 0) return sys_error(errno, ldir);
   Engine w(c, t);
   Uploading u{w, c.opts().follow, {{st.st_dev, st.st_ino}}};
-  upload_dir(u, fd, ldir, rdir);
+  upload_dir(u, fd, ldir, rdir, nullptr);
   w.finish();
   summary(c, w.tally, "cp");
   return {};

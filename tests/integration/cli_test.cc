@@ -336,6 +336,45 @@ TEST_F(Cli, GlobsPickEntriesByTheLastComponent) {
   EXPECT_NE(o.out.find("no match"), std::string::npos) << o.out;
 }
 
+// A glob whose matches partly fail goes on with the rest and exits 3
+// (partial), each failure named by its URL, as a tree copy does.
+TEST_F(Cli, GlobWithSomeFailuresIsPartial) {
+  const std::string d = unique_name("cli-glob-part");
+  const std::string dir = share_dir() + "/" + d;
+  // root's sticky directory: the session's user may delete its own files
+  // in it, not root's (and root's is read-only as well).
+  ASSERT_TRUE(fs::create_directory(dir));
+  ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+  for (const char* n : {"f1.txt", "f2.txt", "f3.txt"})
+    ASSERT_TRUE(write_local(dir + "/" + n, to_bytes(std::string("content of ") + n)));
+  ASSERT_EQ(::chown((dir + "/f2.txt").c_str(), 0, 0), 0);
+  ASSERT_EQ(::chmod((dir + "/f2.txt").c_str(), 0444), 0);
+
+  // get: a directory where f2.txt would land is not replaced.
+  st::TempDir tmp("smbkit-it");
+  ASSERT_TRUE(fs::create_directory(tmp.path() + "/f2.txt"));
+  const std::string shown = "/share/" + d + "/f2.txt: ";  // in the match's URL
+  auto o = smbkit({"get", url(d + "/f*"), tmp.path()});
+  EXPECT_EQ(o.status, 3) << o.out;
+  EXPECT_NE(o.out.find("smbkit: smb://"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(shown), std::string::npos) << o.out;
+  EXPECT_EQ(lines(o.out), 1u) << o.out;
+  EXPECT_EQ(slurp_str(tmp.path() + "/f1.txt"), "content of f1.txt");
+  EXPECT_EQ(slurp_str(tmp.path() + "/f3.txt"), "content of f3.txt");
+  EXPECT_TRUE(fs::is_directory(tmp.path() + "/f2.txt"));
+
+  // rm: f2.txt cannot be deleted; the others go.
+  o = smbkit({"rm", url(d + "/f*")});
+  EXPECT_EQ(o.status, 3) << o.out;
+  EXPECT_NE(o.out.find(shown), std::string::npos) << o.out;
+  EXPECT_EQ(lines(o.out), 1u) << o.out;
+  EXPECT_FALSE(fs::exists(dir + "/f1.txt"));
+  EXPECT_TRUE(fs::exists(dir + "/f2.txt"));
+  EXPECT_FALSE(fs::exists(dir + "/f3.txt"));
+  ASSERT_EQ(::chmod(dir.c_str(), 0755), 0);
+  fs::remove_all(dir);
+}
+
 TEST_F(Cli, MkdirRmdirRmMv) {
   const std::string d = unique_name("cli-dir");
   auto o = smbkit({"mkdir", url(d)});

@@ -4,10 +4,13 @@
 // rest copied (exit status 3 and a summary), and sync.
 #include <sys/stat.h>
 
+#include <cstring>
+
 #include <functional>
 #include <set>
 
 #include "fixture.h"
+#include "support/tamper_relay.h"
 
 namespace smbkit_it {
 namespace {
@@ -29,11 +32,14 @@ std::map<std::string, std::optional<Bytes>> snapshot(const std::string& root) {
   return m;
 }
 
-// Modification times (seconds) of the files below root.
+// Modification times (seconds) of the files and directories below root,
+// and of root itself (as ".").
 std::map<std::string, time_t> mtimes(const std::string& root) {
   std::map<std::string, time_t> m;
+  struct stat rst {};
+  if (::stat(root.c_str(), &rst) == 0) m["."] = rst.st_mtim.tv_sec;
   for (auto& e : fs::recursive_directory_iterator(root)) {
-    if (!e.is_regular_file()) continue;
+    if (!e.is_regular_file() && !e.is_directory()) continue;
     struct stat st {};
     if (::stat(e.path().c_str(), &st) == 0) m[fs::relative(e.path(), root).string()] = st.st_mtim.tv_sec;
   }
@@ -57,6 +63,10 @@ void make_tree(const std::string& root, int files) {
     ASSERT_TRUE(write_local(p, random_bytes(size, 900 + static_cast<uint64_t>(i))));
     ASSERT_TRUE(set_mtime(p, 1000000000 + i * 3600));
   }
+  // The directories' times, after their files were written (in 2004).
+  const char* all_dirs[] = {"a/b", "a", "c", ""};
+  for (int k = 0; k < 4; k++)
+    ASSERT_TRUE(set_mtime(root + (all_dirs[k][0] ? "/" : "") + all_dirs[k], 1080000000 + k * 86400));
 }
 
 TEST_F(CliTrees, MkdirParentsAndRecursiveRemove) {
@@ -119,7 +129,7 @@ TEST_F(CliTrees, RecursiveCopyBothWaysKeepsContentAndTimes) {
   if (HasFatalFailure()) return;
   const auto want = snapshot(src);
   const auto want_times = mtimes(src);
-  ASSERT_EQ(want_times.size(), 120u);
+  ASSERT_EQ(want_times.size(), 120u + 4u);  // files, directories and the root
 
   const std::string remote = unique_name("trees-cp");
   auto o = smbkit({"cp", "-r", src, url(remote)});
@@ -161,6 +171,102 @@ TEST_F(CliTrees, RefusedNameIsSkippedAndTheRestCopied) {
   for (auto& e : fs::recursive_directory_iterator(share_dir() + "/" + remote))
     if (e.path().string().find("smbkit-part") != std::string::npos) left.insert(e.path().string());
   EXPECT_TRUE(left.empty()) << *left.begin();
+}
+
+// The connection cut between a small upload's two frames (the part made
+// and written, its rename on the way): after the reconnect the part is
+// removed and the file sent again, so the tree arrives whole and no
+// .smbkit-part is left on the server.
+TEST_F(CliTrees, ConnectionLostBetweenASmallUploadsFramesLeavesNoPart) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src));
+  for (int i = 0; i < 60; i++)
+    ASSERT_TRUE(write_local(src + "/f" + std::to_string(i), random_bytes(1000 + static_cast<size_t>(i), 77 + i)));
+  std::atomic<int> renames{0};
+  // Cut at the fifth second frame of connection 0: SET_INFO (the rename)
+  // chained to a CLOSE; the frame never reaches the server.
+  auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
+    namespace s2 = st::smb2;
+    if (to != st::Toward::server || ctx.connection() != 0 || !s2::is_plain(f) || f.size() < s2::kHeaderSize)
+      return st::Verdict::forward;
+    uint32_t next = 0;
+    std::memcpy(&next, f.data() + s2::kNextCommand, 4);
+    if (s2::command(f) != pr::SMB2_SET_INFO || next == 0 || next + s2::kHeaderSize > f.size() ||
+        s2::command(f, next) != pr::SMB2_CLOSE)
+      return st::Verdict::forward;
+    return ++renames == 5 ? st::Verdict::close : st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << err_of(relay);
+  // Into a directory that is there already: its names may exist, so each
+  // file goes through a part file.
+  const std::string remote = unique_name("trees-cut");
+  ASSERT_TRUE(fs::create_directories(share_dir() + "/" + remote + "/tree"));
+  chown_to_smb_user(share_dir() + "/" + remote);
+  chown_to_smb_user(share_dir() + "/" + remote + "/tree");
+  const std::string target = "smb://" + std::string(st::SambaServer::user()) + "@127.0.0.1:" +
+                             std::to_string((*relay)->port()) + "/share/" + remote;
+  // Unsigned, so that the relay can read the commands.
+  auto o = run_smbkit({"--vers", "default", "cp", "-r", src, target});
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_GE(renames.load(), 5);
+  EXPECT_GE((*relay)->connections(), 2);
+  const auto got = snapshot(share_dir() + "/" + remote + "/tree"), want = snapshot(src);
+  std::set<std::string> names, want_names;
+  for (const auto& [k, v] : got) names.insert(k);
+  for (const auto& [k, v] : want) want_names.insert(k);
+  ASSERT_EQ(names, want_names);  // no .smbkit-part left
+  EXPECT_TRUE(got == want);
+}
+
+// Into a directory the copy made, a small file is one frame (CREATE of
+// the name itself + WRITE + SET_INFO + CLOSE, no part file, no rename);
+// the connection cut as one goes by: the half-made name is removed after
+// the reconnect and the file sent again, so the tree arrives whole.
+TEST_F(CliTrees, NewDirectoryTakesEachSmallFileInOneFrameAndSurvivesACut) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src));
+  const int n = 60;
+  for (int i = 0; i < n; i++)
+    ASSERT_TRUE(write_local(src + "/f" + std::to_string(i), random_bytes(1000 + static_cast<size_t>(i), 99 + i)));
+  std::atomic<int> whole{0}, renames{0};
+  auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
+    namespace s2 = st::smb2;
+    if (to != st::Toward::server || !s2::is_plain(f)) return st::Verdict::forward;
+    std::vector<uint16_t> cmds;
+    for (size_t at = 0; at + s2::kHeaderSize <= f.size();) {
+      cmds.push_back(s2::command(f, at));
+      uint32_t next = 0;
+      std::memcpy(&next, f.data() + at + s2::kNextCommand, 4);
+      if (next == 0) break;
+      at += next;
+    }
+    if (cmds.size() == 2 && cmds[0] == pr::SMB2_SET_INFO && cmds[1] == pr::SMB2_CLOSE) renames++;
+    if (cmds.size() == 4 && cmds[0] == pr::SMB2_CREATE && cmds[1] == pr::SMB2_WRITE && cmds[3] == pr::SMB2_CLOSE) {
+      // The tenth such frame on the first connection never arrives.
+      if (++whole == 10 && ctx.connection() == 0) return st::Verdict::close;
+    }
+    return st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << err_of(relay);
+  const std::string remote = unique_name("trees-new");
+  const std::string target = "smb://" + std::string(st::SambaServer::user()) + "@127.0.0.1:" +
+                             std::to_string((*relay)->port()) + "/share/" + remote;
+  auto o = run_smbkit({"--vers", "default", "cp", "-r", src, target});
+  EXPECT_EQ(o.status, 0) << o.out;
+  EXPECT_GE((*relay)->connections(), 2);
+  // One frame per file until the cut (the files in flight then went step
+  // by step after the reconnect); never a part file's rename.
+  EXPECT_GE(whole.load(), 10);
+  EXPECT_EQ(renames.load(), 0);
+  const auto got = snapshot(share_dir() + "/" + remote), want = snapshot(src);
+  std::set<std::string> names, want_names;
+  for (const auto& [k, v] : got) names.insert(k);
+  for (const auto& [k, v] : want) want_names.insert(k);
+  ASSERT_EQ(names, want_names);
+  EXPECT_TRUE(got == want);
+  EXPECT_EQ(mtimes(share_dir() + "/" + remote), mtimes(src));
 }
 
 ino_t inode(const std::string& p) {
@@ -246,6 +352,58 @@ TEST_F(CliTrees, SyncUp) {
   st::TempDir tmp("smbkit-it");
   const std::string remote = unique_name("trees-sync-up");
   check_sync(smbkit, tmp.path() + "/src", tmp.path() + "/src", url(remote), share_dir() + "/" + remote);
+}
+
+// sync --delete into a local directory removes each extra relative to the
+// destination's descriptor, never by path: the destination is swapped
+// for a link to another directory as the listing starts (the relay does
+// it when the first QUERY_DIRECTORY goes by), and the other directory's
+// same-named entries stay. A symbolic link is removed as itself.
+TEST_F(CliTrees, SyncDeleteLocalIsDescriptorRelative) {
+  st::TempDir tmp("smbkit-it");
+  const std::string remote = unique_name("trees-sync-del");
+  ASSERT_TRUE(mkdir_local(share_dir() + "/" + remote));
+  ASSERT_TRUE(write_local(share_dir() + "/" + remote + "/kept.txt", to_bytes("kept")));
+  const std::string dst = tmp.path() + "/dst", victim = tmp.path() + "/victim";
+  for (const std::string& d : {dst, victim}) {
+    ASSERT_TRUE(fs::create_directories(d + "/extra/sub"));
+    ASSERT_TRUE(write_local(d + "/extra/sub/file", to_bytes("file")));
+  }
+  ASSERT_TRUE(write_local(victim + "/precious", to_bytes("precious")));
+  fs::create_directory_symlink(victim, dst + "/link-out");
+  std::atomic<bool> swapped{false};
+  auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext&) {
+    namespace s2 = st::smb2;
+    if (to != st::Toward::server || swapped || !s2::is_plain(f)) return st::Verdict::forward;
+    for (size_t at = 0; at + s2::kHeaderSize <= f.size();) {
+      if (s2::command(f, at) == pr::SMB2_QUERY_DIRECTORY) {
+        std::error_code ec;
+        fs::rename(dst, dst + "-moved", ec);
+        if (!ec) fs::create_directory_symlink(victim, dst, ec);
+        swapped = !ec;
+        break;
+      }
+      uint32_t next = 0;
+      std::memcpy(&next, f.data() + at + s2::kNextCommand, 4);
+      if (next == 0) break;
+      at += next;
+    }
+    return st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << err_of(relay);
+  const std::string src = "smb://" + std::string(st::SambaServer::user()) + "@127.0.0.1:" +
+                          std::to_string((*relay)->port()) + "/share/" + remote;
+  auto o = run_smbkit({"--vers", "default", "sync", "--delete", src, dst});
+  EXPECT_EQ(o.status, 0) << o.out;
+  ASSERT_TRUE(swapped.load());
+  // What was opened as the destination got the sync.
+  EXPECT_FALSE(fs::exists(dst + "-moved/extra"));
+  EXPECT_FALSE(fs::is_symlink(dst + "-moved/link-out"));
+  EXPECT_EQ(slurp_str(dst + "-moved/kept.txt"), "kept");
+  // The directory the path now leads to is untouched.
+  EXPECT_EQ(slurp_str(victim + "/extra/sub/file"), "file");
+  EXPECT_EQ(slurp_str(victim + "/precious"), "precious");
+  EXPECT_FALSE(fs::exists(victim + "/kept.txt"));
 }
 
 TEST_F(CliTrees, SyncDown) {
