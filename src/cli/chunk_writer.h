@@ -26,11 +26,15 @@ namespace smbkit::cli {
 // messages give the file).
 class ChunkWriter {
  public:
-  // 32 MiB: eight 4 MiB chunks, about 75 ms of writes into the page cache
-  // on our machines (a 4 MiB pwrite takes ~10 ms), which covers the stalls
-  // of single writes; a disk that stays slower than the network throttles
-  // the writes (balance_dirty_pages) and, through this bound, the READs.
-  static constexpr uint64_t kDefaultBound = 32ull << 20;
+  // 8 MiB: two 4 MiB chunks, the one being written and the next. The READs
+  // in flight (the window, 8 to 64 MiB) keep arriving while a push waits,
+  // so the window is the buffer that covers a write's stall; a larger bound
+  // measured no faster here and cost more CPU (the copy into the page
+  // cache reads buffers that have left the CPU's caches) and 30 MiB more
+  // RSS (docs/benchmarks.md, "get into a file on the local disk"). A disk
+  // that stays slower than the network throttles the writes
+  // (balance_dirty_pages) and, through this bound, the READs.
+  static constexpr uint64_t kDefaultBound = 8ull << 20;
 
   ChunkWriter(int fd, bool positional, std::string what, uint64_t bound = kDefaultBound);
   ChunkWriter(const ChunkWriter&) = delete;

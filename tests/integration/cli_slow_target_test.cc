@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
+#include "cli/chunk_writer.h"
 #include "fixture.h"
 
 namespace smbkit_it {
@@ -148,13 +149,14 @@ TEST_F(CliSlowTarget, LocalWriteFailuresAreReportedOnTheFile) {
 }
 
 // The first chunk's write blocks on a pipe that holds 64 KiB, and nothing
-// is read from it until the get has closed the remote file: by then every
-// READ of the 24 MiB file has been answered (more than the 8 MiB the
-// window starts with, less than the writer's 32 MiB bound). Written in
-// the READ-issuing thread, the get would wait in that first write with at
-// most the first window's READs answered, and never close the file.
+// is read from it until the get has closed the remote file. The file is
+// as large as the writer's bound: every chunk is handed to the writer
+// while its first write is blocked, so the READ loop ends and the remote
+// file is closed, every READ answered before a byte of output was taken.
+// Written in the READ-issuing thread, the get would wait in that first
+// write and never close the file until the output was read.
 TEST_F(CliSlowTarget, ReadsKeepFlowingWhileALocalWriteIsBlocked) {
-  Bytes data = random_bytes(24u << 20, 71);
+  Bytes data = random_bytes(static_cast<size_t>(smbkit::cli::ChunkWriter::kDefaultBound), 71);
   std::string name = unique_name("slow-target") + ".bin";
   ASSERT_TRUE(write_local(share_dir() + "/" + name, data));
   Child c({"-vv", "get", url(name), "-"});
@@ -176,7 +178,7 @@ TEST_F(CliSlowTarget, ReadsKeepFlowingWhileALocalWriteIsBlocked) {
   IT_EXPECT_SAME_BYTES(got, data);
   // Every READ answered was answered before the output was read.
   EXPECT_EQ(reads_answered(c.err), reads_before);
-  EXPECT_GE(reads_before, 3u);
+  EXPECT_GE(reads_before, 1u);
 }
 
 }  // namespace
