@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "auth/crypto.h"
+#include "cli/chunk_writer.h"
 #include "cli/progress.h"
 #include "client/names.h"
 #include "client/transfer.h"
@@ -28,20 +29,6 @@ namespace {
 std::string base_name(const std::string& p) {
   auto pos = p.find_last_of('/');
   return pos == std::string::npos ? p : p.substr(pos + 1);
-}
-
-Result<void> write_all_fd(int fd, uint64_t off, ByteView data, bool positional, const std::string& what) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t w = positional ? ::pwrite(fd, data.data() + done, data.size() - done, static_cast<off_t>(off + done))
-                           : ::write(fd, data.data() + done, data.size() - done);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return sys_error(errno, what);
-    }
-    done += static_cast<size_t>(w);
-  }
-  return {};
 }
 
 client::OpenParams read_params() {
@@ -152,18 +139,29 @@ Result<Stats> download_file(Context& c, Tree& t, const std::string& rpath, Downl
   o.start = start;
   bool sink_failed = false;
   // A part file is written at each chunk's offset; a device or FIFO (and
-  // stdout) in order, which download() guarantees.
+  // stdout) in order, which download_chunks() guarantees. The writes run
+  // on the writer's thread, so that a slow one does not hold back the
+  // next READs (chunk_writer.h).
   const std::string written = dst.positional() ? dst.part_shown() : dst.shown();
-  auto got = client::download(
+  ChunkWriter writer(dst.fd(), dst.positional(), written);
+  auto got = client::download_chunks(
       set.stripes, f.size,
-      [&](uint64_t off, ByteView data) {
-        auto w = write_all_fd(dst.fd(), off, data, dst.positional(), written);
+      [&](client::DownloadedChunk ch) {
+        auto w = writer.push(ch.offset, std::move(ch.buffer), ch.size);
         if (!w) sink_failed = true;
         return w;
       },
       o);
-  prog.finish();
+  // No more READs (all answered, or given up after an error): the remote
+  // file closes while the last writes go on.
   (void)t.close(f.id);
+  // What arrived is written (in order: the part is a prefix for get -c)
+  // before anything below looks at the file; a failed write is the error.
+  if (auto w = writer.finish(); !w) {
+    sink_failed = true;
+    got = w.take_error();
+  }
+  prog.finish();
   if (!got && !sink_failed && dst.positional()) {
     // The network or the server failed (reconnecting did not help): keep
     // what arrived, in order, for `get -c`.

@@ -37,6 +37,13 @@ Result<uint64_t> upload(Tree& t, const FileId& id, uint64_t size,
 Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
                           const std::function<Result<void>(uint64_t, ByteView)>& sink,
                           const TransferOptions& o) {
+  return download_chunks(
+      stripes, size, [&](DownloadedChunk c) { return sink(c.offset, c.data()); }, o);
+}
+
+Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
+                                 const std::function<Result<void>(DownloadedChunk)>& sink,
+                                 const TransferOptions& o) {
   if (stripes.empty()) return nt_error(STATUS_INVALID_PARAMETER, "download: no connection");
   uint32_t chunk = o.chunk_bytes;
   for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_read());
@@ -84,7 +91,7 @@ Result<uint64_t> download(std::span<const Stripe> stripes, uint64_t size,
       eof = delivered;  // the file shrank under us
       continue;
     }
-    SMBKIT_CHECK(sink(delivered, ByteView(slot.buf->data(), got)));
+    SMBKIT_CHECK(sink(DownloadedChunk{delivered, std::move(slot.buf), got}));
     delivered += got;
     if (got < slot.len) issue(delivered, slot.len - static_cast<uint32_t>(got));  // short read
     if (o.progress) o.progress(delivered, size);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 
 #include "client/client.h"
@@ -46,9 +47,26 @@ struct Stripe {
   proto::FileId id;
 };
 
+// A chunk of a download handed over with its buffer, which the sink may
+// keep (to write it later, on another thread, while the READs go on); the
+// buffer goes back to the connection's pool when the last reference drops.
+// Buffers a sink keeps are outside the window's memory bound: the sink
+// bounds them (it may block, which holds back the READs).
+struct DownloadedChunk {
+  uint64_t offset = 0;
+  std::shared_ptr<const Bytes> buffer;
+  size_t size = 0;
+  ByteView data() const { return ByteView(buffer->data(), size); }
+};
+
 // Reads [0, size) of an open file and hands each chunk to sink in order.
 // Returns the bytes delivered; fewer than size only if the file shrank
 // (end of file came early).
+Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
+                                 const std::function<Result<void>(DownloadedChunk)>& sink,
+                                 const TransferOptions& o = {});
+
+// The same, the sink seeing each chunk's bytes only for the call.
 Result<uint64_t> download(Tree& t, const proto::FileId& id, uint64_t size,
                           const std::function<Result<void>(uint64_t, ByteView)>& sink,
                           const TransferOptions& o = {});
