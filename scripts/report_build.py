@@ -138,7 +138,9 @@ def grid(runs_files):
         "cells": [{"family": f, "column": list(col), **c} for (f, col), c in sorted(cells.items())],
         "failures": failures,
         "summary": {"tests": total, "passed": passed, "failed": failed, "na": na,
-                    "seconds": sum(r.seconds for r in runs), "ok": failed == 0 and total > 0},
+                    "seconds": sum(r.seconds for r in runs), "ran": bool(runs_files),
+                    # No grid asked for (--no-grid) is not a failure; a grid that ran no test is.
+                    "ok": failed == 0 and (total > 0 or not runs_files)},
         "_na_columns": [list(parse_label(r.kind, r.label)) for r in runs if r.na],
     }
 
@@ -181,7 +183,7 @@ def chart_history(history, workload, path):
     series = defaultdict(dict)  # (client, server, sec) -> index -> (median, min, max)
     labels = []
     for i, h in enumerate(history):
-        labels.append(h["commit"][:8] + ("*" if h.get("quick") else ""))
+        labels.append(h.get("code_commit", h["commit"])[:8] + ("*" if h.get("quick") else ""))
         for fg in h["figures"]:
             if fg["workload"] == workload and fg["median"] is not None:
                 series[(fg["client"], fg["server"], fg["security"])][i] = (fg["median"], fg["min"], fg["max"])
@@ -198,7 +200,7 @@ def chart_history(history, workload, path):
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels(labels, rotation=30, fontsize=8)
     ax.set_ylabel(unit + (" (lower is better)" if unit == "s" else " (higher is better)"))
-    ax.set_title(f"{workload} across recorded commits (median, min-max; * = quick run)", fontsize=9)
+    ax.set_title(f"{workload} across recorded commits of the code (median, min-max; * = quick run)", fontsize=9)
     ax.legend(fontsize=6, ncol=3, loc="best")
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -260,13 +262,15 @@ def page(rep, charts):
          "td,th{border:1px solid #999;padding:2px 5px;font-size:12px}th{background:#eee}"
          "pre{background:#f4f4f4;padding:6px;white-space:pre-wrap}img{max-width:100%}</style></head><body>",
          f"<h1>smbkit report: {e(rep['commit'][:12])}{' (quick)' if rep['quick'] else ''}</h1>",
+         f"<p>Code (src, tools, CMakeLists.txt) last changed in {e(rep['code_commit'][:12])}.</p>",
          f"<p>{e(rep['date'])}; {e(str(rep['machine']['cores']))} cores, {e(rep['machine']['cpu'])}, "
          f"kernel {e(rep['machine']['kernel'])}, Samba {e(rep['machine']['samba'])}. "
          "Drawn from <a href='report.json'>report.json</a>.</p>",
          "<h2>Test grid</h2>",
-         f"<p style='font-weight:bold;background:{'#cfc' if s['ok'] else '#f99'}'>"
-         f"{'PASS' if s['ok'] else 'FAIL'}: {s['passed']} passed, {s['failed']} failed, {s['na']} not applicable "
-         f"of {s['tests']} test runs, {s['seconds']} s</p>",
+         (f"<p style='font-weight:bold;background:{'#cfc' if s['ok'] else '#f99'}'>"
+          f"{'PASS' if s['ok'] else 'FAIL'}: {s['passed']} passed, {s['failed']} failed, {s['na']} not applicable "
+          f"of {s['tests']} test runs, {s['seconds']} s</p>" if s["ran"] else
+          "<p id='nogrid' style='font-weight:bold;background:#ddd'>No test grid in this run (--no-grid).</p>"),
          "<p>Rows: test families (gtest suites of the mount and of the client library). Columns: server, "
          "dialect, security, cache mode (lib: the client library, which has no cache mode). A cell counts "
          "the tests of the family that passed; a failure links to its first lines.</p>",
@@ -335,12 +339,16 @@ def main():
 
     commit = sh("git", "rev-parse", "HEAD") or "unknown"
     dirty = bool(sh("git", "status", "--porcelain", "--untracked-files=no"))
-    rep = {"commit": commit, "dirty": dirty, "quick": a.quick,
+    # The last commit that changed what is measured (the sources and the
+    # build), so that a commit touching only scripts or docs is charted as
+    # the code it ran.
+    code = sh("git", "log", "-1", "--format=%H", "--", "src", "tools", "CMakeLists.txt") or commit
+    rep = {"commit": commit, "code_commit": code, "dirty": dirty, "quick": a.quick,
            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
            "machine": machine(), "grid": grid(a.runs),
            "perf": {"note": a.note, "figures": figures(a.perf)}}
 
-    line = {k: rep[k] for k in ("commit", "dirty", "date", "quick", "machine")}
+    line = {k: rep[k] for k in ("commit", "code_commit", "dirty", "date", "quick", "machine")}
     line["grid"] = {k: rep["grid"]["summary"][k] for k in ("tests", "passed", "failed", "na")}
     line["note"] = a.note
     line["figures"] = [{k: v for k, v in f.items() if k != "samples"} for f in rep["perf"]["figures"]]
@@ -376,7 +384,8 @@ def main():
     with open(os.path.join(a.out, "index.html"), "w") as f:
         f.write(page(rep, charts))
     s = rep["grid"]["summary"]
-    print(f"report: {os.path.join(a.out, 'index.html')}: grid {'PASS' if s['ok'] else 'FAIL'} "
+    print(f"report: {os.path.join(a.out, 'index.html')}: grid "
+          f"{('PASS' if s['ok'] else 'FAIL') if s['ran'] else 'not run'} "
           f"({s['passed']} passed, {s['failed']} failed), {len(rep['perf']['figures'])} figures, "
           f"{len(charts)} charts")
     return 0 if s["ok"] else 1
