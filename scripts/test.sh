@@ -45,10 +45,12 @@ scripts/check-install.sh build
 # (tests/smbkitd/known_failures.txt, each with its reason).
 echo "== client suites against smbkitd (gcc, optimized)"
 scripts/smbkitd-suites.sh build
-# The dialect x security x cache matrix, CI slice (the diagonal; the full
-# 27 cells: scripts/matrix.sh --full). Prints its status table.
-echo "== test matrix (CI slice)"
-scripts/matrix.sh --slice ci --print
+# The report's smoke (scripts/report.sh --quick): the dialect x security x
+# cache matrix's CI slice (the diagonal; prints its status table), a few
+# workloads measured once, the charts, and the page checked in headless
+# Chromium. The full report: scripts/report.sh.
+echo "== report smoke: test matrix (CI slice), perf, charts, browser check"
+scripts/report.sh --quick
 echo "== tests under ASan+UBSan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # Everything but the mounts, and of the mount suite the FUSE layer's own
