@@ -104,6 +104,52 @@ std::optional<Result<void>> abandon(Tree& t, const std::string& part) {
   return std::nullopt;
 }
 
+// The CREATE of a new file for writing, `name` given by the caller.
+CreateRequest new_file_create() {
+  CreateRequest c;
+  c.DesiredAccess = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
+  c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  c.CreateDisposition = FILE_CREATE;
+  c.CreateOptions = FILE_NON_DIRECTORY_FILE;
+  return c;
+}
+
+// FileBasicInformation with only LastWriteTime (MS-FSCC 2.4.7); empty for
+// mtime 0 (none to set).
+Result<Bytes> mtime_info(uint64_t mtime) {
+  if (mtime == 0) return Bytes{};
+  FileBasicInformation b;
+  b.LastWriteTime = mtime;
+  return encode_info(b);
+}
+
+// CREATE `c`, then on its open a WRITE of `data` (if any) and a SET_INFO
+// of `basic` (if any): the first requests of a small upload's frame.
+Result<std::vector<session::Request>> create_write_requests(Tree& t, const CreateRequest& c, ByteView data,
+                                                            const Bytes& basic) {
+  std::vector<session::Request> reqs;
+  SMBKIT_TRY(auto cr,
+             frame_request(t, SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, false, 0));
+  reqs.push_back(std::move(cr));
+  if (!data.empty()) {
+    SMBKIT_TRY(auto wr, frame_request(t, SMB2_WRITE, [&](ByteWriter& w) -> Result<void> {
+      // MS-SMB2 2.2.21, the data inside the request.
+      WriteRequest wq;
+      wq.Length = static_cast<uint32_t>(data.size());
+      wq.FileId = kRelatedFileId;
+      SMBKIT_CHECK(encode_write_request(wq, w));
+      w.bytes(data);
+      return ok_result();
+    }, true, data.size()));
+    reqs.push_back(std::move(wr));
+  }
+  if (!basic.empty()) {
+    SMBKIT_TRY(auto si, set_info_request(t, kRelatedFileId, FileBasicInformation::kInfoClass, basic, true));
+    reqs.push_back(std::move(si));
+  }
+  return reqs;
+}
+
 }  // namespace
 
 std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteView data, uint64_t mtime) {
@@ -116,20 +162,9 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
   //   FileDispositionInformation) + CLOSE.
   // One CREATE per file, as a plain upload has. A frame lost with the
   // connection removes the part after the reconnect (abandon).
-  const FileId related{~0ull, ~0ull};
-  CreateRequest c;
-  c.DesiredAccess = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
-  c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
-  c.CreateDisposition = FILE_CREATE;
-  c.CreateOptions = FILE_NON_DIRECTORY_FILE;
-  Bytes basic;
-  if (mtime != 0) {
-    FileBasicInformation b;
-    b.LastWriteTime = mtime;
-    auto enc = encode_info(b);
-    if (!enc) return Result<void>(enc.take_error());
-    basic = std::move(*enc);
-  }
+  CreateRequest c = new_file_create();
+  auto basic = mtime_info(mtime);
+  if (!basic) return Result<void>(basic.take_error());
   // The part's name is ours alone (random), so that a part left by a lost
   // connection can be removed without asking whose it is: the CREATE of a
   // frame that got no answer may or may not have run.
@@ -140,29 +175,9 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
     auth::random_bytes(rnd);
     tmp = rpath + ".smbkit-part-" + to_hex(rnd);
     c.Name = client::to_smb_path(tmp);
-    std::vector<session::Request> reqs;
-    auto cr = frame_request(t, SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, false, 0);
-    if (!cr) return std::nullopt;
-    reqs.push_back(std::move(*cr));
-    if (!data.empty()) {
-      auto wr = frame_request(t, SMB2_WRITE, [&](ByteWriter& w) -> Result<void> {
-        // MS-SMB2 2.2.21, the data inside the request.
-        WriteRequest wq;
-        wq.Length = static_cast<uint32_t>(data.size());
-        wq.FileId = related;
-        SMBKIT_CHECK(encode_write_request(wq, w));
-        w.bytes(data);
-        return ok_result();
-      }, true, data.size());
-      if (!wr) return std::nullopt;
-      reqs.push_back(std::move(*wr));
-    }
-    if (mtime != 0) {
-      auto si = set_info_request(t, related, FileBasicInformation::kInfoClass, basic, true);
-      if (!si) return std::nullopt;
-      reqs.push_back(std::move(*si));
-    }
-    first = t.client().conn().call_compound(std::move(reqs));
+    auto reqs = create_write_requests(t, c, data, *basic);
+    if (!reqs) return std::nullopt;
+    first = t.client().conn().call_compound(std::move(*reqs));
     if (must_step(first)) return abandon(t, tmp);
     if (first->front().hdr.Status != STATUS_OBJECT_NAME_COLLISION) break;
   }
@@ -225,51 +240,20 @@ std::optional<Result<void>> put_small_new(Tree& t, const std::string& rpath, Byt
   // One frame: CREATE NAME (FILE_CREATE: only a name that is not there) +
   // WRITE + SET_INFO FileBasicInformation + CLOSE, all on the open the
   // CREATE made (MS-SMB2 3.2.4.1.4).
-  const FileId related{~0ull, ~0ull};
-  CreateRequest c;
-  c.DesiredAccess = FILE_WRITE_DATA | FILE_READ_ATTRIBUTES | FILE_WRITE_ATTRIBUTES | DELETE | SYNCHRONIZE;
-  c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
-  c.CreateDisposition = FILE_CREATE;
-  c.CreateOptions = FILE_NON_DIRECTORY_FILE;
+  CreateRequest c = new_file_create();
   c.Name = client::to_smb_path(rpath);
-  Bytes basic;
-  if (mtime != 0) {
-    FileBasicInformation b;
-    b.LastWriteTime = mtime;
-    auto enc = encode_info(b);
-    if (!enc) return Result<void>(enc.take_error());
-    basic = std::move(*enc);
-  }
-  std::vector<session::Request> reqs;
-  auto cr = frame_request(t, SMB2_CREATE, [&](ByteWriter& w) { return encode_create_request(c, w); }, false, 0);
-  if (!cr) return std::nullopt;
-  reqs.push_back(std::move(*cr));
-  if (!data.empty()) {
-    auto wr = frame_request(t, SMB2_WRITE, [&](ByteWriter& w) -> Result<void> {
-      // MS-SMB2 2.2.21, the data inside the request.
-      WriteRequest wq;
-      wq.Length = static_cast<uint32_t>(data.size());
-      wq.FileId = related;
-      SMBKIT_CHECK(encode_write_request(wq, w));
-      w.bytes(data);
-      return ok_result();
-    }, true, data.size());
-    if (!wr) return std::nullopt;
-    reqs.push_back(std::move(*wr));
-  }
-  if (mtime != 0) {
-    auto si = set_info_request(t, related, FileBasicInformation::kInfoClass, basic, true);
-    if (!si) return std::nullopt;
-    reqs.push_back(std::move(*si));
-  }
+  auto basic = mtime_info(mtime);
+  if (!basic) return Result<void>(basic.take_error());
+  auto reqs = create_write_requests(t, c, data, *basic);
+  if (!reqs) return std::nullopt;
   auto cl = frame_request(t, SMB2_CLOSE, [&](ByteWriter& w) {
     CloseRequest r;
-    r.FileId = related;
+    r.FileId = kRelatedFileId;
     return encode_close_request(r, w);
   }, true, 0);
   if (!cl) return std::nullopt;
-  reqs.push_back(std::move(*cl));
-  auto got = t.client().conn().call_compound(std::move(reqs));
+  reqs->push_back(std::move(*cl));
+  auto got = t.client().conn().call_compound(std::move(*reqs));
   // No answer: the name may be ours, half written; it is new, so it goes.
   if (must_step(got)) return abandon(t, rpath);
   const auto& resps = *got;
