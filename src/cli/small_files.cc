@@ -150,6 +150,25 @@ Result<std::vector<session::Request>> create_write_requests(Tree& t, const Creat
   return reqs;
 }
 
+// What the WRITE and SET_INFO after a small upload's CREATE (resps[0])
+// answered: all of `data` written and the modification time set.
+Result<void> written(Tree& t, const std::string& rpath, const std::vector<session::Response>& resps, ByteView data,
+                     uint64_t mtime) {
+  size_t i = 1;
+  if (resps.size() < size_t{1} + (data.empty() ? 0u : 1u) + (mtime != 0 ? 1u : 0u))
+    return protocol_error(t.url_of(rpath) + ": answers missing");
+  if (!data.empty()) {
+    const auto& wr = resps[i++];
+    if (wr.hdr.Status != STATUS_SUCCESS) return nt_error(wr.hdr.Status, t.url_of(rpath) + ": write");
+    auto d = decode_write_response(wr.msg());
+    if (!d) return d.take_error();
+    if (d->Count != data.size()) return nt_error(STATUS_DISK_FULL, t.url_of(rpath) + ": short write");
+  }
+  if (mtime != 0 && resps[i].hdr.Status != STATUS_SUCCESS)
+    return nt_error(resps[i].hdr.Status, t.url_of(rpath) + ": modification time");
+  return ok_result();
+}
+
 }  // namespace
 
 std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteView data, uint64_t mtime) {
@@ -187,16 +206,7 @@ std::optional<Result<void>> put_small(Tree& t, const std::string& rpath, ByteVie
   auto created = decode_create_response(resps.front().msg());
   if (!created) return Result<void>(created.take_error());
   const FileId id = created->FileId;
-  Result<void> ok;
-  size_t i = 1;
-  if (!data.empty()) {
-    const auto& wr = resps[i++];
-    if (wr.hdr.Status != STATUS_SUCCESS) ok = nt_error(wr.hdr.Status, t.url_of(rpath) + ": write");
-    else if (auto d = decode_write_response(wr.msg()); !d) ok = d.take_error();
-    else if (d->Count != data.size()) ok = nt_error(STATUS_DISK_FULL, t.url_of(rpath) + ": short write");
-  }
-  if (ok && mtime != 0 && resps[i].hdr.Status != STATUS_SUCCESS)
-    ok = nt_error(resps[i].hdr.Status, t.url_of(rpath) + ": modification time");
+  Result<void> ok = written(t, rpath, resps, data, mtime);
   Bytes info;
   uint8_t cls = FileDispositionInformation::kInfoClass;
   if (ok) {
@@ -261,16 +271,7 @@ std::optional<Result<void>> put_small_new(Tree& t, const std::string& rpath, Byt
   if (resps.front().hdr.Status == STATUS_OBJECT_NAME_COLLISION) return put_small(t, rpath, data, mtime);
   if (resps.front().hdr.Status != STATUS_SUCCESS)
     return Result<void>(nt_error(resps.front().hdr.Status, t.url_of(rpath)));
-  Result<void> ok;
-  size_t i = 1;
-  if (!data.empty()) {
-    const auto& wr = resps[i++];
-    if (wr.hdr.Status != STATUS_SUCCESS) ok = nt_error(wr.hdr.Status, t.url_of(rpath) + ": write");
-    else if (auto d = decode_write_response(wr.msg()); !d) ok = d.take_error();
-    else if (d->Count != data.size()) ok = nt_error(STATUS_DISK_FULL, t.url_of(rpath) + ": short write");
-  }
-  if (ok && mtime != 0 && resps[i].hdr.Status != STATUS_SUCCESS)
-    ok = nt_error(resps[i].hdr.Status, t.url_of(rpath) + ": modification time");
+  Result<void> ok = written(t, rpath, resps, data, mtime);
   // An incomplete file under the name: removed (it is ours: FILE_CREATE).
   if (!ok) (void)t.unlink(rpath);
   return ok;
