@@ -68,6 +68,7 @@ remote=$(timeout 120 "$build/bin/smbkit-samba" --server smbkitd -- bash -c '
   smbkit put "$SMBKIT_SAMBA_DIR/f.txt" "$SMBKIT_URL/share/direct.txt"
   echo "dirs:$(complete_words smbkit ls "$SMBKIT_URL/share/dir" | tr "\n" "|")"
   echo "file:$(complete_words smbkit -q get "$SMBKIT_URL/share/dir1/m" | tr "\n" "|")"
+  echo "escaped:$(complete_words smbkit -q get "$SMBKIT_URL/share/dir1/my\\ f" | tr "\n" "|")"
   echo "shares:$(complete_words smbkit ls "$SMBKIT_URL/sh" | tr "\n" "|")"
   start=$SECONDS
   echo "nopw:$(unset SMBKIT_PASSWORD; complete_words smbkit ls "$SMBKIT_URL/share/dir" | tr "\n" "|")"
@@ -79,6 +80,8 @@ want_dirs="$port/share/dir1/|$port/share/dir2/|$port/share/direct.txt|"
 [ "$(sed -n "s/^dirs://p" <<<"$remote")" = "$want_dirs" ] || { echo "remote completion of dir: $remote"; fail=1; }
 [ "$(sed -n "s/^file://p" <<<"$remote")" = "$port/share/dir1/my\ file.txt|" ] ||
   { echo "remote completion of a name with a space: $remote"; fail=1; }
+[ "$(sed -n "s/^escaped://p" <<<"$remote")" = "$port/share/dir1/my\ file.txt|" ] ||
+  { echo "remote completion after a backslash-escaped space: $remote"; fail=1; }
 [ "$(sed -n "s/^shares://p" <<<"$remote")" = "$port/share/|" ] || { echo "remote completion of a share: $remote"; fail=1; }
 [ "$(sed -n "s/^nopw://p" <<<"$remote")" = "|" ] || { echo "remote completion without a password: $remote"; fail=1; }
 (($(sed -n "s/^nopw-seconds://p" <<<"$remote") < 5)) || { echo "remote completion without a password waited"; fail=1; }
