@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Trees of small files, side by side in one run against ONE throwaway smbd:
-#   tools  smbkit cp -r, smbclient (recurse on, prompt off; mput / mget),
+#   tools  smbkit cp -r (two connections, the default), smbkit1 (cp -r
+#          with --connections 1; not in the default TOOLS), smbclient
+#          (recurse on, prompt off; mput / mget),
 #          rclone copy (its smb backend, default --transfers) when installed
 #   links  50ms (a 50 ms round trip through build/bin/smbkit-link) and 0ms
 #          (loopback)
@@ -91,6 +93,8 @@ run() {
   case $tool.$op in
     smbkit.up) cmd='env SMBKIT_PASSWORD="$PASSWD" "$BIN/smbkit" -q cp -r "$SRC" "smb://smbkit@127.0.0.1:$PORT/share/$DST"' ;;
     smbkit.down) cmd='env SMBKIT_PASSWORD="$PASSWD" "$BIN/smbkit" -q cp -r "smb://smbkit@127.0.0.1:$PORT/share/$SRC" "$DST"' ;;
+    smbkit1.up) cmd='env SMBKIT_PASSWORD="$PASSWD" "$BIN/smbkit" -q --connections 1 cp -r "$SRC" "smb://smbkit@127.0.0.1:$PORT/share/$DST"' ;;
+    smbkit1.down) cmd='env SMBKIT_PASSWORD="$PASSWD" "$BIN/smbkit" -q --connections 1 cp -r "smb://smbkit@127.0.0.1:$PORT/share/$SRC" "$DST"' ;;
     smbclient.up) cmd='smbclient -s /dev/null //127.0.0.1/share -p "$PORT" -U smbkit -c "prompt off; recurse on; mkdir $DST; cd $DST; lcd $SRC; mput *"' ;;
     smbclient.down) cmd='mkdir -p "$DST" && smbclient -s /dev/null //127.0.0.1/share -p "$PORT" -U smbkit -c "prompt off; recurse on; lcd $DST; cd $SRC; mget *"' ;;
     rclone.up) cmd='RCLONE_CONFIG_S_PORT=$PORT rclone -q copy "$SRC" "S:share/$DST"' ;;

@@ -217,7 +217,8 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
       for_each_match(c, *t, matches, [&](const GlobMatch& m) -> Result<void> {
         if (m.is_dir) {
           if (!recursive) return skip_directory(m, " (use cp -r)");
-          return download_tree(c, *t, m.path, dst + "/" + m.name);
+          SMBKIT_TRY(auto all, c.trees(u, kTreeConnections));
+          return download_tree(c, all, m.path, dst + "/" + m.name);
         }
         SMBKIT_TRY(auto to, local_target(dst, m.name));
         SMBKIT_TRY(auto s, download_file(c, *t, m.path, to, std::span(ts).subspan(1)));
@@ -235,7 +236,8 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
         local += '/';
         local += base_name(u.path.empty() ? u.share : u.path);
       }
-      return download_tree(c, *t, u.path, local);
+      SMBKIT_TRY(auto all, c.trees(u, kTreeConnections));
+      return download_tree(c, all, u.path, local);
     }
     SMBKIT_TRY(auto to, local_target(dst, base_name(u.path)));
     SMBKIT_TRY(auto ts, c.trees(u));
@@ -255,7 +257,8 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
   if (S_ISLNK(lst.st_mode) && c.opts().follow && ::stat(src.c_str(), &lst) != 0) return sys_error(errno, src);
   if (S_ISDIR(lst.st_mode)) {
     if (!recursive) return sys_error(EISDIR, src + " (use cp -r)");
-    return upload_tree(c, *t, src, rpath);
+    SMBKIT_TRY(auto all, c.trees(u, kTreeConnections));
+    return upload_tree(c, all, src, rpath);
   }
   struct stat fst {};
   SMBKIT_TRY(UniqueFd fd, open_upload_source(AT_FDCWD, src, c.opts().follow, src, fst));
@@ -268,12 +271,18 @@ Result<void> cmd_cp(Context& c, const std::string& src, const std::string& dst, 
 Result<void> cmd_rm(Context& c, const std::string& url, bool recursive) {
   SMBKIT_TRY(auto u, url_of(url));
   SMBKIT_TRY(auto* t, c.tree(u));
-  if (recursive && !has_wildcard(u.path)) return remove_tree(c, *t, u.path);
+  if (recursive && !has_wildcard(u.path)) {
+    SMBKIT_TRY(auto all, c.trees(u, kTreeConnections));
+    return remove_tree(c, all, u.path);
+  }
   if (has_wildcard(u.path)) {
     SMBKIT_TRY(auto matches, expand_remote_glob(*t, u.path));
     for_each_match(c, *t, matches, [&](const GlobMatch& m) -> Result<void> {
       if (m.is_dir) {
-        if (recursive) return remove_tree(c, *t, m.path);
+        if (recursive) {
+          SMBKIT_TRY(auto all, c.trees(u, kTreeConnections));
+          return remove_tree(c, all, m.path);
+        }
         return skip_directory(m, " (rm -r removes a tree, rmdir an empty directory)");
       }
       return t->unlink(m.path);

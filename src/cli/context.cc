@@ -104,16 +104,17 @@ std::string Context::channel_summary() const {
   return s;
 }
 
-Result<std::vector<client::Tree*>> Context::trees(const client::SmbUrl& u) {
+Result<std::vector<client::Tree*>> Context::trees(const client::SmbUrl& u, int by_default) {
   SMBKIT_TRY(client::Tree * first, tree(u));
   std::vector<client::Tree*> out{first};
   auto& extra = extra_[u.share];
-  while (static_cast<int>(extra.size()) + 1 < g_.connections) {
+  const int want = g_.connections > 0 ? g_.connections : by_default;
+  while (static_cast<int>(extra.size()) + 1 < want) {
     SMBKIT_TRY(auto c, client::Client::connect(client_opts_));
     SMBKIT_TRY(auto t, c->tree_connect(u.share));
     extra.push_back(Extra{std::move(c), std::move(t)});
   }
-  for (auto& e : extra) out.push_back(e.tree.get());
+  for (size_t i = 0; i < extra.size() && static_cast<int>(out.size()) < want; i++) out.push_back(extra[i].tree.get());
   return out;
 }
 

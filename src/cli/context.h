@@ -21,7 +21,10 @@ struct GlobalOptions {
   int timeout_s = 30;
   int verbose = 0;
   bool quiet = false, stats = false;
-  int connections = 1;  // TCP connections a large transfer is striped over
+  // --connections: TCP connections (each its own session) a large file is
+  // striped over or a tree's files are spread over; 0: the command's own
+  // default (Context::trees).
+  int connections = 0;
   // --multichannel: channels bound to the one session, READs and WRITEs
   // spread over them (docs/design/multichannel.md); max_channels in all.
   bool multichannel = false;
@@ -53,9 +56,10 @@ class Context {
   Result<client::Client*> client(const client::SmbUrl& u);
   // A connected tree for the URL's share (cached per share).
   Result<client::Tree*> tree(const client::SmbUrl& u);
-  // tree(u) plus connections-1 more trees of the same share, each on its
-  // own connection and session, for striped transfers.
-  Result<std::vector<client::Tree*>> trees(const client::SmbUrl& u);
+  // tree(u) plus more trees of the same share, each on its own connection
+  // and session, for striped transfers and tree copies: --connections in
+  // all, or `by_default` without it.
+  Result<std::vector<client::Tree*>> trees(const client::SmbUrl& u, int by_default = 1);
   bool progress_enabled() const;
   // One file of many (a tree copy, a sync) failed and the rest go on:
   // prints "smbkit: PATH: WHY" (control characters escaped; PATH is the

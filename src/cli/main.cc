@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", g.quiet, "no progress bar");
   app.add_flag("--stats", g.stats, "print size, time and throughput after transfers");
   app.add_option("--connections", g.connections,
-                 "stripe large transfers over N connections (default 1)")
+                 "connections (sessions) a large file is striped over (default 1) or a tree's files are "
+                 "spread over (cp -r, sync, rm -r; default 2)")
       ->check(CLI::Range(1, 16));
   app.add_flag("--multichannel", g.multichannel,
                "bind more channels (TCP connections) to the session and spread reads and writes over "

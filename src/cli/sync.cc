@@ -319,8 +319,9 @@ Result<void> cmd_sync(Context& c, const std::string& src, const std::string& dst
   const bool src_remote = client::looks_like_smb_url(src), dst_remote = client::looks_like_smb_url(dst);
   if (src_remote == dst_remote) return nt_error(STATUS_INVALID_PARAMETER, "sync: one of SRC and DST must be an smb:// URL, the other local");
   SMBKIT_TRY(auto u, client::parse_smb_url(src_remote ? src : dst));
-  SMBKIT_TRY(auto* t, c.tree(u));
-  Engine w(c, *t);
+  SMBKIT_TRY(auto trees, c.trees(u, kTreeConnections));
+  Tree* t = trees[0];
+  Engine w(c, trees);
   Syncing s{w, o};
   if (dst_remote) {
     int fd = ::open(src.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -1,5 +1,5 @@
-// What tree copies (cp -r) and sync share: many files in flight on one
-// connection through a pool of workers, each waiting for one file at a
+// What tree copies (cp -r) and sync share: many files in flight over a
+// few connections through a pool of workers, each waiting for one file at a
 // time, and the per-file steps they run.
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <memory>
 #include <semaphore>
 #include <string>
+#include <vector>
 
 #include "base/worker_pool.h"
 #include "cli/context.h"
@@ -25,6 +26,11 @@ namespace smbkit::cli {
 // trips overlap. Large files hold a window of their own: fewer of them.
 inline constexpr int kFilesInFlight = 32;
 inline constexpr std::ptrdiff_t kLargeInFlight = 2;
+// Connections (each its own session) a tree's files are spread over
+// unless --connections says otherwise: a server may run one connection's
+// requests on one core (smbd forks a process per connection), and small
+// files are bound by the server's work per request, not by the link.
+inline constexpr int kTreeConnections = 2;
 
 using SharedFd = std::shared_ptr<UniqueFd>;
 
@@ -35,16 +41,26 @@ struct Tally {
 
 struct Engine {
   Context& c;
-  client::Tree& t;
+  client::Tree& t;  // directories, listings and removals: the walker's
   Tally tally;
   std::counting_semaphore<kLargeInFlight> large{kLargeInFlight};
-  // Declared last: destroyed (its queue run, its threads joined) first.
-  std::unique_ptr<WorkerPool> pool = std::make_unique<WorkerPool>(kFilesInFlight, 2 * kFilesInFlight);
-  Engine(Context& ctx, client::Tree& tree) : c(ctx), t(tree) {}
+  // trees: the same share on each connection the files are spread over,
+  // t first.
+  Engine(Context& ctx, std::vector<client::Tree*> trees) : c(ctx), t(*trees.at(0)), trees_(std::move(trees)) {}
+  // The tree a file's requests go on: the connections in turn.
+  client::Tree& file_tree() { return *trees_[next_.fetch_add(1, std::memory_order_relaxed) % trees_.size()]; }
   // Blocks while the queue is full.
   void submit(std::function<void()> job) { pool->submit(std::move(job)); }
   // Waits for every file handed out.
   void finish() { pool.reset(); }
+
+ private:
+  std::vector<client::Tree*> trees_;
+  std::atomic<size_t> next_{0};
+
+ public:
+  // Declared last: destroyed (its queue run, its threads joined) first.
+  std::unique_ptr<WorkerPool> pool = std::make_unique<WorkerPool>(kFilesInFlight, 2 * kFilesInFlight);
 };
 
 // A directory's modification time, set once everything below it is

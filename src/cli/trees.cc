@@ -47,8 +47,9 @@ void download_one(Engine& w, const std::string& rpath, const SharedFd& dir, cons
                   const std::string& shown, uint64_t listed_size) {
   auto dst = DownloadTarget::beneath(dir->get(), name, shown);
   if (!dst) return failed(w.c, shown, dst.error());
-  if (listed_size <= small_file_limit(w.t)) {
-    if (auto got = get_small(w.t, rpath)) {
+  Tree& t = w.file_tree();
+  if (listed_size <= small_file_limit(t)) {
+    if (auto got = get_small(t, rpath)) {
       if (!*got) return failed(w.c, shown, (*got).error());
       if (auto o = dst->open(false); !o) return failed(w.c, shown, o.error());
       const Bytes& d = (*got)->data;
@@ -71,11 +72,11 @@ void download_one(Engine& w, const std::string& rpath, const SharedFd& dir, cons
     }
   }
   w.large.acquire();
-  auto st = w.t.stat(rpath);
+  auto st = t.stat(rpath);
   Result<Stats> r = st ? Result<Stats>(Stats{}) : Result<Stats>(st.error());
   if (st) {
     dst->set_mtime(st->write_time);
-    r = download_file(w.c, w.t, rpath, *dst);
+    r = download_file(w.c, t, rpath, *dst);
   }
   w.large.release();
   if (!r) return failed(w.c, shown, r.error());
@@ -151,7 +152,8 @@ void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::
                 const std::string& rpath, bool name_is_new) {
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   const uint64_t mtime = timespec_to_filetime(st.st_mtim);
-  if (size <= small_file_limit(w.t)) {
+  Tree& t = w.file_tree();
+  if (size <= small_file_limit(t)) {
     Bytes data(size);
     size_t done = 0;
     while (done < size) {
@@ -161,7 +163,7 @@ void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::
       if (n == 0) return failed(w.c, shown, sys_error(EIO, "file shrank during the transfer"));
       done += static_cast<size_t>(n);
     }
-    auto r = name_is_new ? put_small_new(w.t, rpath, data, mtime) : put_small(w.t, rpath, data, mtime);
+    auto r = name_is_new ? put_small_new(t, rpath, data, mtime) : put_small(t, rpath, data, mtime);
     if (r) {
       if (!*r) return failed(w.c, shown, (*r).error());
       w.tally.files++;
@@ -170,7 +172,7 @@ void upload_one(Engine& w, const SharedFd& f, const struct stat& st, const std::
     }
   }
   w.large.acquire();
-  auto r = upload_file(w.c, w.t, f->get(), st, shown, rpath, {}, mtime);
+  auto r = upload_file(w.c, t, f->get(), st, shown, rpath, {}, mtime);
   w.large.release();
   if (!r) return failed(w.c, shown, r.error());
   w.tally.files++;
@@ -314,7 +316,9 @@ void warn(const std::string& what, const std::string& why) {
                client::escape_controls(why).c_str());
 }
 
-Result<void> download_tree(Context& c, Tree& t, const std::string& rdir, const std::string& ldir) {
+Result<void> download_tree(Context& c, const std::vector<Tree*>& trees, const std::string& rdir,
+                           const std::string& ldir) {
+  Tree& t = *trees.at(0);
   // The destination is the user's path (created with its parents, as
   // before); everything below it is made relative to its open handle.
   std::error_code ec;
@@ -325,14 +329,15 @@ Result<void> download_tree(Context& c, Tree& t, const std::string& rdir, const s
   auto root = std::make_shared<UniqueFd>(fd);
   auto st = t.stat(rdir);
   if (!st) return st.take_error();
-  Engine w(c, t);
+  Engine w(c, trees);
   download_dir(w, rdir, root, ldir, local_dir_time(c, root, st->write_time, ldir, nullptr));
   w.finish();
   summary(c, w.tally, "cp");
   return {};
 }
 
-Result<void> upload_tree(Context& c, Tree& t, const std::string& ldir, const std::string& rdir) {
+Result<void> upload_tree(Context& c, const std::vector<Tree*>& trees, const std::string& ldir,
+                         const std::string& rdir) {
   // ldir itself was named by the user (cmd_cp decided whether a link
   // there is followed); what is below it is opened relative to it.
   int fd = ::open(ldir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -340,7 +345,7 @@ Result<void> upload_tree(Context& c, Tree& t, const std::string& ldir, const std
   UniqueFd root(fd);
   struct stat st {};
   if (fstat(fd, &st) != 0) return sys_error(errno, ldir);
-  Engine w(c, t);
+  Engine w(c, trees);
   Uploading u{w, c.opts().follow, {{st.st_dev, st.st_ino}}};
   upload_dir(u, fd, ldir, rdir, nullptr);
   w.finish();
@@ -383,7 +388,7 @@ bool remove_dir(Engine& w, const std::string& rdir) {
         pending++;
       }
       w.submit([&w, &all, &mu, &cv, &pending, r] {
-        if (auto u = w.t.unlink(r); !u) {
+        if (auto u = w.file_tree().unlink(r); !u) {
           all = false;
           failed(w.c, w.t.url_of(r), u.error());
         } else {
@@ -415,11 +420,12 @@ bool remove_dir(Engine& w, const std::string& rdir) {
 }
 
 
-Result<void> remove_tree(Context& c, Tree& t, const std::string& rpath) {
+Result<void> remove_tree(Context& c, const std::vector<Tree*>& trees, const std::string& rpath) {
+  Tree& t = *trees.at(0);
   SMBKIT_TRY(auto st, t.stat(rpath));
   if (!st.is_dir) return t.unlink(rpath);
   if (rpath.empty()) return nt_error(STATUS_ACCESS_DENIED, t.url_of(rpath) + ": rm -r of a share's root");
-  Engine w(c, t);
+  Engine w(c, trees);
   remove_dir(w, rpath);
   w.finish();
   return {};

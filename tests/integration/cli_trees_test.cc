@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "fixture.h"
@@ -210,7 +212,8 @@ TEST_F(CliTrees, ConnectionLostBetweenASmallUploadsFramesLeavesNoPart) {
   auto o = run_smbkit({"--vers", "default", "cp", "-r", src, target});
   EXPECT_EQ(o.status, 0) << o.out;
   EXPECT_GE(renames.load(), 5);
-  EXPECT_GE((*relay)->connections(), 2);
+  // The tree's two connections, and the one that replaced the cut.
+  EXPECT_GE((*relay)->connections(), 3);
   const auto got = snapshot(share_dir() + "/" + remote + "/tree"), want = snapshot(src);
   std::set<std::string> names, want_names;
   for (const auto& [k, v] : got) names.insert(k);
@@ -230,7 +233,7 @@ TEST_F(CliTrees, NewDirectoryTakesEachSmallFileInOneFrameAndSurvivesACut) {
   const int n = 60;
   for (int i = 0; i < n; i++)
     ASSERT_TRUE(write_local(src + "/f" + std::to_string(i), random_bytes(1000 + static_cast<size_t>(i), 99 + i)));
-  std::atomic<int> whole{0}, renames{0};
+  std::atomic<int> whole{0}, whole_first{0}, renames{0};
   auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
     namespace s2 = st::smb2;
     if (to != st::Toward::server || !s2::is_plain(f)) return st::Verdict::forward;
@@ -245,7 +248,8 @@ TEST_F(CliTrees, NewDirectoryTakesEachSmallFileInOneFrameAndSurvivesACut) {
     if (cmds.size() == 2 && cmds[0] == pr::SMB2_SET_INFO && cmds[1] == pr::SMB2_CLOSE) renames++;
     if (cmds.size() == 4 && cmds[0] == pr::SMB2_CREATE && cmds[1] == pr::SMB2_WRITE && cmds[3] == pr::SMB2_CLOSE) {
       // The tenth such frame on the first connection never arrives.
-      if (++whole == 10 && ctx.connection() == 0) return st::Verdict::close;
+      whole++;
+      if (ctx.connection() == 0 && ++whole_first == 10) return st::Verdict::close;
     }
     return st::Verdict::forward;
   });
@@ -255,7 +259,8 @@ TEST_F(CliTrees, NewDirectoryTakesEachSmallFileInOneFrameAndSurvivesACut) {
                              std::to_string((*relay)->port()) + "/share/" + remote;
   auto o = run_smbkit({"--vers", "default", "cp", "-r", src, target});
   EXPECT_EQ(o.status, 0) << o.out;
-  EXPECT_GE((*relay)->connections(), 2);
+  EXPECT_GE(whole_first.load(), 10);
+  EXPECT_GE((*relay)->connections(), 3);
   // One frame per file until the cut (the files in flight then went step
   // by step after the reconnect); never a part file's rename.
   EXPECT_GE(whole.load(), 10);
@@ -267,6 +272,67 @@ TEST_F(CliTrees, NewDirectoryTakesEachSmallFileInOneFrameAndSurvivesACut) {
   ASSERT_EQ(names, want_names);
   EXPECT_TRUE(got == want);
   EXPECT_EQ(mtimes(share_dir() + "/" + remote), mtimes(src));
+}
+
+// A tree's small files go over two connections (each its own session) by
+// default, both ways, and over one with --connections 1: the relay counts
+// the one-frame uploads (CREATE + WRITE + SET_INFO + CLOSE) and downloads
+// (CREATE + READ + CLOSE) each connection carried.
+TEST_F(CliTrees, SmallFilesAreSpreadOverTwoConnections) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src));
+  const int n = 40;
+  for (int i = 0; i < n; i++)
+    ASSERT_TRUE(write_local(src + "/f" + std::to_string(i), random_bytes(2000 + static_cast<size_t>(i), 7 + i)));
+  std::mutex mu;
+  std::map<int, int> ups, downs;  // connection -> frames
+  auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
+    namespace s2 = st::smb2;
+    if (to != st::Toward::server || !s2::is_plain(f)) return st::Verdict::forward;
+    std::vector<uint16_t> cmds;
+    for (size_t at = 0; at + s2::kHeaderSize <= f.size();) {
+      cmds.push_back(s2::command(f, at));
+      uint32_t next = 0;
+      std::memcpy(&next, f.data() + at + s2::kNextCommand, 4);
+      if (next == 0) break;
+      at += next;
+    }
+    std::lock_guard g(mu);
+    if (cmds.size() == 4 && cmds[0] == pr::SMB2_CREATE && cmds[1] == pr::SMB2_WRITE) ups[ctx.connection()]++;
+    if (cmds.size() == 3 && cmds[0] == pr::SMB2_CREATE && cmds[1] == pr::SMB2_READ) downs[ctx.connection()]++;
+    return st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << err_of(relay);
+  const std::string base = "smb://" + std::string(st::SambaServer::user()) + "@127.0.0.1:" +
+                           std::to_string((*relay)->port()) + "/share/";
+  const std::string remote = unique_name("trees-spread"), remote1 = unique_name("trees-one");
+  auto o = run_smbkit({"--vers", "default", "cp", "-r", src, base + remote});
+  ASSERT_EQ(o.status, 0) << o.out;
+  auto back = run_smbkit({"--vers", "default", "cp", "-r", base + remote, tmp.path() + "/back"});
+  ASSERT_EQ(back.status, 0) << back.out;
+  EXPECT_TRUE(snapshot(tmp.path() + "/back") == snapshot(src));
+  {
+    std::lock_guard g(mu);
+    // Every file once, and each of two connections carried some.
+    int up_total = 0, down_total = 0;
+    for (auto [c, k] : ups) up_total += k;
+    for (auto [c, k] : downs) down_total += k;
+    EXPECT_EQ(up_total, n);
+    EXPECT_EQ(down_total, n);
+    EXPECT_EQ(ups.size(), 2u);
+    EXPECT_EQ(downs.size(), 2u);
+    for (auto [c, k] : ups) EXPECT_GE(k, n / 4) << "connection " << c;
+    for (auto [c, k] : downs) EXPECT_GE(k, n / 4) << "connection " << c;
+    ups.clear();
+  }
+  auto one = run_smbkit({"--vers", "default", "--connections", "1", "cp", "-r", src, base + remote1});
+  ASSERT_EQ(one.status, 0) << one.out;
+  std::lock_guard g(mu);
+  EXPECT_EQ(ups.size(), 1u);
+  int total = 0;
+  for (auto [c, k] : ups) total += k;
+  EXPECT_EQ(total, n);
 }
 
 ino_t inode(const std::string& p) {
