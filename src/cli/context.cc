@@ -125,6 +125,17 @@ void Context::file_failed(const std::string& shown_path, const std::string& why)
                client::escape_controls(why).c_str());
 }
 
+void Context::plan(const char* action, const std::string& path) {
+  std::lock_guard g(report_mu_);
+  if (g_.json_summary) planned_.emplace_back(action, path);
+  else std::printf("%s %s\n", action, client::escape_controls(path).c_str());
+}
+
+std::vector<std::pair<std::string, std::string>> Context::planned() const {
+  std::lock_guard g(report_mu_);
+  return planned_;
+}
+
 bool Context::progress_enabled() const { return !g_.quiet && isatty(2); }
 
 }  // namespace smbkit::cli

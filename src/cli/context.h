@@ -8,6 +8,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "client/client.h"
 #include "client/url.h"
@@ -43,6 +45,15 @@ struct GlobalOptions {
   // Never prompt for a password (the shell's completion runs the program:
   // credentials only from --credentials or SMBKIT_PASSWORD).
   bool no_prompt = false;
+  // cp, get, put, sync --json: one JSON document with what the command did
+  // on stdout at its end (print_transfer_summary).
+  bool json_summary = false;
+};
+
+// What a transfer command did, for its JSON summary: counted by the
+// workers as they go.
+struct Totals {
+  std::atomic<uint64_t> files{0}, bytes{0}, skipped{0}, unchanged{0}, removed{0};
 };
 
 // Dialects for a mount.cifs style vers= value.
@@ -68,6 +79,12 @@ class Context {
   // from several threads.
   void file_failed(const std::string& shown_path, const std::string& why);
   size_t files_failed() const { return files_failed_.load(); }
+  Totals& totals() { return totals_; }
+  // One step of sync --dry-run's plan: "ACTION PATH" on stdout (control
+  // characters escaped), or kept for the JSON summary with --json.
+  // Callable from several threads.
+  void plan(const char* action, const std::string& path);
+  std::vector<std::pair<std::string, std::string>> planned() const;
   // "channels: N, MiB out/in per channel: ..." when --multichannel bound
   // any; empty otherwise.
   std::string channel_summary() const;
@@ -84,7 +101,10 @@ class Context {
   std::map<std::string, std::vector<Extra>> extra_;
   std::map<std::string, std::unique_ptr<client::Tree>> trees_;
   std::atomic<size_t> files_failed_{0};
-  std::mutex report_mu_;  // one stderr line at a time from worker threads
+  Totals totals_;
+  // One stderr or stdout line at a time from worker threads; guards planned_.
+  mutable std::mutex report_mu_;
+  std::vector<std::pair<std::string, std::string>> planned_;
 };
 
 }  // namespace smbkit::cli

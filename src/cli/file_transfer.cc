@@ -42,6 +42,8 @@ client::OpenParams read_params() {
 }  // namespace
 
 void print_stats(Context& c, const char* verb, const std::string& name, const Stats& s) {
+  c.totals().files++;
+  c.totals().bytes += s.bytes;
   if (c.opts().stats || c.progress_enabled())
     std::fprintf(stderr, "%s %s: %s in %.2f s (%s)\n", verb, name.c_str(),
                  human_bytes(static_cast<double>(s.bytes)).c_str(), s.seconds,

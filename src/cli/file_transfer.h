@@ -19,7 +19,8 @@ struct Stats {
 // Files at least this large are striped over --connections connections.
 inline constexpr uint64_t kStripeMin = 64ull << 20;
 
-// "get NAME: 1.0 MiB in 0.10 s (10 MB/s)" with --stats or a progress bar.
+// "get NAME: 1.0 MiB in 0.10 s (10 MB/s)" with --stats or a progress bar;
+// the file counts in the command's totals.
 void print_stats(Context& c, const char* verb, const std::string& name, const Stats& s);
 
 // Remote file -> dst (a part file renamed into place at the end, a device

@@ -1,6 +1,7 @@
 // smbkit: the command-line SMB2/SMB3 client.
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <cstdio>
 
 #include "base/dumpable.h"
@@ -10,6 +11,7 @@
 #include "cli/complete.h"
 #include "cli/exit_status.h"
 #include "cli/help.h"
+#include "cli/output.h"
 #include "cli/sync.h"
 #include "client/names.h"
 #include "client/user_input.h"
@@ -84,15 +86,20 @@ int main(int argc, char** argv) {
   get->add_option("URL", a)->required();
   get->add_option("LOCAL", b, "local file or directory (default: the file's name; - for stdout)");
   get->add_flag("-c,--resume", g.resume, "continue a partial download (LOCAL.smbkit-part) where it stopped");
+  const char* summary_help = "at the end, one JSON document on stdout: {command, source, destination, files, bytes, "
+                             "skipped, failed, seconds}";
+  get->add_flag("--json", g.json_summary, summary_help);
   auto* put = app.add_subcommand("put", "upload a file");
   put->add_option("LOCAL", a, "local file; - for standard input")->required();
   put->add_option("URL", b)->required();
   put->add_flag("-c,--resume", g.resume, "continue a partial upload (URL.smbkit-part) where it stopped");
   put->add_flag("--follow", g.follow, "upload what LOCAL points to when it is a symbolic link");
+  put->add_flag("--json", g.json_summary, summary_help);
   auto* cp = app.add_subcommand("cp", "copy a file or tree between local and remote, or a file between two smb:// URLs (within a share the server copies)");
   cp->add_flag("-r,--recursive", recursive, "copy directories recursively");
   cp->add_flag("--follow", g.follow,
                "uploads: follow local symbolic links (default: skip them with a warning); loops are skipped");
+  cp->add_flag("--json", g.json_summary, summary_help);
   cp->add_option("SRC", a)->required();
   cp->add_option("DST", b)->required();
   auto* rm = app.add_subcommand("rm", "delete files");
@@ -115,6 +122,9 @@ int main(int argc, char** argv) {
   sync->add_flag("--delete", sync_opts.del, "remove what DST has and SRC does not");
   sync->add_flag("-n,--dry-run", sync_opts.dry_run, "print what would be copied and removed; change nothing");
   sync->add_flag("--checksum", sync_opts.checksum, "compare content (SHA-256 of both sides), not size and time");
+  sync->add_flag("--json", g.json_summary,
+                 "at the end, one JSON document on stdout: {command, source, destination, files, bytes, skipped, "
+                 "failed, seconds, unchanged, removed, dry_run, planned: [{action, path}] with --dry-run}");
   sync->add_option("SRC", a)->required();
   sync->add_option("DST", b)->required();
   // For the bash completion (contrib/bash-completion/smbkit): hidden from
@@ -148,7 +158,12 @@ int main(int argc, char** argv) {
     g.no_prompt = true;
     g.quiet = true;
   }
+  if (g.json_summary && get->parsed() && b == "-") {
+    std::fprintf(stderr, "smbkit: get --json: standard output holds the file's data (LOCAL is -)\n");
+    return kExitUsage;
+  }
   Context ctx(g);
+  const auto started = std::chrono::steady_clock::now();
   Result<void> r;
   std::string target = a;
   if (ls->parsed()) r = cmd_ls(ctx, a, list_format);
@@ -179,6 +194,24 @@ int main(int argc, char** argv) {
     // The message may hold names a server chose: never raw control characters.
     std::fprintf(stderr, "smbkit: %s\n", client::escape_controls(msg).c_str());
     return exit_status_for(e);
+  }
+  if (g.json_summary && (get->parsed() || put->parsed() || cp->parsed() || sync->parsed())) {
+    TransferSummary s;
+    s.command = get->parsed() ? "get" : put->parsed() ? "put" : cp->parsed() ? "cp" : "sync";
+    s.source = a;
+    s.destination = b;
+    Totals& t = ctx.totals();
+    s.files = t.files;
+    s.bytes = t.bytes;
+    s.skipped = t.skipped;
+    s.failed = ctx.files_failed();
+    s.unchanged = t.unchanged;
+    s.removed = t.removed;
+    s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    s.is_sync = sync->parsed();
+    s.dry_run = sync_opts.dry_run;
+    if (s.dry_run) s.planned = ctx.planned();
+    print_transfer_summary(s);
   }
   std::fflush(stdout);
   if (std::ferror(stdout)) {

@@ -144,4 +144,21 @@ void print_df(const std::string& share, const client::FsStat& s, bool json_out) 
               client::escape_for_display(s.fs_name).c_str());
 }
 
+void print_transfer_summary(const TransferSummary& s) {
+  json j{{"command", s.command},     {"source", s.source}, {"destination", s.destination},
+         {"files", s.files},         {"bytes", s.bytes},   {"skipped", s.skipped},
+         {"failed", s.failed},       {"seconds", s.seconds}};
+  if (s.is_sync) {
+    j["unchanged"] = s.unchanged;
+    j["removed"] = s.removed;
+    j["dry_run"] = s.dry_run;
+    if (s.dry_run) {
+      json a = json::array();
+      for (const auto& [action, path] : s.planned) a.push_back(json{{"action", action}, {"path", path}});
+      j["planned"] = std::move(a);
+    }
+  }
+  emit(j);
+}
+
 }  // namespace smbkit::cli

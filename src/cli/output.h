@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "client/client.h"
@@ -34,5 +35,17 @@ void print_shares(const std::string& host, const std::vector<ShareEntry>& shares
 void print_stat(const std::string& url, const client::FileStat& s, bool json);
 
 void print_df(const std::string& share, const client::FsStat& s, bool json);
+
+// What cp, get, put or sync did, as one JSON document (--json): command,
+// source, destination, files, bytes, skipped, failed, seconds; sync adds
+// unchanged, removed, dry_run and, for a dry run, planned: [{action, path}].
+struct TransferSummary {
+  std::string command, source, destination;
+  uint64_t files = 0, bytes = 0, skipped = 0, failed = 0, unchanged = 0, removed = 0;
+  double seconds = 0;
+  bool is_sync = false, dry_run = false;
+  std::vector<std::pair<std::string, std::string>> planned;  // action, path
+};
+void print_transfer_summary(const TransferSummary& s);
 
 }  // namespace smbkit::cli

@@ -94,12 +94,10 @@ bool same_time(uint64_t a, uint64_t b) {
 struct Syncing {
   Engine& e;
   const SyncOptions& o;
-  std::mutex print_mu;
   std::atomic<uint64_t> unchanged{0}, planned{0};
   void plan(const char* what, const std::string& path) {
     planned++;
-    std::lock_guard g(print_mu);
-    std::printf("%s %s\n", what, client::escape_controls(path).c_str());
+    e.c.plan(what, path);
   }
 };
 
@@ -348,6 +346,12 @@ Result<void> cmd_sync(Context& c, const std::string& src, const std::string& dst
               root && !o.dry_run ? local_dir_time(c, root, st.write_time, dst, nullptr) : nullptr);
   }
   w.finish();
+  Totals& all = c.totals();
+  all.files += w.tally.files.load();
+  all.bytes += w.tally.bytes.load();
+  all.skipped += w.tally.skipped.load();
+  all.removed += w.tally.removed.load();
+  all.unchanged += s.unchanged.load();
   if (!c.opts().quiet)
     std::fprintf(stderr, "sync: %llu files copied, %s, %llu unchanged, %llu removed, %llu skipped, %zu failed%s\n",
                  static_cast<unsigned long long>(w.tally.files.load()),

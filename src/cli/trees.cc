@@ -304,6 +304,11 @@ void skipped(Tally& tally, const std::string& what, const std::string& why) {
 }
 
 void summary(Context& c, const Tally& t, const char* verb) {
+  Totals& all = c.totals();
+  all.files += t.files.load();
+  all.bytes += t.bytes.load();
+  all.skipped += t.skipped.load();
+  all.removed += t.removed.load();
   if (c.opts().quiet) return;
   std::fprintf(stderr, "%s: %llu files, %s, %llu skipped, %zu failed\n", verb,
                static_cast<unsigned long long>(t.files.load()), human_bytes(static_cast<double>(t.bytes.load())).c_str(),

@@ -1,4 +1,4 @@
-// ls, stat and df --json: one JSON document on stdout that a script can
+// ls, stat, df, cp, get and sync --json: one JSON document on stdout that a script can
 // parse, checked field by field against what the test put on the share;
 // ls -l -h and its times to the second.
 #include <sys/stat.h>
@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <map>
 
 #include "fixture.h"
 
@@ -127,6 +128,84 @@ TEST_F(CliJson, LongListingHasSecondsAndHumanSizes) {
   auto raw = stdout_of({"ls", "-l", url(dir)});
   ASSERT_EQ(raw.status, 0) << raw.out;
   EXPECT_NE(raw.out.find(std::to_string(3 << 20) + " "), std::string::npos) << raw.out;
+}
+
+// cp -r --json: one document at the end with what the copy did; a name
+// the server refuses is a failed file (exit status 3), the rest counted.
+TEST_F(CliJson, CpTreeSummary) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src + "/sub"));
+  ASSERT_TRUE(write_local(src + "/a.bin", random_bytes(1000, 1)));
+  ASSERT_TRUE(write_local(src + "/sub/b.bin", random_bytes(2000, 2)));
+  ASSERT_TRUE(write_local(src + "/sub/c.bin", random_bytes(3000, 3)));
+  ASSERT_TRUE(write_local(src + "/colon:name.txt", random_bytes(10, 4)));
+  const std::string dir = unique_name("json-cp");
+  auto o = stdout_of({"cp", "-r", "--json", src, url(dir)});
+  EXPECT_EQ(o.status, 3) << o.out;
+  json j = parse(o.out);
+  EXPECT_EQ(j["command"], "cp") << o.out;
+  EXPECT_EQ(j["source"], src) << o.out;
+  EXPECT_EQ(j["destination"], url(dir)) << o.out;
+  EXPECT_EQ(j["files"], 3) << o.out;
+  EXPECT_EQ(j["bytes"], 6000) << o.out;
+  EXPECT_EQ(j["failed"], 1) << o.out;
+  EXPECT_EQ(j["skipped"], 0) << o.out;
+  EXPECT_TRUE(j["seconds"].is_number()) << o.out;
+  // One file, down: its size.
+  auto g = stdout_of({"get", "--json", url(dir + "/sub/c.bin"), tmp.path() + "/c.bin"});
+  ASSERT_EQ(g.status, 0) << g.out;
+  json k = parse(g.out);
+  EXPECT_EQ(k["command"], "get") << g.out;
+  EXPECT_EQ(k["files"], 1) << g.out;
+  EXPECT_EQ(k["bytes"], 3000) << g.out;
+  EXPECT_EQ(k["failed"], 0) << g.out;
+}
+
+// sync --json: copied, unchanged and removed counted; with --dry-run the
+// plan is in the document, one entry per action, and nothing changes.
+TEST_F(CliJson, SyncSummaryAndPlan) {
+  st::TempDir tmp("smbkit-it");
+  const std::string src = tmp.path() + "/tree";
+  ASSERT_TRUE(fs::create_directories(src));
+  for (int i = 0; i < 4; i++) ASSERT_TRUE(write_local(src + "/f" + std::to_string(i), random_bytes(100 + i, 5 + i)));
+  const std::string dir = unique_name("json-sync");
+  auto first = stdout_of({"sync", "--json", src, url(dir)});
+  ASSERT_EQ(first.status, 0) << first.out;
+  json a = parse(first.out);
+  EXPECT_EQ(a["command"], "sync") << first.out;
+  EXPECT_EQ(a["files"], 4) << first.out;
+  EXPECT_EQ(a["bytes"], 100 + 101 + 102 + 103) << first.out;
+  EXPECT_EQ(a["unchanged"], 0) << first.out;
+  EXPECT_EQ(a["dry_run"], false) << first.out;
+
+  ASSERT_TRUE(write_local(src + "/f1", random_bytes(500, 77)));
+  ASSERT_TRUE(write_local(share_dir() + "/" + dir + "/extra", random_bytes(9, 78)));
+  auto plan = stdout_of({"sync", "--json", "--dry-run", "--delete", src, url(dir)});
+  ASSERT_EQ(plan.status, 0) << plan.out;
+  json p = parse(plan.out);
+  EXPECT_EQ(p["dry_run"], true) << plan.out;
+  EXPECT_EQ(p["files"], 0) << plan.out;
+  EXPECT_EQ(p["unchanged"], 3) << plan.out;
+  ASSERT_TRUE(p["planned"].is_array()) << plan.out;
+  // What is copied is named where it is (the local file); what is
+  // deleted, by its URL.
+  ASSERT_EQ(p["planned"].size(), 2u) << plan.out;
+  std::map<std::string, std::string> got;
+  for (const auto& e : p["planned"]) got[e["action"].get<std::string>()] = e["path"].get<std::string>();
+  EXPECT_EQ(got["copy"], src + "/f1") << plan.out;
+  EXPECT_TRUE(got["delete"].starts_with("smb://")) << plan.out;
+  EXPECT_TRUE(got["delete"].ends_with("/share/" + dir + "/extra")) << plan.out;
+  EXPECT_TRUE(fs::exists(share_dir() + "/" + dir + "/extra"));
+
+  auto second = stdout_of({"sync", "--json", "--delete", src, url(dir)});
+  ASSERT_EQ(second.status, 0) << second.out;
+  json b = parse(second.out);
+  EXPECT_EQ(b["files"], 1) << second.out;
+  EXPECT_EQ(b["bytes"], 500) << second.out;
+  EXPECT_EQ(b["unchanged"], 3) << second.out;
+  EXPECT_EQ(b["removed"], 1) << second.out;
+  EXPECT_FALSE(b.contains("planned")) << second.out;
 }
 
 }  // namespace
