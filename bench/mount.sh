@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Side-by-side mount benchmarks, all against one smbd on
+# Side-by-side mount benchmarks, all against one server (smbd or smbkitd) on
 # loopback started by smbkit-samba, in one run:
 #   dd    sequential write and read (bs=1M) of SIZE_MB through
 #         smbkit mount, rclone mount (when installed) and, for reads, a local
@@ -17,7 +17,8 @@
 #
 # Usage: bench/mount.sh [SIZE_MB]    (default 2048)
 # Environment: BUILD (build dir, default build), CASES (default
-# "dd link fio tar reopen"), TOOLS (default "smbkit rclone bindfs").
+# "dd link fio tar reopen"), TOOLS (default "smbkit rclone bindfs"),
+# SERVER (smbd, the default, or smbkitd).
 # Needs root (FUSE mounts, drop_caches); apt-get install fio bindfs.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
@@ -33,7 +34,7 @@ if [ -z "${_MOUNT_BENCH_INSIDE:-}" ]; then
   done
   if [ -w /dev/shm ]; then export TMPDIR=/dev/shm; fi
   export _MOUNT_BENCH_INSIDE=1
-  exec "$BIN/smbkit-samba" -- bash "$0"
+  exec "$BIN/smbkit-samba" --server "${SERVER:-smbd}" -- bash "$0"
 fi
 
 # ---- inside: smbd is up; SMBKIT_PORT, SMBKIT_PASSWORD, SMBKIT_SAMBA_DIR are set.
