@@ -74,6 +74,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export work
 PW=$SMBKIT_PASSWORD
+# smbclient reads the password from $PASSWD: never in its argv (ps, the
+# tool log below).
+export PASSWD=$PW
 have_rclone=0
 if command -v rclone >/dev/null 2>&1; then have_rclone=1; fi
 
@@ -101,7 +104,7 @@ if [ "$have_rclone" = 1 ]; then
   export RCLONE_CONFIG=$work/rclone.conf
   : > "$RCLONE_CONFIG"
   export RCLONE_CONFIG_S_TYPE=smb RCLONE_CONFIG_S_HOST=127.0.0.1 RCLONE_CONFIG_S_USER=smbkit
-  RCLONE_CONFIG_S_PASS=$(rclone obscure "$PW")
+  RCLONE_CONFIG_S_PASS=$(rclone obscure - <<<"$PW")
   export RCLONE_CONFIG_S_PASS
   rclone_version=$(rclone version 2>/dev/null | sed -n 1p)
 fi
@@ -162,9 +165,9 @@ run_one() {  # link mode op tool rep
   case $tool.$op in
     smbkit.put) cmd=("$BIN/smbkit" -q "${kopt[@]}" put "$src" "$url/put-$tool.bin") ;;
     smbkit.get) cmd=("$BIN/smbkit" -q "${kopt[@]}" get "$url/$getname" "$dst") ;;
-    smbclient.put) cmd=(smbclient -s /dev/null "//127.0.0.1/$share" -p @PORT@ -U "smbkit%$PW" "${copt[@]}"
+    smbclient.put) cmd=(smbclient -s /dev/null "//127.0.0.1/$share" -p @PORT@ -U smbkit "${copt[@]}"
                         -c "put $src put-$tool.bin") ;;
-    smbclient.get) cmd=(smbclient -s /dev/null "//127.0.0.1/$share" -p @PORT@ -U "smbkit%$PW" "${copt[@]}"
+    smbclient.get) cmd=(smbclient -s /dev/null "//127.0.0.1/$share" -p @PORT@ -U smbkit "${copt[@]}"
                         -c "get $getname $dst") ;;
     rclone.put) cmd=(env RCLONE_CONFIG_S_PORT=@PORT@ rclone -q copyto "$src" "S:$share/put-$tool.bin") ;;
     rclone.get) cmd=(env RCLONE_CONFIG_S_PORT=@PORT@ rclone -q copyto "S:$share/$getname" "$dst") ;;

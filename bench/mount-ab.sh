@@ -31,8 +31,8 @@ secs() { awk '/copied/ {for (i = 1; i <= NF; i++) if ($i == "s,") print $(i-1), 
 run() {
   local name=$1 bin=$2 mode=$3 what=$4
   if [ "$bin" = rclone ]; then
-    rclone mount :smb:share "$MP" --smb-host 127.0.0.1 --smb-port "$PORT" --smb-user smbkit \
-      --smb-pass "$(rclone obscure "$SMBKIT_PASSWORD")" --daemon 2>/dev/null || { echo "$LABEL rclone mount failed"; return; }
+    RCLONE_SMB_PASS=$(rclone obscure - <<<"$SMBKIT_PASSWORD") \
+      rclone mount :smb:share "$MP" --smb-host 127.0.0.1 --smb-port "$PORT" --smb-user smbkit --daemon 2>/dev/null || { echo "$LABEL rclone mount failed"; return; }
     for _ in $(seq 50); do mountpoint -q "$MP" && break; sleep 0.1; done
   elif [ "$bin" = passthrough ]; then
     "$PASSTHROUGH_BIN" -o source="$SHARE" "$MP"

@@ -68,8 +68,9 @@ mount_smbkit() {  # MP PORT OPTS
 }
 mount_rclone() {  # MP
   mkdir -p "$1"
-  rclone mount ":smb:share" "$1" --smb-host 127.0.0.1 --smb-port "$SMBKIT_PORT" --smb-user smbkit \
-    --smb-pass "$(rclone obscure "$SMBKIT_PASSWORD")" --vfs-cache-mode off --daemon 2>"$work/rclone.log"
+  # The (obscured) password from the environment, never in argv.
+  RCLONE_SMB_PASS=$(rclone obscure - <<<"$SMBKIT_PASSWORD") rclone mount ":smb:share" "$1" --smb-host 127.0.0.1 --smb-port "$SMBKIT_PORT" --smb-user smbkit \
+    --vfs-cache-mode off --daemon 2>"$work/rclone.log"
   wait_mounted "$1"
   mounts+=("$1")
 }

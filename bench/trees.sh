@@ -54,7 +54,7 @@ if command -v rclone >/dev/null 2>&1; then
   export RCLONE_CONFIG=$work/rclone.conf
   : > "$RCLONE_CONFIG"
   export RCLONE_CONFIG_S_TYPE=smb RCLONE_CONFIG_S_HOST=127.0.0.1 RCLONE_CONFIG_S_USER=smbkit
-  RCLONE_CONFIG_S_PASS=$(rclone obscure "$SMBKIT_PASSWORD")
+  RCLONE_CONFIG_S_PASS=$(rclone obscure - <<<"$SMBKIT_PASSWORD")
   export RCLONE_CONFIG_S_PASS
 fi
 # smbclient reads the password from $PASSWD (kept out of argv).

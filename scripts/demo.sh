@@ -14,8 +14,8 @@ set -euo pipefail
 B=build/bin/smbkit
 work=$(mktemp -d); trap "rm -rf $work" EXIT
 echo "== $SMBKIT_SERVER on $SMBKIT_URL (user smbkit, password in SMBKIT_PASSWORD)"
-echo "== smbclient -L (the shares, through srvsvc on IPC\$)"
-smbclient -L //127.0.0.1 -p "$SMBKIT_PORT" -U "smbkit%$SMBKIT_PASSWORD" 2>&1 | grep -E "Disk|IPC"
+echo "== smbkit ls smb://host/ (the shares, through srvsvc on IPC\$)"
+$B ls "smb://smbkit@127.0.0.1:$SMBKIT_PORT/"
 head -c '"$SIZE_MB"'M /dev/urandom > "$work/demo.bin"
 echo "== smbkit put ($(du -h "$work/demo.bin" | cut -f1))"
 $B --stats put "$work/demo.bin" "$SMBKIT_URL/share/demo.bin"
