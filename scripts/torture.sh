@@ -32,7 +32,7 @@ for s in $servers; do
   for g in "${groups[@]}"; do
     log=$logdir/$s.$g.log
     build/bin/smbkit-samba --server "$s" -- bash -c \
-      "timeout $timeout_s smbtorture //127.0.0.1/share -p \$SMBKIT_PORT -U smbkit%\$SMBKIT_PASSWORD \
+      "PASSWD=\$SMBKIT_PASSWORD timeout $timeout_s smbtorture //127.0.0.1/share -p \$SMBKIT_PORT -U smbkit \
        --option=torture:sharedelay=100000 $g" >"$log" 2>&1 || true
   done
 done

@@ -75,9 +75,8 @@ TEST_F(Coherence, SmbclientSeesWhatTheMountWrote) {
   st::TempDir tmp("smbkit-coh");
   std::string local = tmp.path() + "/got.bin";
   auto o = st::run_command({"smbclient", "//127.0.0.1/share", "-p", std::to_string(server_->port()), "-U",
-                            std::string(st::SambaServer::user()) + "%" + st::SambaServer::password(), "-c",
-                            "get for-smbclient.bin " + local},
-                           60);
+                            std::string(st::SambaServer::user()), "-c", "get for-smbclient.bin " + local},
+                           60, st::password_env(st::SambaServer::password()));
   ASSERT_EQ(o.status, 0) << o.out;
   EXPECT_TRUE(same(slurp(local), data));
 }

@@ -163,7 +163,8 @@ TEST_F(Cli, LsOfAHostListsItsSharesAsSmbclientDoes) {
     ours.insert(m[2].str() + "|" + m[1].str() + "|" + m[3].str());
   }
   auto ref = st::run_command({"smbclient", "-g", "-L", "//127.0.0.1", "-p", std::to_string(server().port()), "-U",
-                              std::string(st::SambaServer::user()) + "%" + st::SambaServer::password()});
+                              std::string(st::SambaServer::user())},
+                             120, st::password_env(st::SambaServer::password()));
   ASSERT_EQ(ref.status, 0) << ref.out;
   std::set<std::string> theirs;
   std::istringstream rin(ref.out);

@@ -121,8 +121,8 @@ class Daemon : public ::testing::Test {
     ASSERT_EQ(pclose(p), 0) << cmd;
   }
   testing::SambaServer::Output list(const char* user, const char* pw) const {
-    return run_command(
-        {"smbclient", "-L", "//127.0.0.1", "-p", std::to_string(port_), "-U", std::string(user) + "%" + pw});
+    return run_command({"smbclient", "-L", "//127.0.0.1", "-p", std::to_string(port_), "-U", user}, 120,
+                       testing::password_env(pw));
   }
   bool lists(const char* share) const {
     auto o = list(kUser, kPassword);

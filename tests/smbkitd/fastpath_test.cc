@@ -275,9 +275,9 @@ TEST_F(FastPath, SmbclientReadsTheFileBytes) {
     SCOPED_TRACE(prot);
     const std::string out = local.path() + "/sc-" + prot + ".bin";
     auto o = testing::run_command({"/usr/bin/smbclient", "//127.0.0.1/share", "-p", std::to_string(server().port()),
-                                   "-U", std::string(SambaServer::user()) + "%" + SambaServer::password(),
-                                   std::string("--client-protection=") + prot, "-c", "get sc.bin " + out},
-                                  120);
+                                   "-U", std::string(SambaServer::user()), std::string("--client-protection=") + prot,
+                                   "-c", "get sc.bin " + out},
+                                  120, testing::password_env(SambaServer::password()));
     ASSERT_EQ(o.status, 0) << o.out;
     std::ifstream got(out, std::ios::binary);
     std::string have((std::istreambuf_iterator<char>(got)), {});

@@ -43,7 +43,8 @@ class Smbclient : public SmbkitdSuite<Smbclient> {
 
 TEST_F(Smbclient, ListsTheSharesThroughSrvsvc) {
   auto o = testing::run_command({"smbclient", "-L", "//127.0.0.1", "-p", std::to_string(server_->port()), "-U",
-                                 std::string(SambaServer::user()) + "%" + SambaServer::password()});
+                                 std::string(SambaServer::user())},
+                                120, testing::password_env(SambaServer::password()));
   ASSERT_EQ(o.status, 0) << o.out;
   for (const char* s : {"share", "readonly", "secure", "public", "IPC$"})
     EXPECT_NE(o.out.find(s), std::string::npos) << s << "\n" << o.out;

@@ -26,8 +26,8 @@ std::string test_name(const ::testing::TestParamInfo<const char*>& i) {
 
 TEST_P(Torture, GroupPassesInFull) {
   auto o = testing::run_command({"smbtorture", "//127.0.0.1/share", "-p", std::to_string(server_->port()), "-U",
-                                 std::string(SambaServer::user()) + "%" + SambaServer::password(), GetParam()},
-                                300);
+                                 std::string(SambaServer::user()), GetParam()},
+                                300, testing::password_env(SambaServer::password()));
   std::istringstream in(o.out);
   int passed = 0;
   std::string line, failures;

@@ -12,12 +12,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <thread>
 
 namespace smbkit::testing {
@@ -84,8 +86,24 @@ uint16_t free_port() {
   return p;
 }
 
-SambaServer::Output run_command(const std::vector<std::string>& argv, int timeout_s) {
+SambaServer::Output run_command(const std::vector<std::string>& argv, int timeout_s,
+                                const std::vector<std::string>& env) {
   SambaServer::Output o;
+  // Built before fork: the child of a threaded process only execs.
+  std::vector<std::string> env_strings = env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view entry(*e);
+    const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string& x) {
+      return entry.substr(0, entry.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
+    });
+    if (!replaced) env_strings.emplace_back(*e);
+  }
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<char*> args;
+  for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return o;
   pid_t pid = fork();
@@ -94,10 +112,7 @@ SambaServer::Output run_command(const std::vector<std::string>& argv, int timeou
     dup2(pipefd[1], 2);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
-    std::vector<char*> args;
-    for (auto& s : argv) args.push_back(const_cast<char*>(s.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
   close(pipefd[1]);
@@ -448,11 +463,11 @@ SambaServer::Output SambaServer::smbclient(const std::string& share, const std::
                                    "-p",
                                    std::to_string(port_),
                                    "-U",
-                                   std::string(user()) + "%" + password(),
+                                   std::string(user()),
                                    "-c",
                                    commands};
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-  return run_command(argv);
+  return run_command(argv, 120, password_env(password()));
 }
 
 SambaServer::Output SambaServer::open_files() const {

@@ -96,7 +96,15 @@ class SambaServer {
 };
 
 // Runs argv, returns exit status and combined stdout+stderr (bounded).
-SambaServer::Output run_command(const std::vector<std::string>& argv, int timeout_s = 120);
+// env: NAME=VALUE entries added to (and taking precedence over) the
+// environment, e.g. smbclient's and smbtorture's PASSWD, so that a
+// password never shows in argv (as_user below).
+SambaServer::Output run_command(const std::vector<std::string>& argv, int timeout_s = 120,
+                                const std::vector<std::string>& env = {});
+
+// The environment for smbclient or smbtorture to log on with `-U user`:
+// the password in PASSWD, never in argv.
+inline std::vector<std::string> password_env(const std::string& password) { return {"PASSWD=" + password}; }
 
 // Runs argv (inheriting stdio and the environment) and returns its exit
 // status, 128+signal when killed; `who` prefixes the exec error.
