@@ -40,8 +40,11 @@ void WindowController::on_complete(uint64_t bytes, Time sent, Time now) {
   bw_ = max_rate_.front().rate;
   double bdp = bw_ * std::chrono::duration<double>(min_rtt_).count();
   uint64_t want = static_cast<uint64_t>(2 * bdp);
-  // Grow at most 2x per update so one noisy sample cannot blow it up.
-  window_ = std::clamp<uint64_t>(std::min(want, window_ * 2), cfg_.min_window, cfg_.max_window);
+  // Grow by at most the bytes this completion delivered, as TCP's slow
+  // start does: twice per round trip while the window is the limit, and a
+  // short spike of the estimate (a round trip stretched by a busy CPU,
+  // before a quicker one lowers min_rtt) cannot jump it to the bound.
+  window_ = std::clamp<uint64_t>(std::min(want, window_ + bytes), cfg_.min_window, cfg_.max_window);
 }
 
 }  // namespace smbkit::client

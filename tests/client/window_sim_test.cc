@@ -318,5 +318,18 @@ TEST(WindowController, BurstsOfCompletionsDoNotInflateTheWindow) {
   EXPECT_LT(w.bandwidth(), 1.1e9);
 }
 
+TEST(WindowController, GrowsByNoMoreThanWhatWasDelivered) {
+  // Four 4 MiB requests sent at once come back together after 50 ms: each
+  // completion raises the estimate (bandwidth x 50 ms, doubled), but the
+  // window may only grow by what was delivered, as in TCP's slow start, so
+  // one stretched round trip cannot jump it to the memory bound.
+  WindowController w({8u << 20, 256u << 20});
+  const uint64_t start = w.window();
+  for (int i = 0; i < 4; i++)
+    w.on_complete(4u << 20, Time{0}, milliseconds(50) + std::chrono::microseconds(10 * i));
+  EXPECT_GT(w.window(), start);
+  EXPECT_LE(w.window(), start + (16u << 20));
+}
+
 }  // namespace
 }  // namespace smbkit::client
