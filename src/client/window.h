@@ -3,20 +3,26 @@
 // the caller passes the time, so a simulation can drive it with any delay,
 // rate or loss (tests/client/window_sim_test.cc).
 //
-// The estimate follows BBR's idea: the delivery rate over recent completions
-// and the minimum observed latency give the bandwidth-delay product; the
+// The estimate follows BBR's idea: the delivery rate (each completion's
+// sample: the bytes delivered while that request was out, over its round
+// trip) and the minimum observed latency give the bandwidth-delay product; the
 // window is twice that, so when the window is the bottleneck (rate =
 // window / rtt) it doubles every round trip until the link is the limit.
 // As in BBR the bandwidth is the maximum of the rate samples over the last
 // ten round trips (at least 200 ms), not the latest sample: a short dip in
 // delivery (a busy CPU on a shared machine) must not shrink the window,
-// which would then keep the rate down by itself.
+// which would then keep the rate down by itself. A sample spans a whole
+// round trip, never the gap between two completions: these arrive in
+// bursts (a thread takes several at once), and rates over such gaps were
+// thousands of times the link's, which drove a 0 ms transfer's window to
+// its memory bound.
 #pragma once
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <optional>
 
 namespace smbkit::client {
 
@@ -43,12 +49,19 @@ class WindowController {
   uint64_t window_ = Config{}.min_window;
   double bw_ = 0;
   Time min_rtt_ = Time::max();
-  struct Sample {
-    Time at;
-    uint64_t bytes;
+  // Bytes delivered in all (total_) and at each recent completion, oldest
+  // first: a completing request's rate sample counts what was delivered
+  // since it was sent. Kept for the longer of the bandwidth horizon and
+  // two of the latest round trips, and never more than kMaxRecords.
+  static constexpr size_t kMaxRecords = 4096;
+  struct Delivered {
+    Time at;         // when the request completed
+    uint64_t total;  // bytes delivered then, its own included
+    Time sent;       // when it was sent
   };
-  std::deque<Sample> recent_;  // completions in the last estimation interval
-  uint64_t recent_bytes_ = 0;
+  std::deque<Delivered> delivered_;
+  std::optional<Delivered> dropped_;  // the last record let go
+  uint64_t total_ = 0;
   struct RateSample {
     Time at;
     double rate;

@@ -4,6 +4,7 @@
 // responses) on the other side; virtual time, no sockets and no sleeps.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <queue>
@@ -278,6 +279,56 @@ TEST(WindowController, DoublesWhileWindowLimitedAndRespectsBounds) {
   }
   EXPECT_GT(w.window(), prev);
   EXPECT_EQ(w.window(), 16u << 20);
+}
+
+TEST(WindowController, BurstsOfCompletionsDoNotInflateTheWindow) {
+  // A server that serves 4 MiB requests one at a time at 1 GB/s, no link
+  // delay: two of them in flight keep it busy, and twice the
+  // bandwidth-delay product is about 8 MiB. The client's thread is now and
+  // then not scheduled for 25 ms, and then takes the completions that came
+  // meanwhile in a burst, 10 us apart.
+  WindowController w({8u << 20, 64u << 20});
+  constexpr uint64_t kChunk = 4u << 20;
+  const Time service{static_cast<int64_t>(kChunk)};  // 1 ns per byte
+  std::deque<std::pair<Time, Time>> fifo;              // (sent, done), in completion order
+  Time now{0}, server_free{0};
+  uint64_t in_flight = 0, max_window = 0;
+  auto fill = [&] {
+    while (in_flight + kChunk <= w.window()) {
+      server_free = std::max(now, server_free) + service;
+      fifo.push_back({now, server_free});
+      in_flight += kChunk;
+    }
+  };
+  fill();
+  for (int i = 1; i <= 256; i++) {  // 1 GiB
+    auto [sent, done] = fifo.front();
+    fifo.pop_front();
+    now = std::max(now + std::chrono::microseconds(10), done);
+    w.on_complete(kChunk, sent, now);
+    in_flight -= kChunk;
+    max_window = std::max(max_window, w.window());
+    fill();
+    if (i % 8 == 0) now += milliseconds(25);  // descheduled
+  }
+  // Every byte of window above what the server can take is memory held
+  // for nothing.
+  EXPECT_LE(max_window, 16u << 20);
+  EXPECT_GT(w.bandwidth(), 0.1e9);
+  EXPECT_LT(w.bandwidth(), 1.1e9);
+}
+
+TEST(WindowController, GrowsByNoMoreThanWhatWasDelivered) {
+  // Four 4 MiB requests sent at once come back together after 50 ms: each
+  // completion raises the estimate (bandwidth x 50 ms, doubled), but the
+  // window may only grow by what was delivered, as in TCP's slow start, so
+  // one stretched round trip cannot jump it to the memory bound.
+  WindowController w({8u << 20, 256u << 20});
+  const uint64_t start = w.window();
+  for (int i = 0; i < 4; i++)
+    w.on_complete(4u << 20, Time{0}, milliseconds(50) + std::chrono::microseconds(10 * i));
+  EXPECT_GT(w.window(), start);
+  EXPECT_LE(w.window(), start + (16u << 20));
 }
 
 }  // namespace
