@@ -26,8 +26,10 @@
 # Environment: ROUNDS (3), SIZE_MB (1024), RAND_S (10), META_N (2000),
 # META_QD (8), LIST_N (100000), TCP_S (5), KITD (smbkitd binary, default
 # build/bin/smbkitd), KIT_OPTS (comma-separated `smbkitd:` parameters with
-# `_` for spaces), PERF (a directory: perf record -g of each server's
-# metadata and listing phases of round 1 goes there), BIN (build/bin).
+# `_` for spaces), PERF (a directory: perf record -g of each server in the
+# sequential, sealed, metadata and listing phases of round 1 goes there,
+# as SERVER-PHASE.data; use it in a run of its own, ROUNDS=1, as recording
+# slows what it records), BIN (build/bin).
 # With the defaults a run takes about 8-10 minutes on the 2-core machine
 # (set-up about 1 minute, each round 2-3); ROUNDS=1 SIZE_MB=256 RAND_S=3
 # META_N=500 LIST_N=20000 takes about 1.
@@ -122,15 +124,19 @@ measure() {  # SERVER ROUND
     "$(url $m seq.bin)" > "$w/o.json" && put "$r" "$m" rand16_iops "$(field 'round(r["iops"])' < "$w/o.json")"
   "$BIN/smbkit" bench --mode randread --bs 4k --qd 1 --size "${SIZE_MB}M" --time "$RAND_S" --keep --json \
     "$(url $m seq.bin)" > "$w/o.json" && put "$r" "$m" rand1_p99_us "$(field 'r["latency_us"]["p99"]' < "$w/o.json")"
+  perf_start $m seq
   k0=$(ticks $m)
   "$BIN/smbkit" bench --mode seqread --bs 1M --qd 16 --size "${SIZE_MB}M" --keep --json \
     "$(url $m seq.bin)" > "$w/o.json" || return 1
   k1=$(ticks $m)
+  perf_stop
   put "$r" "$m" seq_MBps "$(field 'r["mb_per_s"]' < "$w/o.json")"
   put "$r" "$m" cpu_tck_GiB "$(python3 -c "print(round(($k1-$k0)/$SIZE_MB*1024,1))")"
+  perf_start $m seal
   t0=$(now)
   "$BIN/smbkit" -q --seal get "$(url $m seq.bin)" - > /dev/null || return 1
   t1=$(now)
+  perf_stop
   put "$r" "$m" sealget_MBps "$(python3 -c "print(round($SIZE_MB*1048576/(($t1-$t0)/1e9)/1e6,1))")"
   perf_start $m meta
   "$BIN/smbkit-metabench" --count "$META_N" --qd "$META_QD" "$(url $m meta)" > "$w/meta.txt" || return 1
