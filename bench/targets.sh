@@ -30,9 +30,10 @@
 # sequential, sealed, metadata and listing phases of round 1 goes there,
 # as SERVER-PHASE.data; use it in a run of its own, ROUNDS=1, as recording
 # slows what it records), BIN (build/bin).
-# With the defaults a run takes about 8-10 minutes on the 2-core machine
-# (set-up about 1 minute, each round 2-3); ROUNDS=1 SIZE_MB=256 RAND_S=3
-# META_N=500 LIST_N=20000 takes about 1.
+# With the defaults a run took 384-406 s on the 2-core machine at load
+# 8-15 (set-up under a minute, each round about 2 minutes); ROUNDS=1
+# RAND_S=3 META_N=500 took 130 s, and SIZE_MB=128 LIST_N=5000 cut it to
+# about one minute.
 set -u
 . "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
