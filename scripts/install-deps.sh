@@ -7,7 +7,8 @@ pkgs=(build-essential cmake ninja-build clang libclang-rt-14-dev pkg-config
       samba smbclient libfuse3-dev fuse3
       python3 fio dbench stress-ng   # python3: scripts/matrix_report.py; the rest: tests/fuse/workloads_test.cc
       python3-impacket samba-testsuite   # independent peers for smbkitd: impacket's client, smbtorture
-      python3-matplotlib chromium)       # scripts/report.sh: the charts, and the page checked in a headless browser
+      python3-matplotlib chromium        # scripts/report.sh: the charts, and the page checked in a headless browser
+      iperf3)                            # bench/targets.sh: raw TCP over loopback beside the servers
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,5 +1,6 @@
 // UTF-8 <-> UTF-16LE for names on the wire (MS-SMB2 uses UTF-16LE
-// everywhere). Conversion through glibc iconv; invalid input is an error.
+// everywhere). ASCII directly, the rest through glibc iconv (one
+// descriptor per thread and direction); invalid input is an error.
 #pragma once
 
 #include <string>

@@ -218,43 +218,15 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
       c->next++;
       continue;
     }
-    // On a worker: the file layer may block on the disk.
-    struct Job {
-      CallCtx ctx;
-      std::shared_ptr<TreeCtx> tree;
-      std::shared_ptr<const Snapshot> snap;
-      FileReply reply;
-    };
-    auto job = std::make_shared<Job>();
-    const SessionAuth who = sess->auth();
-    job->tree = tree.ctx;
-    job->snap = sess->snap();
-    job->ctx.session_id = r.session_id;
-    job->ctx.tree = job->tree.get();
-    job->ctx.dialect = machine_.dialect();
-    job->ctx.message_id = r.hdr.MessageId;
-    job->ctx.chain_file_id = &c->fid;
-    job->ctx.related = r.related;
-    job->ctx.srvsvc = &job->snap->srvsvc;
-    job->ctx.who = who.who;
-    job->ctx.client_guid = neg_->client_guid;
-    job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
-    job->ctx.multi_channel = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL;
-    job->ctx.user = who.user;
-    // A lone READ answered in the clear may leave its data in the file.
-    job->ctx.zero_copy = cmd == SMB2_READ && c->reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId);
     // A READ of cached data is answered here, on the loop: no hand-off,
     // and it never waits behind reads that wait for the disk.
-    // The session's opens: shared by its channels.
-    std::shared_ptr<ConnOpens> opens = sess->opens();
-    if (auto fr = st_.files().execute_nowait(*opens, job->ctx, cmd, r.msg())) {
+    auto first = file_job(*c, r, sess, tree);
+    if (auto fr = st_.files().execute_nowait(*first->opens, first->ctx, cmd, r.msg())) {
       add_reply(*c, *fr);
       c->next++;
       continue;
     }
-    auto self = shared_from_this();
-    const uint64_t mid = r.hdr.MessageId;
-    running_.emplace(mid, false);  // a CANCEL may have named it while it queued
+    running_.emplace(r.hdr.MessageId, false);  // a CANCEL may name it while it queues
     if (cmd == SMB2_CHANGE_NOTIFY) {
       if (notify_running_) {
         notify_queue_.push_back(std::move(c));
@@ -262,39 +234,116 @@ void Conn::run_chain(std::shared_ptr<Chain> c) {
       }
       notify_running_ = true;
     }
-    const size_t held = r.msg().size() + answer_bound(cmd, r.msg());
+    // On a worker: the file layer may block on the disk. The file commands
+    // that follow in the chain go with it and run there one after another
+    // (one hand-off for a CREATE + QUERY_INFO + CLOSE, not three); the
+    // worker stops at one that waits or a CREATE that fails, and the loop
+    // goes on from there as it would have.
+    auto jobs = std::make_shared<std::vector<std::shared_ptr<FileJob>>>();
+    jobs->push_back(std::move(first));
+    if (cmd != SMB2_CHANGE_NOTIFY) {
+      for (size_t i = c->next + 1; i < c->reqs.size(); i++) {
+        const ServerRequest& q = c->reqs[i];
+        const uint16_t qc = q.hdr.Command;
+        if (qc == SMB2_CANCEL || qc == SMB2_CHANGE_NOTIFY || q.refused || (q.related && c->create_err) ||
+            !is_file_command(qc, q))
+          break;
+        std::shared_ptr<ServerSession> qs;
+        SessionTree qt;
+        if (check_file_command(q, &qs, &qt)) break;
+        jobs->push_back(file_job(*c, q, qs, qt));
+      }
+    }
+    auto self = shared_from_this();
+    const size_t base = c->next;
+    size_t held = 0;
+    for (size_t k = 0; k < jobs->size(); k++) {
+      const ServerRequest& q = c->reqs[base + k];
+      if (k) running_.emplace(q.hdr.MessageId, false);
+      held += q.msg().size() + answer_bound(q.hdr.Command, q.msg());
+    }
     held_bytes_ += held;
     io_.run_blocking(
-        [job, opens, exec = exec_, c, cmd] { job->reply = exec(*opens, job->ctx, cmd, c->reqs[c->next].msg()); },
-        [self, job, c, mid, held, cmd] {
+        [jobs, exec = exec_, c, base] {
+          for (size_t k = 0; k < jobs->size(); k++) {
+            FileJob& j = *(*jobs)[k];
+            const ServerRequest& q = c->reqs[base + k];
+            j.reply = exec(*j.opens, j.ctx, q.hdr.Command, q.msg());
+            j.ran = true;
+            if (j.reply.pending) break;
+            const bool failed = j.reply.body.empty() && j.reply.status != STATUS_SUCCESS;
+            if (failed && q.hdr.Command == SMB2_CREATE) break;  // the loop fails the related ones
+          }
+        },
+        [self, jobs, c, base, held, cmd] {
           self->held_bytes_ -= held;
           if (cmd == SMB2_CHANGE_NOTIFY) self->notify_running_ = false;
+          // What ran is answered in order; what did not is dispatched again
+          // by run_chain (a CANCEL for it until then found nothing to
+          // cancel, as for any request of a chain not started yet).
+          bool cancelled_last = false;
+          size_t ran = 0;
+          for (size_t k = 0; k < jobs->size(); k++) {
+            const uint64_t mid = c->reqs[base + k].hdr.MessageId;
+            if ((*jobs)[k]->ran) {
+              ran = k + 1;
+              cancelled_last = self->running_[mid];
+            }
+            self->running_.erase(mid);
+          }
           if (self->closed_) {
             // Nobody to answer: what would wait is let go.
-            if (auto& p = job->reply.pending) {
-              p->cancel();
-              p->start([](FileReply) {});
+            if (ran) {
+              if (auto& p = (*jobs)[ran - 1]->reply.pending) {
+                p->cancel();
+                p->start([](FileReply) {});
+              }
             }
             return;
           }
-          const bool cancelled = self->running_[mid];
-          self->running_.erase(mid);
-          FileReply& fr = job->reply;
-          if (fr.pending) {
-            // A CANCEL that came while it ran is applied now.
-            if (cancelled) fr.pending->cancel();
-            self->go_async(c, std::move(fr.pending));
-            self->next_notify();
-            return;
+          for (size_t k = 0; k < ran; k++) {
+            FileReply& fr = (*jobs)[k]->reply;
+            if (fr.pending) {
+              // A CANCEL that came while it ran is applied now.
+              if (cancelled_last) fr.pending->cancel();
+              self->go_async(c, std::move(fr.pending));
+              self->next_notify();
+              return;
+            }
+            self->add_reply(*c, fr);
+            c->next++;
           }
-          self->add_reply(*c, fr);
-          c->next++;
           self->run_chain(c);
           self->next_notify();
         });
     return;
   }
   if (!closed_) finish_chain(*c);
+}
+
+std::shared_ptr<Conn::FileJob> Conn::file_job(Chain& c, const ServerRequest& r,
+                                              const std::shared_ptr<ServerSession>& sess, const SessionTree& tree) {
+  auto job = std::make_shared<FileJob>();
+  const SessionAuth who = sess->auth();
+  job->tree = tree.ctx;
+  job->snap = sess->snap();
+  job->ctx.session_id = r.session_id;
+  job->ctx.tree = job->tree.get();
+  job->ctx.dialect = machine_.dialect();
+  job->ctx.message_id = r.hdr.MessageId;
+  job->ctx.chain_file_id = &c.fid;
+  job->ctx.related = r.related;
+  job->ctx.srvsvc = &job->snap->srvsvc;
+  job->ctx.who = who.who;
+  job->ctx.client_guid = neg_->client_guid;
+  job->ctx.leasing = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_LEASING;
+  job->ctx.multi_channel = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL;
+  job->ctx.user = who.user;
+  // A lone READ answered in the clear may leave its data in the file.
+  job->ctx.zero_copy = r.hdr.Command == SMB2_READ && c.reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId);
+  // The session's opens: shared by its channels.
+  job->opens = sess->opens();
+  return job;
 }
 
 void Conn::next_notify() {

@@ -164,6 +164,18 @@ class Conn : public std::enable_shared_from_this<Conn> {
   Result<void> queue_frame(Bytes frame);
   Result<void> drain_frames();
   void run_chain(std::shared_ptr<Chain> c);
+  // A file command of a chain as a worker runs it: its context, what the
+  // context points into, and its reply once `ran`.
+  struct FileJob {
+    CallCtx ctx;
+    std::shared_ptr<TreeCtx> tree;
+    std::shared_ptr<const Snapshot> snap;
+    std::shared_ptr<ConnOpens> opens;
+    FileReply reply;
+    bool ran = false;
+  };
+  std::shared_ptr<FileJob> file_job(Chain& c, const session::ServerRequest& r,
+                                    const std::shared_ptr<ServerSession>& sess, const SessionTree& tree);
   // The CHANGE_NOTIFY queued first goes to a worker once none runs.
   void next_notify();
   // Queues the chain's answers not sent yet, as one frame; with

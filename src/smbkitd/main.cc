@@ -3,6 +3,7 @@
 // daemon unless -F, starts the server, and turns SIGHUP into a reload and
 // SIGTERM/SIGINT into a clean stop. Signals are read from a signalfd in
 // the main thread: nothing runs in a signal handler.
+#include <malloc.h>
 #include <signal.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -213,6 +214,20 @@ int serve(const DaemonArgs& a) {
 
 }  // namespace
 
+// READ data and sealed or signed answers are buffers of up to 8 MiB each,
+// made and freed by the loops and workers for every large request. By
+// default glibc maps each one afresh and unmaps it when freed, or trims the
+// freed top of a thread's heap, so every request faults its pages in again
+// and zero-fills them; on these VMs, which give freed pages back to the
+// host, a sealed 1 MiB-request download cost the server more CPU than
+// smbd's. Served from the heap and kept there when freed, they are reused.
+// What is kept is bounded by what is in flight (each connection's answers
+// are bounded, docs/design/server.md), not by what was ever sent.
+static void keep_large_buffers() {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // the most glibc takes: larger ones are still mapped
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+}
+
 int main(int argc, char** argv) {
   // This process holds NT hashes (password equivalents) and session keys.
   make_undumpable_unless_opted_out();
@@ -229,5 +244,6 @@ int main(int argc, char** argv) {
   a.pidfile = smbkitd::absolute_path(a.pidfile);
   if (a.command == DaemonCommand::status) return run_status(a);
   if (a.command != DaemonCommand::serve) return run_user_command(a);
+  keep_large_buffers();
   return serve(a);
 }

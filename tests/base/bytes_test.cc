@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "base/utf16.h"
 
 namespace smbkit {
@@ -75,6 +77,39 @@ TEST(Utf16, RejectsInvalid) {
   Bytes lone = from_hex("00d8");  // lone high surrogate
   EXPECT_FALSE(utf16le_to_utf8(lone).ok());
   EXPECT_TRUE(utf8_to_utf16le("").ok());
+}
+
+TEST(Utf16, AsciiIsWidenedAndNarrowed) {
+  auto u = utf8_to_utf16le(std::string("a.B~\x7f\0z", 7));
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(to_hex(*u), "61002e0042007e007f0000007a00");
+  auto back = utf16le_to_utf8(*u);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, std::string("a.B~\x7f\0z", 7));
+  // A code unit with a high byte is not ASCII: U+0141 is not 'A'.
+  auto l = utf16le_to_utf8(from_hex("4101"));
+  ASSERT_TRUE(l.ok());
+  EXPECT_EQ(*l, "\xC5\x81");
+}
+
+TEST(Utf16, ConvertsAfterAFailureAndOnEveryThread) {
+  // The converters are kept per thread: a failed conversion must not leave
+  // state that spoils the next one.
+  auto check = [] {
+    for (int i = 0; i < 3; i++) {
+      EXPECT_FALSE(utf8_to_utf16le("\xE6\x96").ok());  // cut in the middle of a character
+      auto u = utf8_to_utf16le("\xE6\x96\x87");
+      ASSERT_TRUE(u.ok());
+      EXPECT_EQ(to_hex(*u), "8765");
+      EXPECT_FALSE(utf16le_to_utf8(from_hex("00d8")).ok());
+      auto b = utf16le_to_utf8(from_hex("8765"));
+      ASSERT_TRUE(b.ok());
+      EXPECT_EQ(*b, "\xE6\x96\x87");
+    }
+  };
+  check();
+  std::thread t(check);
+  t.join();
 }
 
 }  // namespace

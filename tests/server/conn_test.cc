@@ -16,12 +16,15 @@
 #include "client/negotiate_policy.h"
 #include "conn_wire.h"
 #include "proto/change_notify.h"
+#include "proto/close.h"
 #include "proto/create.h"
 #include "proto/echo.h"
+#include "proto/fscc_file_info.h"
 #include "proto/ioctl.h"
 #include "proto/lock.h"
 #include "proto/logoff.h"
 #include "proto/negotiate.h"
+#include "proto/query_info.h"
 #include "proto/session_setup.h"
 #include "proto/tree_connect.h"
 #include "proto/tree_disconnect.h"
@@ -723,6 +726,73 @@ TEST(ConnWaits, ARequestThatWouldWaitInsideAChainIsCancelled) {
   EXPECT_EQ((*rs)[2].hdr.Status, STATUS_SUCCESS);
   EXPECT_EQ(t.w.conn->in_flight(), 0u);
   EXPECT_EQ(t.w.conn->waiting(), 0u);
+}
+
+
+// CREATE, QUERY_INFO, CLOSE related: a stat. The three go to a worker
+// once, run there in order, and are answered in one frame.
+std::vector<session::Request> create_query_close(Wire& w, uint32_t tree, const std::string& name) {
+  std::vector<session::Request> reqs;
+  CreateRequest c;
+  c.DesiredAccess = FILE_READ_ATTRIBUTES;
+  c.ShareAccess = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+  c.CreateDisposition = FILE_OPEN;
+  c.Name = name;
+  reqs.push_back(*client::make_request(SMB2_CREATE, w.session_id, tree,
+                                       [&](ByteWriter& b) { return encode_create_request(c, b); }));
+  QueryInfoRequest q;
+  q.FileInfoClass = FILE_ALL_INFORMATION;
+  q.OutputBufferLength = 4096;
+  q.FileId = {~0ull, ~0ull};
+  auto qi = *client::make_request(SMB2_QUERY_INFO, w.session_id, tree,
+                                  [&](ByteWriter& b) { return encode_query_info_request(q, b); });
+  qi.hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  reqs.push_back(std::move(qi));
+  CloseRequest cl;
+  cl.FileId = {~0ull, ~0ull};
+  auto close = *client::make_request(SMB2_CLOSE, w.session_id, tree,
+                                     [&](ByteWriter& b) { return encode_close_request(cl, b); });
+  close.hdr.Flags |= SMB2_FLAGS_RELATED_OPERATIONS;
+  reqs.push_back(std::move(close));
+  return reqs;
+}
+
+TEST(ConnChains, FileCommandsOfAChainGoToAWorkerOnce) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  ASSERT_TRUE(w.login(kUser, kPassword).ok());
+  const uint32_t tree = w.connect("share").tree_id;
+  ASSERT_EQ(w.create(tree, "s.txt"), STATUS_SUCCESS);
+  auto reqs = create_query_close(w, tree, "s.txt");
+  OutFrame f;
+  ASSERT_TRUE(w.client.send_compound(reqs, f).ok());
+  w.io.handoffs = 0;
+  auto rs = w.deliver(f);
+  ASSERT_TRUE(rs.ok()) << rs.error().message();
+  EXPECT_EQ(w.io.handoffs, 1u);
+  EXPECT_EQ(w.frames, 1u);
+  ASSERT_EQ(rs->size(), 3u);
+  for (auto& r : *rs) EXPECT_EQ(r.hdr.Status, STATUS_SUCCESS) << r.hdr.Command;
+  EXPECT_EQ(w.conn->in_flight(), 0u);
+}
+
+// A CREATE that fails stops the worker: the loop fails the related
+// requests after it with its status, as before.
+TEST(ConnChains, ACreateThatFailsFailsTheRestOfTheChain) {
+  testing::TempDir d;
+  Wire w(make_config(d.path()));
+  ASSERT_TRUE(w.negotiate().ok());
+  ASSERT_TRUE(w.login(kUser, kPassword).ok());
+  const uint32_t tree = w.connect("share").tree_id;
+  auto reqs = create_query_close(w, tree, "missing.txt");
+  OutFrame f;
+  ASSERT_TRUE(w.client.send_compound(reqs, f).ok());
+  auto rs = w.deliver(f);
+  ASSERT_TRUE(rs.ok()) << rs.error().message();
+  ASSERT_EQ(rs->size(), 3u);
+  for (auto& r : *rs) EXPECT_EQ(r.hdr.Status, STATUS_OBJECT_NAME_NOT_FOUND) << r.hdr.Command;
+  EXPECT_EQ(w.conn->in_flight(), 0u);
 }
 
 }  // namespace

@@ -37,8 +37,10 @@ class InlineIo : public ConnIo {
   // on a worker when the next frame comes).
   bool defer = false;
   std::vector<std::pair<std::function<void()>, std::function<void()>>> deferred;
+  size_t handoffs = 0;  // run_blocking calls: a worker's hand-off and the post back
   void send(OutFrame f, std::shared_ptr<void>) override { sent.push_back(std::move(f)); }
   void run_blocking(std::function<void()> work, std::function<void()> done) override {
+    handoffs++;
     if (defer) {
       deferred.emplace_back(std::move(work), std::move(done));
       return;
