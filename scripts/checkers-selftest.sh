@@ -13,7 +13,6 @@
 #   scripts/checkers-selftest.sh [BUILD]   (default build; about 3 minutes)
 set -uo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 BUILD=$(cd "${1:-build}" && pwd)
 PY=/usr/bin/python3; [ -x $PY ] || PY=python3
 t=$(mktemp -d "${TMPDIR:-/tmp}/checkers-selftest.XXXX")

@@ -32,7 +32,7 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ "${CHECKERS_INNER:-}" != 1 ]; then
-  build=$ROOT/build out= servers=smbd
+  build=$ROOT/build out='' servers=smbd
   cells="2.1/plain/strict 3.0/sign/none 3.1.1/seal/loose"
   checks="fsx fsstress posixcheck twoclient twoclient-locks dbench tar"
   while (($#)); do
