@@ -22,11 +22,13 @@
 # scripts/perf-ab-selftest.sh), CCACHE (set to use ccache).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-ROUNDS=7
-SERVER=smbd
-NOISE=0.05
-OUT=$ROOT/build/perf-ab
 if [ "${PERF_AB_INNER:-}" != 1 ]; then
+  # The defaults only outside: inside, the outer run's ROUNDS, NOISE and
+  # OUT come through the environment.
+  ROUNDS=7
+  SERVER=smbd
+  NOISE=0.05
+  OUT=$ROOT/build/perf-ab
   while [ $# -gt 0 ]; do
     case $1 in
       --rounds) ROUNDS=$2; shift 2 ;;

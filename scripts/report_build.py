@@ -8,9 +8,11 @@
   --out DIR        index.html, report.json, charts/*.png
 
 The grid: one row per test family (a gtest suite of the FUSE tests or of the
-client library's integration tests), one column per server x dialect x
-security x cache mode (the library has no cache mode: "lib"); each cell is
-pass, fail (linked to the first lines of each failure) or n/a.
+client library's integration tests, or a file-system checker of
+scripts/checkers.sh), one column per server x dialect x security x cache
+mode (the library has no cache mode: "lib"); each cell is pass, fail
+(linked to the first lines of each failure) or n/a; a checker's cell says
+how long it ran.
 Figures: per (workload, client, server, security) the median, min and max
 over the rounds. Charts (matplotlib): each workload's medians across the
 recorded commits, and bars of clients x servers for this run.
@@ -71,13 +73,16 @@ def parse_label(kind, label):
         server, label = label.split(":", 1)
     parts = label.split("/")
     v, s = parts[0], parts[1]
-    c = parts[2] if kind == "fuse" and len(parts) > 2 else "lib"
+    c = parts[2] if kind in ("fuse", "checker") and len(parts) > 2 else "lib"
     return server, v, s, c
+
+
+KIND_NAMES = {"fuse": "mount", "integration": "library", "checker": "checker"}
 
 
 def family(kind, test):
     suite = test.rsplit(".", 1)[0]
-    return f"{'mount' if kind == 'fuse' else 'library'}: {suite}"
+    return f"{KIND_NAMES.get(kind, kind)}: {suite}"
 
 
 def grid(runs_files):
@@ -105,13 +110,15 @@ def grid(runs_files):
         if r.problem:
             fid = f"fail-{len(failures)}"
             failures.append({"id": fid, "column": " ".join(col), "test": f"{r.kind} (whole run)", "text": r.problem})
-            cells[(f"{'mount' if r.kind == 'fuse' else 'library'}: (whole run)", col)] = \
-                {"status": "fail", "passed": 0, "failed": 1, "na": 0, "total": 1, "first": fid}
-        for name, (status, _, msg) in sorted(r.tests.items()):
+            cells[(f"{KIND_NAMES.get(r.kind, r.kind)}: (whole run)", col)] = \
+                {"status": "fail", "passed": 0, "failed": 1, "na": 0, "total": 1, "first": fid, "seconds": 0.0,
+                 "timed": False}
+        for name, (status, secs, msg) in sorted(r.tests.items()):
             fam = family(r.kind, name)
             c = cells.setdefault((fam, col), {"status": "pass", "passed": 0, "failed": 0, "na": 0, "total": 0,
-                                              "first": None})
+                                              "first": None, "seconds": 0.0, "timed": r.kind == "checker"})
             c["total"] += 1
+            c["seconds"] = round(c["seconds"] + secs, 1)
             if status == "pass":
                 c["passed"] += 1
             elif status == "FAIL":
@@ -271,9 +278,12 @@ def page(rep, charts):
           f"{'PASS' if s['ok'] else 'FAIL'}: {s['passed']} passed, {s['failed']} failed, {s['na']} not applicable "
           f"of {s['tests']} test runs, {s['seconds']} s</p>" if s["ran"] else
           "<p id='nogrid' style='font-weight:bold;background:#ddd'>No test grid in this run (--no-grid).</p>"),
-         "<p>Rows: test families (gtest suites of the mount and of the client library). Columns: server, "
+         "<p>Rows: test families (gtest suites of the mount and of the client library) and the file-system "
+         "checkers of scripts/checkers.sh (fsx, fsstress, posixcheck, twoclient, dbench, tar on a fresh mount; "
+         "the full run only, in one column per cache mode). Columns: server, "
          "dialect, security, cache mode (lib: the client library, which has no cache mode). A cell counts "
-         "the tests of the family that passed; a failure links to its first lines.</p>",
+         "the tests of the family that passed (a checker's cell: how long it ran); a failure links to its "
+         "first lines; '-' is a family not run in that column.</p>",
          "<table id='grid'><tr><th>family</th>" +
          "".join(f"<th>{e(c['server'])}<br>{e(c['dialect'])}<br>{e(c['security'])}<br>{e(c['cache'])}</th>"
                  for c in g["columns"]) + "</tr>"]
@@ -289,11 +299,14 @@ def page(rep, charts):
             elif c is None:  # the family does not run in this column (a mount suite in a lib column)
                 row.append("<td style='background:#f8f8f8;color:#aaa' title='not run in this column'>-</td>")
             elif c["status"] == "fail":
+                took = f" {c['seconds']:g} s" if c.get("timed") else ""
                 row.append(f"<td class='fail' style='background:#f99'><a href='#{c['first']}'>fail "
-                           f"{c['failed']}/{c['total']}</a></td>")
+                           f"{c['failed']}/{c['total']}{took}</a></td>")
             elif c["status"] == "pass":
                 extra = f" ({c['na']} n/a)" if c["na"] else ""
-                row.append(f"<td class='pass' style='background:#cfc'>pass {c['passed']}/{c['total']}{extra}</td>")
+                took = f" {c['seconds']:g} s" if c.get("timed") else ""
+                row.append(f"<td class='pass' style='background:#cfc'>pass {c['passed']}/{c['total']}{extra}{took}"
+                           "</td>")
             else:
                 row.append("<td class='na' style='background:#ddd'>n/a</td>")
         h.append("<tr>" + "".join(row) + "</tr>")
