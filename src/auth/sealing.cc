@@ -166,6 +166,14 @@ Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
   return seal(session_id, nonce, plaintext, total, out.data() + start);
 }
 
+Result<void> Sealer::encrypt_into(uint64_t session_id, ByteView nonce,
+                                  std::span<const ByteView> plaintext, MutableByteView out) {
+  SMBKIT_TRY(size_t total, check(nonce, plaintext));
+  if (out.size() != kTransformHeaderSize + total)
+    return bad_params("encrypt: output size does not match the message");
+  return seal(session_id, nonce, plaintext, total, out.data());
+}
+
 Result<void> Sealer::encrypt_in_place(uint64_t session_id, ByteView nonce, MutableByteView frame) {
   if (frame.size() <= kTransformHeaderSize) return bad_params("encrypt: empty message");
   ByteView pieces[1] = {ByteView(frame).subspan(kTransformHeaderSize)};

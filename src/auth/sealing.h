@@ -69,6 +69,12 @@ class Sealer {
   // plaintext: the same bytes encrypt() returns. For large messages (a
   // READ's data read straight into a buffer with headroom).
   Result<void> encrypt_in_place(uint64_t session_id, ByteView nonce, MutableByteView frame);
+  // Writes TRANSFORM_HEADER + ciphertext of the plaintext pieces into out,
+  // which must be exactly kTransformHeaderSize + their total size (a
+  // buffer the caller did not need to zero). The pieces must not overlap
+  // out, except one single piece at out[52..] (that is encrypt_in_place).
+  Result<void> encrypt_into(uint64_t session_id, ByteView nonce, std::span<const ByteView> plaintext,
+                            MutableByteView out);
 
  private:
   // The one place the cipher runs: writes the header at hdr and the

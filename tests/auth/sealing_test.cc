@@ -361,6 +361,23 @@ TEST(Sealing, InPlaceMatchesEncryptAllCiphers) {
   }
 }
 
+// encrypt_into: the same bytes into a buffer the caller owns (not zeroed).
+TEST(Sealing, IntoACallersBuffer) {
+  for (const Vector& v : kRequests) {
+    SCOPED_TRACE(v.name);
+    Bytes pt = from_hex(v.plaintext);
+    ByteView whole(pt);
+    ByteView pieces[] = {whole.first(70), whole.subspan(70)};
+    Sealer s(v.cipher, from_hex(v.key));
+    Bytes out(kTransformHeaderSize + pt.size(), std::byte{0xa5});
+    ASSERT_TRUE(s.encrypt_into(v.session_id, from_hex(v.nonce), pieces, out).ok());
+    EXPECT_EQ(to_hex(out), lower(v.transformed));
+    Bytes wrong(out.size() + 1);
+    auto r = s.encrypt_into(v.session_id, from_hex(v.nonce), pieces, wrong);
+    EXPECT_TRUE(!r.ok() && r.error().is(STATUS_INVALID_PARAMETER));
+  }
+}
+
 TEST(Sealing, InPlaceBadParameters) {
   Bytes k16(16);
   Sealer s(AES_128_GCM, k16);
