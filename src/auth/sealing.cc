@@ -94,8 +94,7 @@ void detail::CipherCtxFree::operator()(evp_cipher_ctx_st* ctx) const { EVP_CIPHE
 Sealer::Sealer(uint16_t cipher, ByteView key)
     : cipher_(cipher), ctx_(make_ctx(cipher, key, true)) {}
 
-Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
-                                    std::span<const ByteView> plaintext, Bytes& out) {
+Result<size_t> Sealer::check(ByteView nonce, std::span<const ByteView> plaintext) const {
   if (!ctx_) return bad_params("encrypt: unsupported cipher or key size");
   if (nonce.size() != cipher_nonce_size(cipher_))
     return bad_params("encrypt: nonce size does not match the cipher");
@@ -103,29 +102,33 @@ Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
   for (ByteView p : plaintext) total += p.size();
   if (total == 0) return bad_params("encrypt: empty message");
   if (total > INT_MAX) return bad_params("encrypt: message too large");
+  return total;
+}
 
+Result<void> Sealer::seal(uint64_t session_id, ByteView nonce, std::span<const ByteView> plaintext,
+                          size_t total, std::byte* hdr) {
   // MS-SMB2 3.1.4.3: the header, Signature zero until the tag is known.
   proto::TransformHeader h;
   std::memcpy(h.Nonce.data(), nonce.data(), nonce.size());
   h.OriginalMessageSize = static_cast<uint32_t>(total);
   h.SessionId = session_id;
-  size_t start = out.size();
-  out.reserve(start + kTransformHeaderSize + total);
-  ByteWriter w(out);
+  Bytes encoded;
+  encoded.reserve(kTransformHeaderSize);
+  ByteWriter w(encoded);
   proto::encode_transform_header(h, w);
-  out.resize(start + kTransformHeaderSize + total);
-  std::byte* hdr = out.data() + start;
+  std::memcpy(hdr, encoded.data(), kTransformHeaderSize);
   std::byte* body = hdr + kTransformHeaderSize;
 
   int outl = 0;
   if (!EVP_EncryptInit_ex2(ctx_.get(), nullptr, nullptr, uc(nonce.data()), nullptr))
     crypto_fatal("AEAD set nonce");
   if (is_ccm(cipher_)) {
-    // CCM needs the whole message in one update: gather, then encrypt in
-    // place. The length goes first (RFC 3610 B0 block).
+    // CCM needs the whole message in one update: gather (unless it is in
+    // place already), then encrypt in place. The length goes first (RFC
+    // 3610 B0 block).
     std::byte* p = body;
     for (ByteView piece : plaintext) {
-      if (!piece.empty()) std::memcpy(p, piece.data(), piece.size());
+      if (!piece.empty() && piece.data() != p) std::memmove(p, piece.data(), piece.size());
       p += piece.size();
     }
     if (!EVP_EncryptUpdate(ctx_.get(), nullptr, &outl, nullptr, static_cast<int>(total)) ||
@@ -134,7 +137,8 @@ Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
         !EVP_EncryptUpdate(ctx_.get(), uc(body), &outl, uc(body), static_cast<int>(total)))
       crypto_fatal("AES-CCM encrypt");
   } else {
-    // GCM streams: encrypt each piece straight into place (zero-copy input).
+    // GCM streams: each piece is encrypted straight into place (in == out
+    // when it is there already; OpenSSL allows exact overlap).
     if (!EVP_EncryptUpdate(ctx_.get(), nullptr, &outl, uc(hdr + kTransformAadOffset),
                            static_cast<int>(kTransformAadSize)))
       crypto_fatal("AES-GCM aad");
@@ -152,6 +156,29 @@ Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
                            hdr + proto::kTransformSignatureOffset))
     crypto_fatal("AEAD final");
   return ok_result();
+}
+
+Result<void> Sealer::encrypt_append(uint64_t session_id, ByteView nonce,
+                                    std::span<const ByteView> plaintext, Bytes& out) {
+  SMBKIT_TRY(size_t total, check(nonce, plaintext));
+  size_t start = out.size();
+  out.resize(start + kTransformHeaderSize + total);
+  return seal(session_id, nonce, plaintext, total, out.data() + start);
+}
+
+Result<void> Sealer::encrypt_into(uint64_t session_id, ByteView nonce,
+                                  std::span<const ByteView> plaintext, MutableByteView out) {
+  SMBKIT_TRY(size_t total, check(nonce, plaintext));
+  if (out.size() != kTransformHeaderSize + total)
+    return bad_params("encrypt: output size does not match the message");
+  return seal(session_id, nonce, plaintext, total, out.data());
+}
+
+Result<void> Sealer::encrypt_in_place(uint64_t session_id, ByteView nonce, MutableByteView frame) {
+  if (frame.size() <= kTransformHeaderSize) return bad_params("encrypt: empty message");
+  ByteView pieces[1] = {ByteView(frame).subspan(kTransformHeaderSize)};
+  SMBKIT_TRY(size_t total, check(nonce, pieces));
+  return seal(session_id, nonce, pieces, total, frame.data());
 }
 
 Result<Bytes> Sealer::encrypt(uint64_t session_id, ByteView nonce,

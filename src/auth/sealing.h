@@ -63,8 +63,28 @@ class Sealer {
   // plaintext pieces must not point into out (it may reallocate).
   Result<void> encrypt_append(uint64_t session_id, ByteView nonce,
                               std::span<const ByteView> plaintext, Bytes& out);
+  // Seals without a copy or an allocation: frame is kTransformHeaderSize
+  // bytes of room followed by the plaintext (frame.size() - 52 bytes). The
+  // TRANSFORM_HEADER is written into the room and the ciphertext over the
+  // plaintext: the same bytes encrypt() returns. For large messages (a
+  // READ's data read straight into a buffer with headroom).
+  Result<void> encrypt_in_place(uint64_t session_id, ByteView nonce, MutableByteView frame);
+  // Writes TRANSFORM_HEADER + ciphertext of the plaintext pieces into out,
+  // which must be exactly kTransformHeaderSize + their total size (a
+  // buffer the caller did not need to zero). The pieces must not overlap
+  // out, except one single piece at out[52..] (that is encrypt_in_place).
+  Result<void> encrypt_into(uint64_t session_id, ByteView nonce, std::span<const ByteView> plaintext,
+                            MutableByteView out);
 
  private:
+  // The one place the cipher runs: writes the header at hdr and the
+  // ciphertext of the pieces (total bytes) at hdr + 52. A single piece
+  // that already sits at hdr + 52 is encrypted in place.
+  Result<void> seal(uint64_t session_id, ByteView nonce, std::span<const ByteView> plaintext,
+                    size_t total, std::byte* hdr);
+  // Checks the parameters shared by every form; the plaintext's size.
+  Result<size_t> check(ByteView nonce, std::span<const ByteView> plaintext) const;
+
   uint16_t cipher_ = 0;
   detail::CipherCtx ctx_;
 };

@@ -341,6 +341,10 @@ std::shared_ptr<Conn::FileJob> Conn::file_job(Chain& c, const ServerRequest& r,
   job->ctx.user = who.user;
   // A lone READ answered in the clear may leave its data in the file.
   job->ctx.zero_copy = r.hdr.Command == SMB2_READ && c.reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId);
+  // A lone sealed READ: its data is read behind room for the frame's
+  // headers and the response, and sealed where it lies (flush_chain).
+  if (r.hdr.Command == SMB2_READ && c.reqs.size() == 1 && machine_.seals(r.hdr.MessageId))
+    job->ctx.frame_room = session::kFrameHeadroom + kReadResponseMinDataOffset;
   // The session's opens: shared by its channels.
   job->opens = sess->opens();
   return job;
@@ -411,10 +415,12 @@ void Conn::add_reply(Chain& c, FileReply& fr) {
     rsp.trailer = fr.region->length;
     c.region = std::move(fr.region);
   }
-  const ByteView data = fr.raw ? ByteView(fr.raw.get(), fr.raw_size) : ByteView(fr.data);
+  const ByteView data = fr.raw ? fr.raw_data() : ByteView(fr.data);
   if (!data.empty()) {
     if (c.reqs.size() == 1) {
       if (fr.raw) {
+        // The room ahead of the data, if any, is for finish_frame's seal.
+        if (fr.raw_offset) rsp.room = MutableByteView(fr.raw.get(), fr.raw_offset + fr.raw_size);
         c.keep.push_back(std::move(fr.raw));
       } else {
         c.keep.push_back(std::make_shared<Bytes>(std::move(fr.data)));
@@ -477,7 +483,7 @@ void Conn::flush_chain(Chain& c, uint64_t interim_async_id) {
     deferred->hold = std::move(hold);
     const size_t size = deferred->rsp.msg.size() + deferred->rsp.payload.size();
     io_.send_finished_elsewhere(std::move(f), size, deferred, [deferred](session::OutFrame& of) {
-      return session::finish_frame(MutableByteView(deferred->rsp.msg), deferred->rsp.payload, of);
+      return session::finish_frame(MutableByteView(deferred->rsp.msg), deferred->rsp.payload, of, deferred->rsp.room);
     });
     return;
   }

@@ -98,6 +98,10 @@ struct CallCtx {
   // The answer may carry a READ's data as a FileRegion: it goes out on
   // its own, neither signed nor sealed.
   bool zero_copy = false;
+  // Bytes of room to leave ahead of a READ's data in its buffer
+  // (FileReply::raw_offset): where the connection builds the sealed frame
+  // around the data instead of copying it (session::finish_frame's room).
+  size_t frame_room = 0;
 };
 
 // An oplock or lease break the file layer asks a connection to send
@@ -138,11 +142,15 @@ struct FileReply {
   // Instead of data: a READ's data to send from the file (only when the
   // call allowed it, CallCtx::zero_copy).
   std::optional<FileRegion> region;
-  // Instead of data: a READ's raw_size bytes in a buffer that was not
-  // zeroed before the read filled it (data's vector would clear it first,
-  // a tenth of a signed READ's cost).
+  // Instead of data: a READ's raw_size bytes at raw_offset in a buffer
+  // that was not zeroed before the read filled it (data's vector would
+  // clear it first, a tenth of a signed READ's cost). The raw_offset bytes
+  // ahead of the data are room for the frame that seals it in place
+  // (CallCtx::frame_room).
   std::shared_ptr<std::byte[]> raw;
+  size_t raw_offset = 0;
   size_t raw_size = 0;
+  ByteView raw_data() const { return {raw.get() + raw_offset, raw_size}; }
   // Set when the request must wait (body, data and status are then
   // unused): the connection sends an interim response and the final
   // answer comes through the PendingCall.

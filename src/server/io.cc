@@ -160,10 +160,12 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
   if (ctx.zero_copy && svc.options().zero_copy_reads && req->Length >= svc.options().zero_copy_min && req->Length > 0) {
     if (auto r = region_reply(*o, req->Offset, req->Length, req->MinimumCount)) return r;
   }
-  // Not zeroed: the read overwrites what it returns, and no more is sent.
-  std::shared_ptr<std::byte[]> data(new std::byte[std::max<size_t>(req->Length, 1)]);
-  ssize_t n = nowait ? pread_nowait_full(f.fd, data.get(), req->Length, req->Offset)
-                     : pread_full(f.fd, data.get(), req->Length, req->Offset);
+  // Not zeroed: the read overwrites what it returns, and no more is sent
+  // (the room ahead of it is written by the connection before it is sent).
+  const size_t room = ctx.frame_room;
+  std::shared_ptr<std::byte[]> data(new std::byte[room + std::max<size_t>(req->Length, 1)]);
+  ssize_t n = nowait ? pread_nowait_full(f.fd, data.get() + room, req->Length, req->Offset)
+                     : pread_full(f.fd, data.get() + room, req->Length, req->Offset);
   // EOPNOTSUPP: a file system without RWF_NOWAIT.
   if (n < 0 && nowait && (errno == EAGAIN || errno == EOPNOTSUPP)) return std::nullopt;
   if (n < 0) return error_reply(errno_status(errno));
@@ -178,6 +180,7 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
   if (r.status != STATUS_SUCCESS || r.body.size() < kReadDataLengthAt + 4) return r;
   store_le32(r.body.data() + kReadDataLengthAt, static_cast<uint32_t>(n));
   r.raw = std::move(data);
+  r.raw_offset = room;
   r.raw_size = static_cast<size_t>(n);
   return r;
 }

@@ -3,7 +3,9 @@
 // so that large WRITEs and READ answers are transformed in parallel and
 // outside the connection's lock or loop.
 #include <cstddef>
+#include <cstring>
 #include <map>
+#include <memory>
 #include <utility>
 
 #include "proto/constants.h"
@@ -16,7 +18,7 @@ using namespace proto;
 
 namespace {
 
-void put_direct_tcp_header(Bytes& head, size_t len) {
+void put_direct_tcp_header(std::byte* head, size_t len) {
   head[0] = std::byte{0};
   head[1] = std::byte((len >> 16) & 0xff);
   head[2] = std::byte((len >> 8) & 0xff);
@@ -43,7 +45,12 @@ Result<size_t> unseal_frame(uint16_t cipher, const Bytes& key, MutableByteView f
   return *n;
 }
 
-Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out) {
+bool seals_in_room(ByteView msg, ByteView payload, MutableByteView room) {
+  return !payload.empty() && !room.empty() && payload.data() + payload.size() == room.data() + room.size() &&
+         room.size() >= payload.size() && room.size() - payload.size() >= kFrameHeadroom + msg.size();
+}
+
+Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out, MutableByteView room) {
   const FrameTransform& t = out.transform;
   if (msg.size() < kHeaderSize) return nt_error(STATUS_INVALID_PARAMETER, "request too short");
   // A signature or a seal covers every byte: a trailer would be outside it.
@@ -55,14 +62,31 @@ Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out) 
     ByteView pieces[2] = {msg, payload};
     size_t total = kTransformHeaderSize + msg.size() + payload.size();
     if (total > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
+    auth::Sealer& sealer = thread_sealer(t.algorithm, t.key);
+    const ByteView nonce(t.nonce.data(), t.nonce_len);
     out.head.clear();
-    out.head.reserve(kDirectTcpHeader + total);
-    out.head.resize(kDirectTcpHeader);
-    put_direct_tcp_header(out.head, total);
-    SMBKIT_CHECK(thread_sealer(t.algorithm, t.key)
-                     .encrypt_append(t.session_id, ByteView(t.nonce.data(), t.nonce_len),
-                                     std::span<const ByteView>(pieces, payload.empty() ? 1 : 2), out.head));
-    out.payload = {};
+    if (seals_in_room(msg, payload, room)) {
+      // [Direct TCP][TRANSFORM_HEADER][msg][payload] where the payload lies.
+      std::byte* frame = room.data() + (room.size() - payload.size() - msg.size() - kFrameHeadroom);
+      std::memcpy(frame + kFrameHeadroom, msg.data(), msg.size());
+      put_direct_tcp_header(frame, total);
+      SMBKIT_CHECK(sealer.encrypt_in_place(t.session_id, nonce, MutableByteView(frame + kDirectTcpHeader, total)));
+      out.payload = ByteView(frame, kDirectTcpHeader + total);
+    } else if (payload.empty()) {
+      out.head.reserve(kDirectTcpHeader + total);
+      out.head.resize(kDirectTcpHeader);
+      put_direct_tcp_header(out.head.data(), total);
+      SMBKIT_CHECK(sealer.encrypt_append(t.session_id, nonce, std::span<const ByteView>(pieces, 1), out.head));
+      out.payload = {};
+    } else {
+      // A large message (a WRITE's data): a vector would zero the whole
+      // frame before the cipher writes it.
+      std::shared_ptr<std::byte[]> buf(new std::byte[kDirectTcpHeader + total]);
+      put_direct_tcp_header(buf.get(), total);
+      SMBKIT_CHECK(sealer.encrypt_into(t.session_id, nonce, pieces, MutableByteView(buf.get() + kDirectTcpHeader, total)));
+      out.payload = ByteView(buf.get(), kDirectTcpHeader + total);
+      out.storage = std::move(buf);
+    }
   } else {
     if (t.kind == FrameTransform::Kind::sign) {
       auto alg = static_cast<auth::SignAlg>(t.algorithm);
@@ -75,7 +99,7 @@ Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out) 
     if (len > kMaxFrame) return nt_error(STATUS_INVALID_PARAMETER, "message too large");
     out.head.clear();
     out.head.resize(kDirectTcpHeader);
-    put_direct_tcp_header(out.head, len);
+    put_direct_tcp_header(out.head.data(), len);
     out.head.insert(out.head.end(), msg.begin(), msg.end());
     out.payload = payload;
   }

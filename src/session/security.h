@@ -29,6 +29,9 @@ namespace smbkit::session {
 // MS-SMB2 2.1: Direct TCP transport header (0x00 + 24-bit big-endian length).
 inline constexpr size_t kDirectTcpHeader = 4;
 inline constexpr uint32_t kMaxFrame = 0x00FFFFFF;
+// Room a message needs ahead of it to be framed and sealed where it lies:
+// the Direct TCP header and a TRANSFORM_HEADER (MS-SMB2 2.2.41).
+inline constexpr size_t kFrameHeadroom = kDirectTcpHeader + proto::kTransformHeaderSize;
 
 // Which end of the connection a SessionSecurity belongs to. It only picks
 // which derived cipher key seals what we send and which unseals what we
@@ -101,6 +104,10 @@ class NonceSource {
 struct OutFrame {
   Bytes head;
   ByteView payload;
+  // The frame's own buffer when it is not in head (a sealed message with a
+  // payload, encrypted into a buffer that was not zeroed first): payload
+  // points into it.
+  std::shared_ptr<std::byte[]> storage;
   // Bytes the transport sends after payload from elsewhere (a READ's data
   // straight from the file): counted in the Direct TCP length, not in
   // size(). Only on a frame neither signed nor sealed.
@@ -116,7 +123,18 @@ struct OutFrame {
 // message or a compound chain) followed by payload, sent without a copy
 // when not sealed. Thread-safe: cipher contexts are kept per thread.
 // MS-SMB2 3.1.4.1 (signing), 3.1.4.3 (encryption).
-Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out);
+//
+// room (optional): a writable buffer that ends where payload ends, with at
+// least kFrameHeadroom + msg.size() bytes of it ahead of the payload (a
+// READ's data read into it at that offset). A sealed frame is then built
+// inside it: msg is put ahead of the payload and the whole is encrypted in
+// place, with no copy of the payload and no new buffer; out.head is left
+// empty and out.payload is the frame, in room, which the caller keeps
+// alive until the frame is sent. A room that does not fit is not used;
+// a sealed message with a payload is then encrypted into out.storage.
+Result<void> finish_frame(MutableByteView msg, ByteView payload, OutFrame& out, MutableByteView room = {});
+// Whether finish_frame can seal msg + payload inside room.
+bool seals_in_room(ByteView msg, ByteView payload, MutableByteView room);
 
 // Decrypts one sealed frame (transform header + ciphertext) in place with
 // `key` (MS-SMB2 3.3.5.2.1.1, 3.2.5.1.1.1): the plaintext length, at

@@ -243,15 +243,19 @@ ServerMachine::Protect ServerMachine::protection(const Pending& p, const Header&
   return Protect::none;
 }
 
-bool ServerMachine::sends_plain(uint64_t message_id) const {
+ServerMachine::Protect ServerMachine::final_protection(uint64_t message_id) const {
   auto it = pending_.find(message_id);
-  if (it == pending_.end()) return false;
+  if (it == pending_.end()) return Protect::sign;  // unknown: never plain, never sealed in a room
   Header h;
   h.Command = it->second.command;
   h.SessionId = it->second.session_id;
   h.Status = STATUS_SUCCESS;
-  return protection(it->second, h, false) == Protect::none;
+  return protection(it->second, h, false);
 }
+
+bool ServerMachine::sends_plain(uint64_t message_id) const { return final_protection(message_id) == Protect::none; }
+
+bool ServerMachine::seals(uint64_t message_id) const { return final_protection(message_id) == Protect::seal; }
 
 Result<FrameTransform> ServerMachine::stamp(ServerResponse& rsp, bool interim) {
   Header& h = rsp.hdr;
@@ -318,7 +322,7 @@ Result<FrameTransform> ServerMachine::stamp(ServerResponse& rsp, bool interim) {
 Result<void> ServerMachine::send(ServerResponse& rsp, OutFrame& out) {
   SMBKIT_CHECK(send_deferred(rsp, out));
   if (out.transform.kind == FrameTransform::Kind::none) return {};
-  return finish_frame(MutableByteView(rsp.msg), rsp.payload, out);
+  return finish_frame(MutableByteView(rsp.msg), rsp.payload, out, rsp.room);
 }
 
 Result<void> ServerMachine::send_deferred(ServerResponse& rsp, OutFrame& out) {

@@ -70,6 +70,10 @@ struct ServerResponse {
   // READ data the transport sends after msg from the file itself (zero
   // copy): counted in the frame's length only. Needs sends_plain().
   size_t trailer = 0;
+  // Optional: the writable buffer payload ends, with room ahead of it to
+  // seal the frame where the payload lies (finish_frame's room). Its
+  // owner keeps it alive until the frame is sent.
+  MutableByteView room;
 };
 
 class ServerMachine {
@@ -133,6 +137,8 @@ class ServerMachine {
   // Whether the final response to `message_id` goes out neither signed
   // nor sealed (so that it may carry a trailer).
   bool sends_plain(uint64_t message_id) const;
+  // Whether the final response to `message_id` goes out sealed.
+  bool seals(uint64_t message_id) const;
   // Responses to the requests of one compound frame, in order, as one
   // frame (MS-SMB2 3.3.4.1.3): each but the last padded to 8 bytes, each
   // signed on its own, sealed as one transform if any is sealed. No
@@ -196,6 +202,8 @@ class ServerMachine {
   // Whether a response to `p` (header h) is sealed, or signed.
   enum class Protect : uint8_t { none, sign, seal };
   Protect protection(const Pending& p, const proto::Header& h, bool interim) const;
+  // The protection of the final response to a pending request.
+  Protect final_protection(uint64_t message_id) const;
 
   ServerConfig cfg_;
   uint16_t dialect_ = 0;

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "auth_test_util.h"
 #include "proto/constants.h"
 
@@ -301,6 +303,94 @@ TEST(Sealing, RoundTripAllCiphersLarge) {
     EXPECT_EQ(*ct2, *ct);
     EXPECT_TRUE(u2.decrypt_in_place(*ct2).ok());
   }
+}
+
+// encrypt_in_place: the published vectors, written over the plaintext with
+// the header in the room ahead of it.
+TEST(Sealing, InPlacePublishedRequests) {
+  for (const Vector& v : kRequests) {
+    SCOPED_TRACE(v.name);
+    Bytes pt = from_hex(v.plaintext);
+    Bytes frame(kTransformHeaderSize, std::byte{0xee});
+    frame.insert(frame.end(), pt.begin(), pt.end());
+    const std::byte* where = frame.data();
+    Sealer s(v.cipher, from_hex(v.key));
+    ASSERT_TRUE(s.encrypt_in_place(v.session_id, from_hex(v.nonce), frame).ok());
+    EXPECT_EQ(frame.data(), where);
+    EXPECT_EQ(to_hex(frame), lower(v.transformed));
+  }
+}
+
+// For every cipher and a spread of sizes (1 byte to 4 MiB + 1): the in-place
+// form gives the bytes encrypt() gives, and the Unsealer opens it (in place
+// too) back to the plaintext.
+TEST(Sealing, InPlaceMatchesEncryptAllCiphers) {
+  uint32_t seed = 12345;
+  auto next = [&] {
+    seed = seed * 1103515245u + 12345u;
+    return static_cast<uint8_t>(seed >> 16);
+  };
+  for (uint16_t c : {AES_128_CCM, AES_128_GCM, AES_256_CCM, AES_256_GCM}) {
+    Bytes key(c == AES_256_CCM || c == AES_256_GCM ? 32 : 16);
+    for (auto& b : key) b = std::byte(next());
+    Sealer s(c, key);
+    Unsealer u(c, key);
+    ASSERT_TRUE(s.ok() && u.ok());
+    for (size_t size : {size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{64}, size_t{4095},
+                        size_t{65536 + 80}, size_t{(4u << 20) + 1}}) {
+      SCOPED_TRACE(::testing::Message() << "cipher " << c << " size " << size);
+      Bytes nonce(cipher_nonce_size(c));
+      for (auto& b : nonce) b = std::byte(next());
+      Bytes pt(size);
+      for (auto& b : pt) b = std::byte(next());
+      const uint64_t sid = 0x1000000000000000ull + size;
+      ByteView pieces[] = {pt};
+      auto want = s.encrypt(sid, nonce, pieces);
+      ASSERT_TRUE(want.ok());
+      Bytes frame(kTransformHeaderSize);
+      frame.insert(frame.end(), pt.begin(), pt.end());
+      ASSERT_TRUE(s.encrypt_in_place(sid, nonce, frame).ok());
+      ASSERT_TRUE(frame == *want);
+      TransformHeader h;
+      auto n = u.decrypt_in_place(frame, &h);
+      ASSERT_TRUE(n.ok()) << n.error().message();
+      ASSERT_EQ(*n, size);
+      EXPECT_EQ(h.SessionId, sid);
+      EXPECT_TRUE(std::equal(pt.begin(), pt.end(), frame.begin() + kTransformHeaderSize));
+    }
+  }
+}
+
+// encrypt_into: the same bytes into a buffer the caller owns (not zeroed).
+TEST(Sealing, IntoACallersBuffer) {
+  for (const Vector& v : kRequests) {
+    SCOPED_TRACE(v.name);
+    Bytes pt = from_hex(v.plaintext);
+    ByteView whole(pt);
+    ByteView pieces[] = {whole.first(70), whole.subspan(70)};
+    Sealer s(v.cipher, from_hex(v.key));
+    Bytes out(kTransformHeaderSize + pt.size(), std::byte{0xa5});
+    ASSERT_TRUE(s.encrypt_into(v.session_id, from_hex(v.nonce), pieces, out).ok());
+    EXPECT_EQ(to_hex(out), lower(v.transformed));
+    Bytes wrong(out.size() + 1);
+    auto r = s.encrypt_into(v.session_id, from_hex(v.nonce), pieces, wrong);
+    EXPECT_TRUE(!r.ok() && r.error().is(STATUS_INVALID_PARAMETER));
+  }
+}
+
+TEST(Sealing, InPlaceBadParameters) {
+  Bytes k16(16);
+  Sealer s(AES_128_GCM, k16);
+  Bytes frame(kTransformHeaderSize + 8, std::byte{7});
+  auto is_param = [](const Result<void>& r) { return !r.ok() && r.error().is(STATUS_INVALID_PARAMETER); };
+  EXPECT_TRUE(is_param(s.encrypt_in_place(1, Bytes(11), frame)));
+  Bytes header_only(kTransformHeaderSize);
+  EXPECT_TRUE(is_param(s.encrypt_in_place(1, Bytes(12), header_only)));
+  Bytes too_short(10);
+  EXPECT_TRUE(is_param(s.encrypt_in_place(1, Bytes(12), too_short)));
+  EXPECT_TRUE(is_param(Sealer(AES_128_GCM, Bytes(32)).encrypt_in_place(1, Bytes(12), frame)));
+  // A refused call leaves the frame as it was.
+  EXPECT_TRUE(std::all_of(frame.begin(), frame.end(), [](std::byte b) { return b == std::byte{7}; }));
 }
 
 }  // namespace

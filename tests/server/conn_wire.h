@@ -38,7 +38,12 @@ class InlineIo : public ConnIo {
   bool defer = false;
   std::vector<std::pair<std::function<void()>, std::function<void()>>> deferred;
   size_t handoffs = 0;  // run_blocking calls: a worker's hand-off and the post back
-  void send(OutFrame f, std::shared_ptr<void>) override { sent.push_back(std::move(f)); }
+  // What keeps each sent frame's payload alive (a READ's buffer).
+  std::vector<std::shared_ptr<void>> holds;
+  void send(OutFrame f, std::shared_ptr<void> hold) override {
+    sent.push_back(std::move(f));
+    holds.push_back(std::move(hold));
+  }
   void run_blocking(std::function<void()> work, std::function<void()> done) override {
     handoffs++;
     if (defer) {
@@ -119,6 +124,7 @@ class Wire {
     Bytes all = f.head;
     all.insert(all.end(), f.payload.begin(), f.payload.end());
     io.sent.clear();
+    io.holds.clear();
     SMBKIT_CHECK(conn->on_frame(Bytes(all.begin() + session::kDirectTcpHeader, all.end())));
     std::vector<session::Response> out;
     for (OutFrame& o : io.sent) {
@@ -127,7 +133,11 @@ class Wire {
       SMBKIT_CHECK(client.receive(Bytes(b.begin() + session::kDirectTcpHeader, b.end()), out));
     }
     frames = io.sent.size();
+    // Kept for a look at how they were built, until the next delivery.
+    answered = std::move(io.sent);
+    answered_holds = std::move(io.holds);
     io.sent.clear();
+    io.holds.clear();
     return out;
   }
 
@@ -249,6 +259,8 @@ class Wire {
 
   InlineIo io;
   size_t frames = 0;  // frames the last delivery was answered with
+  std::vector<OutFrame> answered;  // those frames, as the connection sent them
+  std::vector<std::shared_ptr<void>> answered_holds;
   std::shared_ptr<ServerState> state;
   std::shared_ptr<Conn> conn;
   session::ClientMachine client;

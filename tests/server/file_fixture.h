@@ -47,7 +47,7 @@ inline Bytes as_message(const FileReply& r) {
   h.Flags = SMB2_FLAGS_SERVER_TO_REDIR;
   encode_header(h, w);
   w.bytes(r.body);
-  w.bytes(r.raw ? ByteView(r.raw.get(), r.raw_size) : ByteView(r.data));
+  w.bytes(r.raw ? r.raw_data() : ByteView(r.data));
   return m;
 }
 
