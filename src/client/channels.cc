@@ -62,11 +62,15 @@ Result<void> Client::bind_channel(const std::string& host) {
   std::shared_ptr<Connection> first;
   SessionInfo info;
   uint64_t gen;
+  std::optional<session::SessionSecurity> base;
+  uint32_t nonce_base;
   {
     MutexLock g(state_mu_);
     first = conn_;
     info = session_;
-    gen = gen_;
+    gen = session_gen_;
+    base = session_keys_;
+    nonce_base = nonce_base_;
   }
   const ServerInfo& srv = first->server();
   const std::string where = host_url();
@@ -77,7 +81,6 @@ Result<void> Client::bind_channel(const std::string& host) {
     return nt_error(STATUS_NOT_SUPPORTED, where + ": multichannel not negotiated (needs SMB 3.x and a server offering it)");
   if (info.guest || info.anonymous)
     return nt_error(STATUS_NOT_SUPPORTED, where + ": a guest or anonymous session has no channels");
-  auto base = first->session_security(info.session_id);
   if (!base || base->signing_key.empty())
     return nt_error(STATUS_NOT_SUPPORTED, where + ": the session has no signing key to bind with");
 
@@ -103,7 +106,7 @@ Result<void> Client::bind_channel(const std::string& host) {
     MutexLock g(state_mu_);
     serial = ++channel_serial_;
   }
-  conn->set_nonce_prefix(first->nonce_prefix() + serial);
+  conn->set_nonce_prefix(nonce_base + serial);
 
   // MS-SMB2 3.2.4.2.3: the binding is signed with Session.SigningKey and
   // never sealed; on 3.1.1 its preauth hash starts from this connection's.
@@ -179,7 +182,7 @@ Result<void> Client::bind_channel(const std::string& host) {
 
   {
     MutexLock g(state_mu_);
-    if (gen == gen_) {
+    if (gen == session_gen_) {
       if (break_handler_) conn->set_break_handler(*break_handler_);
       channels_.push_back(conn);
       channel_stats_.bound++;
@@ -248,32 +251,73 @@ Connection* Client::io_channel_locked() {
   return k == 0 ? conn_.get() : channels_[k - 1].get();
 }
 
-bool Client::channel_lost(Connection* c) {
-  auto dead = c->dead();
-  if (!dead || session::is_security_violation(*dead)) return false;
+bool Client::promote_locked(Connection* dead) {
+  if (conn_.get() != dead) return false;
+  auto why = dead->dead();
+  if (!why || session::is_security_violation(*why)) return false;
+  auto it = std::find_if(channels_.begin(), channels_.end(), [](const auto& p) { return !p->dead(); });
+  if (it == channels_.end()) return false;
+  SMBKIT_LOG(info, "{}: first connection lost ({}); a bound channel carries everything now, {} others",
+             host_url(), why->message(), channels_.size() - 1);
+  // The session lives on with its other channels (MS-SMB2 3.3.7.1): its
+  // trees and opens stay; only where requests go changes.
+  retired_.push_back(conn_);
+  lost_channels_.push_back(dead);
+  conn_ = *it;
+  channels_.erase(it);
+  live_.store(conn_.get(), std::memory_order_release);
+  gen_++;
+  channel_stats_.promoted++;
+  channel_stats_.lost++;
+  return true;
+}
+
+bool Client::replace_lost_connection() {
   {
     MutexLock g(state_mu_);
-    auto it = std::find_if(channels_.begin(), channels_.end(), [c](const auto& p) { return p.get() == c; });
-    if (it == channels_.end()) {
-      // Taken out already by another of its requests: sent again too,
-      // unless a reconnect took it (then the reconnect resends).
-      bool was = std::find(lost_channels_.begin(), lost_channels_.end(), c) != lost_channels_.end();
-      if (was) channel_stats_.resent++;
-      return was;
-    }
-    SMBKIT_LOG(info, "{}: channel lost ({}), its requests go to the {} others", host_url(), dead->message(),
-               channels_.size());
-    retired_.push_back(*it);
-    lost_channels_.push_back(c);
-    channels_.erase(it);
-    channel_stats_.lost++;
-    channel_stats_.resent++;
+    if (!promote_locked(conn_.get())) return false;
   }
+  wake_keeper();
+  return true;
+}
+
+void Client::wake_keeper() {
   {
     MutexLock g(keeper_mu_);
     rebinds_++;
   }
   keeper_cv_.notify_all();
+}
+
+bool Client::channel_lost(Connection* c) {
+  auto dead = c->dead();
+  if (!dead || session::is_security_violation(*dead)) return false;
+  {
+    MutexLock g(state_mu_);
+    if (c == conn_.get()) {
+      // The first connection: a READ or WRITE goes on at once on the
+      // channel that takes its place; other requests follow through the
+      // Reconnector, which finds gen_ moved on.
+      if (!promote_locked(c)) return false;
+      channel_stats_.resent++;
+    } else if (auto it = std::find_if(channels_.begin(), channels_.end(), [c](const auto& p) { return p.get() == c; });
+               it == channels_.end()) {
+      // Taken out already by another of its requests: sent again too,
+      // unless a reconnect took it (then the reconnect resends).
+      bool was = std::find(lost_channels_.begin(), lost_channels_.end(), c) != lost_channels_.end();
+      if (was) channel_stats_.resent++;
+      return was;
+    } else {
+      SMBKIT_LOG(info, "{}: channel lost ({}), its requests go to the {} others", host_url(), dead->message(),
+                 channels_.size());
+      retired_.push_back(*it);
+      lost_channels_.push_back(c);
+      channels_.erase(it);
+      channel_stats_.lost++;
+      channel_stats_.resent++;
+    }
+  }
+  wake_keeper();
   return true;
 }
 

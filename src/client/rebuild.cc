@@ -185,6 +185,8 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
     live_.store(conn.get(), std::memory_order_release);
     session_ = sess;
     gen_++;
+    session_gen_++;
+    remember_session_keys_locked(*conn, sess.session_id);
     if (break_handler_) conn->set_break_handler(*break_handler_);
     for (auto& p : plans) {
       if (std::find(trees_.begin(), trees_.end(), p.tree) == trees_.end()) continue;

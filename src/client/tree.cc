@@ -59,6 +59,7 @@ Result<Tree::Route> Tree::route(const FileId* id, FileId* current, bool any_chan
   rt.tree_id = tree_id_;
   rt.encrypt = encrypt_;
   rt.gen = client_->gen_;
+  rt.session_gen = client_->session_gen_;
   rt.dialect = rt.conn->server().dialect;
   if (id) {
     SMBKIT_TRY(*current, handles_.resolve(*id));
@@ -189,7 +190,7 @@ static std::optional<Result<session::Response>> open_compound(Tree& t, const Han
                                                               const OpenExtras& extras, uint64_t& gen) {
   auto rt = t.route(nullptr, nullptr);
   if (!rt) return std::nullopt;
-  gen = rt->gen;
+  gen = rt->session_gen;
   Prefetch& pf = *extras.prefetch;
   const bool with_stat = pf.want_stat, with_read = !pf.into.empty();
   std::vector<session::Request> reqs;
@@ -257,7 +258,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   }
   if (!created)
     created = transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
-      gen = rt.gen;
+      gen = rt.session_gen;
       CreateRequest c = make_create(e, rt.dialect, CreateMode::first);
       return encode_create_request(c, w);
     }, url_of(path));
@@ -278,7 +279,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   MutexLock g(client_->state_mu_);
   // A reconnect between the response and now would not have known this
   // handle: it belongs to the old connection.
-  if (client_->gen_ != gen)
+  if (client_->session_gen_ != gen)
     e.lost = nt_error(STATUS_FILE_CLOSED, url_of(path) + ": the connection was re-established during the open");
   SMBKIT_CHECK(handles_.add(std::move(e)));
   return f;
@@ -677,13 +678,13 @@ Result<void> Tree::list_each(const std::string& dir, const std::string& pattern,
     q.FileName = pattern;
     q.OutputBufferLength = asked;
     auto resp = transact(&f.id, SMB2_QUERY_DIRECTORY, [&](ByteWriter& w, const Route& rt, const FileId& cur) {
-      if (first) scan_gen = rt.gen;
-      if (rt.gen != scan_gen) {
+      if (first) scan_gen = rt.session_gen;
+      if (rt.session_gen != scan_gen) {
         // A listing cut by a reconnect starts over on the reopened handle
         // (an enumeration position does not survive a reopen).
         q.Flags = SMB2_RESTART_SCANS;
         restart = true;
-        scan_gen = rt.gen;
+        scan_gen = rt.session_gen;
       }
       q.FileId = cur;
       return encode_query_directory_request(q, w);

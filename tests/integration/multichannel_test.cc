@@ -2,13 +2,16 @@
 // support = yes`, or smbkitd): channels bound to one session carry READs
 // and WRITEs whose bytes arrive intact, each channel carries some, a
 // channel shut down in the middle of a transfer does not fail it (and is
-// bound again), and a binding signed with the wrong key is refused.
+// bound again), the first connection cut in the middle of a transfer is
+// replaced by a bound channel without a new session, and a binding signed
+// with the wrong key is refused.
 #include <sys/socket.h>
 
 #include "auth/crypto.h"
 #include "auth/spnego_initiator.h"
 #include "fixture.h"
 #include "proto/session_setup.h"
+#include "support/tamper_relay.h"
 
 namespace smbkit_it {
 namespace {
@@ -160,6 +163,78 @@ TEST_F(Multichannel, LostChannelMidTransferDoesNotFailIt) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ((*cli)->channel_count(), 3u);
   EXPECT_GE(ms.bound, 2u);
+}
+
+// The first connection (the one CREATE, CLOSE, QUERY_INFO... go on) cut
+// by the network in the middle of an upload: a bound channel takes its
+// place. The transfer completes with the right bytes, later metadata
+// requests work, and no new session is set up: the relay sees one
+// SESSION_SETUP without SMB2_SESSION_FLAG_BINDING, the first. The lost
+// connection is bound again (as a channel) in the background.
+TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
+  ASSERT_TRUE(server_);
+  namespace s2 = st::smb2;
+  std::atomic<bool> cut_now{false};
+  std::atomic<int> cuts{0}, new_sessions{0}, bindings{0};
+  auto relay = st::TamperRelay::start(server_->port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
+    if (to != st::Toward::server) return st::Verdict::forward;
+    // MS-SMB2 2.2.5: the request's Flags byte follows StructureSize.
+    if (s2::is_plain(f) && f.size() > s2::kHeaderSize + 2 && s2::command(f) == pr::SMB2_SESSION_SETUP) {
+      // A new session's first round has SessionId 0; a binding's, the flag.
+      const auto flags = std::to_integer<uint8_t>(f[s2::kHeaderSize + 2]);
+      if (flags & pr::SMB2_SESSION_FLAG_BINDING)
+        bindings++;
+      else if (s2::session_id(f) == 0)
+        new_sessions++;
+    }
+    if (ctx.connection() == 0 && cut_now.exchange(false)) {
+      cuts++;
+      return st::Verdict::close;
+    }
+    return st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << err_of(relay);
+  auto o = client_options(*server_);
+  o.conn.port = (*relay)->port();
+  o.conn.multichannel = true;
+  o.reconnect.enabled = true;  // what the first connection's loss used to need
+  auto cli = cl::Client::connect(o);
+  IT_ASSERT_OK(cli);
+  auto t = (*cli)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  auto n = (*cli)->add_channels(**t, 2);
+  IT_ASSERT_OK(n);
+  ASSERT_EQ((*cli)->channel_count(), 3u);
+  ASSERT_EQ(new_sessions.load(), 1);
+
+  const Bytes data = random_bytes(48u << 20, 23);
+  const std::string name = unique_name("mc-first");
+  bool armed = false;
+  auto back = round_trip(**t, name, data, [&](bool downloading, uint64_t done) {
+    if (!downloading && !armed && done >= (12u << 20)) {
+      armed = true;
+      cut_now = true;
+    }
+  });
+  IT_ASSERT_OK(back);
+  EXPECT_EQ(sha256(*back), sha256(data));
+  EXPECT_EQ(sha256(slurp(server_->share_path("share") + "/" + name)), sha256(data));
+  EXPECT_EQ(cuts.load(), 1);
+  // Metadata goes on the channel that took the first connection's place.
+  auto st = (*t)->stat(name);
+  IT_ASSERT_OK(st);
+  EXPECT_EQ(st->size, data.size());
+  EXPECT_EQ(new_sessions.load(), 1) << "the session was set up again: a full reconnect";
+  EXPECT_EQ((*cli)->reconnect_stats().reconnects, 0u);
+  auto ms = (*cli)->multichannel_stats();
+  EXPECT_EQ(ms.promoted, 1u);
+  // The lost connection's place is bound again in the background
+  // (bounded wait: the re-binder waits 100 ms before its first try).
+  for (int i = 0; i < 100 && (*cli)->channel_count() < 3; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ((*cli)->channel_count(), 3u);
+  EXPECT_GE(bindings.load(), 6);  // two rounds each
+  EXPECT_EQ(new_sessions.load(), 1);
 }
 
 // A binding signed with a key other than the session's is refused by the
