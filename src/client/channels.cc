@@ -180,15 +180,20 @@ Result<void> Client::bind_channel(const std::string& host) {
   chan.unseal_key = base->unseal_key;
   conn->add_session(std::move(chan));
 
+  bool published = false;
   {
     MutexLock g(state_mu_);
     if (gen == session_gen_) {
+      published = true;
       if (break_handler_) conn->set_break_handler(*break_handler_);
       channels_.push_back(conn);
       channel_stats_.bound++;
       SMBKIT_LOG(debug, "session {:#x}: channel {} bound to {}", info.session_id, channels_.size() + 1, co.host);
-      return {};
     }
+  }
+  if (published) {
+    publish_channel_sequence();
+    return {};
   }
   // A reconnect replaced the session meanwhile.
   return fail(nt_error(STATUS_CONNECTION_DISCONNECTED, where + ": reconnected while binding a channel"));
@@ -267,6 +272,7 @@ bool Client::promote_locked(Connection* dead) {
   channels_.erase(it);
   live_.store(conn_.get(), std::memory_order_release);
   gen_++;
+  channel_sequence_++;  // MS-SMB2 3.2.7.1
   channel_stats_.promoted++;
   channel_stats_.lost++;
   return true;
@@ -277,6 +283,7 @@ bool Client::replace_lost_connection() {
     MutexLock g(state_mu_);
     if (!promote_locked(conn_.get())) return false;
   }
+  publish_channel_sequence();
   wake_keeper();
   return true;
 }
@@ -313,12 +320,49 @@ bool Client::channel_lost(Connection* c) {
       retired_.push_back(*it);
       lost_channels_.push_back(c);
       channels_.erase(it);
+      channel_sequence_++;  // MS-SMB2 3.2.7.1
       channel_stats_.lost++;
       channel_stats_.resent++;
     }
   }
+  // Before the caller sends again: the resent request carries the new
+  // sequence, so the server can tell it from what the lost channel may
+  // still deliver.
+  publish_channel_sequence();
   wake_keeper();
   return true;
+}
+
+void Client::publish_channel_sequence() {
+  std::vector<std::shared_ptr<Connection>> cs;
+  uint16_t seq;
+  uint64_t id;
+  {
+    MutexLock g(state_mu_);
+    cs.push_back(conn_);
+    cs.insert(cs.end(), channels_.begin(), channels_.end());
+    seq = channel_sequence_;
+    id = session_.session_id;
+  }
+  for (auto& c : cs) c->set_channel_sequence(id, seq);
+}
+
+void Client::later(std::chrono::milliseconds pause, std::function<void()> f) {
+  WorkerPool* pool;
+  {
+    MutexLock g(state_mu_);
+    if (!later_) later_ = std::make_unique<WorkerPool>(1, 4096);
+    pool = later_.get();
+  }
+  pool->submit([pause, f = std::move(f)] {
+    std::this_thread::sleep_for(pause);
+    f();
+  });
+}
+
+uint16_t Client::channel_sequence() const {
+  MutexLock g(state_mu_);
+  return channel_sequence_;
 }
 
 std::vector<std::shared_ptr<Connection>> Client::take_channels() {

@@ -56,6 +56,14 @@ Client::~Client() {
   // No more channels bound, then no more reconnecting: operations still
   // waiting for it fail.
   stop_keeper();
+  // Replays still waiting run now (and fail or finish) while the
+  // connections are there.
+  std::unique_ptr<WorkerPool> later;
+  {
+    MutexLock g(state_mu_);
+    later = std::move(later_);
+  }
+  later.reset();
   reconnector_.reset();
   std::shared_ptr<Connection> conn;
   {

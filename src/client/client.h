@@ -17,6 +17,7 @@
 #include "auth/ntlm_initiator.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "base/worker_pool.h"
 #include "client/connection.h"
 #include "client/handle_table.h"
 #include "client/listing.h"
@@ -142,6 +143,8 @@ class Client final : private ReconnectTarget {
     uint64_t rebind_failures = 0;
     uint64_t promoted = 0;  // bound channels that took the place of a lost first connection
   };
+  // Session.ChannelSequence now (what 3.x requests carry).
+  uint16_t channel_sequence() const EXCLUDES(state_mu_);
   ChannelStats multichannel_stats() const EXCLUDES(state_mu_);
   // Shuts the index-th (from 1) bound channel that is still up down as if
   // its network had failed (tests, tools): its requests go to the other
@@ -215,6 +218,17 @@ class Client final : private ReconnectTarget {
   // handles) and gen_ moves on. False when none is up.
   bool promote_locked(Connection* dead) REQUIRES(state_mu_);
   void wake_keeper() EXCLUDES(keeper_mu_);
+  // Session.ChannelSequence (MS-SMB2 3.2.1.3): one more at each lost
+  // channel (3.2.7.1), kept across reconnects (a durable open reconnected
+  // keeps the server's Open.ChannelSequence). publish_channel_sequence
+  // gives it to every connection of the session.
+  uint16_t channel_sequence_ GUARDED_BY(state_mu_) = 0;
+  // Runs `f` after `pause` on a thread of its own (a request the server
+  // asked to replay later, STATUS_FILE_NOT_AVAILABLE): never on a
+  // receiver thread, which must not sleep.
+  void later(std::chrono::milliseconds pause, std::function<void()> f) EXCLUDES(state_mu_);
+  std::unique_ptr<WorkerPool> later_ GUARDED_BY(state_mu_);
+  void publish_channel_sequence() EXCLUDES(state_mu_);
   // Around a reconnect: the channels belong to the old session; they are
   // closed with it and bound again to the new one.
   std::vector<std::shared_ptr<Connection>> take_channels() EXCLUDES(state_mu_);

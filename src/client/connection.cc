@@ -166,6 +166,11 @@ uint32_t Connection::nonce_prefix() const {
   MutexLock g(mu_);
   return nonce_prefix_;
 }
+void Connection::set_channel_sequence(uint64_t id, uint16_t seq) {
+  MutexLock g(mu_);
+  machine_.set_channel_sequence(id, seq);
+}
+
 void Connection::set_nonce_prefix(uint32_t prefix) {
   MutexLock g(mu_);
   nonce_prefix_ = prefix;

@@ -144,6 +144,9 @@ class Connection {
   // prefix no other channel of the session ever used.
   uint32_t nonce_prefix() const;
   void set_nonce_prefix(uint32_t prefix);
+  // Session.ChannelSequence of session `id` for this connection's 3.x
+  // requests (session::ClientMachine::set_channel_sequence).
+  void set_channel_sequence(uint64_t id, uint16_t seq);
   // Requests sent and not answered yet (for spreading I/O over channels).
   size_t in_flight() const;
 

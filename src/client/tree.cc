@@ -93,6 +93,17 @@ Cause cause_of(Tree::Retry r) {
                                    : r == Tree::Retry::unresponsive ? Cause::unresponsive : Cause::lost;
 }
 
+// Sends of one READ or WRITE after losing channels: each loss takes one
+// channel out, so this bounds the loop even if every re-bound one fails.
+constexpr int kChannelResends = 2 * static_cast<int>(Client::kMaxChannels);
+
+// Before a request the server answered with STATUS_FILE_NOT_AVAILABLE is
+// replayed: growing, at most half a second (kChannelResends of them bound
+// the whole at about 12 s).
+std::chrono::milliseconds replay_pause(int attempt) {
+  return std::chrono::milliseconds(std::min(500, 10 * (1 << std::min(attempt, 6))));
+}
+
 bool replay_flag_for(uint16_t command, uint16_t dialect) {
   if (dialect < SMB2_DIALECT_0300) return false;
   return command == SMB2_CREATE || command == SMB2_WRITE || command == SMB2_SET_INFO ||
@@ -129,6 +140,12 @@ Result<session::Response> Tree::transact(const FileId* id, uint16_t command, con
     }
     if (!resp) return resp.take_error();
     uint32_t st = resp->hdr.Status;
+    if (st == STATUS_FILE_NOT_AVAILABLE && (command == SMB2_SET_INFO || command == SMB2_IOCTL) &&
+        rt.dialect >= SMB2_DIALECT_0300 && attempt < kChannelResends) {
+      // As for WRITEs (write_attempt): replayed after a pause.
+      std::this_thread::sleep_for(replay_pause(attempt));
+      continue;
+    }
     if (st == STATUS_SUCCESS || std::find(also_ok.begin(), also_ok.end(), st) != also_ok.end())
       return resp;
     return nt_error(st, what);
@@ -329,9 +346,6 @@ void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, I
 // (Connection::submit_gathered).
 constexpr uint32_t kGatherReadMax = 64u << 10;
 constexpr uint32_t kGatherWriteMax = 64u << 10;
-// Sends of one READ or WRITE after losing channels: each loss takes one
-// channel out, so this bounds the loop even if every re-bound one fails.
-constexpr int kChannelResends = 2 * static_cast<int>(Client::kMaxChannels);
 
 void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt,
                         const transport::Pipe* pipe) {
@@ -426,6 +440,15 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
     // writing the same bytes again at the same offset changes nothing).
     if (!resp && attempt < kChannelResends && client_->channel_lost(conn))
       return write_attempt(id, offset, src, std::move(done), attempt + 1);
+    // MS-SMB2 3.2.5.1.x, 3.3.5.2.10: sent with a ChannelSequence the
+    // server no longer takes (a channel was lost meanwhile), or a replay
+    // it cannot order yet (requests of the older sequence still running):
+    // sent again as a replay, after a pause.
+    if (resp && resp->hdr.Status == STATUS_FILE_NOT_AVAILABLE && attempt < kChannelResends &&
+        conn->server().dialect >= SMB2_DIALECT_0300)
+      return client_->later(replay_pause(attempt), [this, id, offset, src, attempt, done = std::move(done)]() mutable {
+        write_attempt(id, offset, src, std::move(done), attempt + 1);
+      });
     auto rk = retry_kind(resp, conn, attempt);
     if (rk != Retry::no) {
       client_->reconnector_->after(gen, cause_of(rk),

@@ -10,7 +10,9 @@
 #include "auth/crypto.h"
 #include "auth/spnego_initiator.h"
 #include "fixture.h"
+#include "proto/read.h"
 #include "proto/session_setup.h"
+#include "proto/write.h"
 #include "support/tamper_relay.h"
 
 namespace smbkit_it {
@@ -228,6 +230,9 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
   EXPECT_EQ((*cli)->reconnect_stats().reconnects, 0u);
   auto ms = (*cli)->multichannel_stats();
   EXPECT_EQ(ms.promoted, 1u);
+  // MS-SMB2 3.2.7.1: one more per lost channel (the first, and maybe a
+  // re-bound one lost again: not here).
+  EXPECT_EQ((*cli)->channel_sequence(), 1u);
   // The lost connection's place is bound again in the background
   // (bounded wait: the re-binder waits 100 ms before its first try).
   for (int i = 0; i < 100 && (*cli)->channel_count() < 3; i++)
@@ -235,6 +240,61 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
   EXPECT_EQ((*cli)->channel_count(), 3u);
   EXPECT_GE(bindings.load(), 6);  // two rounds each
   EXPECT_EQ(new_sessions.load(), 1);
+}
+
+// MS-SMB2 3.3.5.2.10 against the real server: once an open has seen a
+// ChannelSequence, a WRITE with an older one (a request sent before the
+// client lost a channel, arriving late) is refused with
+// STATUS_FILE_NOT_AVAILABLE, replayed or not, and never written; a READ
+// with it still goes; the current sequence still writes.
+TEST_F(Multichannel, StaleChannelSequenceFailsWrites) {
+  ASSERT_TRUE(server_);
+  auto o = client_options(*server_, {pr::SMB2_DIALECT_0311});
+  o.conn.multichannel = true;
+  auto cli = cl::Client::connect(o);
+  IT_ASSERT_OK(cli);
+  auto t = (*cli)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  const std::string name = unique_name("mc-seq");
+  auto f = (*t)->open(name, rw_create());
+  IT_ASSERT_OK(f);
+  const uint64_t sid = (*cli)->session().session_id;
+  const uint32_t tid = (*t)->id();
+  auto send = [&](uint16_t command, uint16_t seq, bool replay, uint64_t offset, const Bytes& data) {
+    auto r = cl::make_request(command, sid, tid, [&](smbkit::ByteWriter& w) -> Result<void> {
+      if (command == pr::SMB2_READ) {
+        pr::ReadRequest q;
+        q.Length = 4;
+        q.Offset = offset;
+        q.FileId = f->id;
+        return pr::encode_read_request(q, w);
+      }
+      pr::WriteRequest q;
+      q.Length = static_cast<uint32_t>(data.size());
+      q.Offset = offset;
+      q.FileId = f->id;
+      SMBKIT_CHECK(pr::encode_write_request(q, w));
+      w.bytes(data);
+      return smbkit::ok_result();
+    });
+    EXPECT_TRUE(r.ok());
+    r->hdr.Status = seq;  // ChannelSequence, Reserved 0 (MS-SMB2 2.2.1.2)
+    if (replay) r->hdr.Flags |= pr::SMB2_FLAGS_REPLAY_OPERATION;
+    r->charge_bytes = data.size();
+    auto resp = (*cli)->conn().call(std::move(*r));
+    EXPECT_TRUE(resp.ok()) << err_of(resp);
+    return resp.ok() ? resp->hdr.Status : 0xFFFFFFFFu;
+  };
+  const Bytes a(4, std::byte{'a'}), b(4, std::byte{'b'}), c(4, std::byte{'c'});
+  EXPECT_EQ(send(pr::SMB2_WRITE, 5, false, 0, a), smbkit::STATUS_SUCCESS);
+  EXPECT_EQ(send(pr::SMB2_WRITE, 4, false, 0, b), smbkit::STATUS_FILE_NOT_AVAILABLE);
+  EXPECT_EQ(send(pr::SMB2_WRITE, 4, true, 0, b), smbkit::STATUS_FILE_NOT_AVAILABLE);
+  EXPECT_EQ(send(pr::SMB2_READ, 4, false, 0, {}), smbkit::STATUS_SUCCESS);
+  EXPECT_EQ(send(pr::SMB2_WRITE, 5, false, 4, c), smbkit::STATUS_SUCCESS);
+  IT_EXPECT_OK((*t)->close(f->id));
+  EXPECT_EQ(slurp(server_->share_path("share") + "/" + name), Bytes({std::byte{'a'}, std::byte{'a'}, std::byte{'a'},
+                                                                     std::byte{'a'}, std::byte{'c'}, std::byte{'c'},
+                                                                     std::byte{'c'}, std::byte{'c'}}));
 }
 
 // A binding signed with a key other than the session's is refused by the
