@@ -252,8 +252,23 @@ Result<size_t> Client::add_channels(Tree& tree, size_t extra) {
 
 Connection* Client::io_channel_locked() {
   if (channels_.empty()) return conn_.get();
-  const size_t k = next_channel_.fetch_add(1, std::memory_order_relaxed) % (channels_.size() + 1);
-  return k == 0 ? conn_.get() : channels_[k - 1].get();
+  // The channel with the fewest READ and WRITE bytes outstanding: a slow
+  // or stalled one gets less; ties (an idle session) go round-robin, from
+  // a start that moves on with every pick.
+  const size_t n = channels_.size() + 1;
+  const size_t start = next_channel_.fetch_add(1, std::memory_order_relaxed) % n;
+  Connection* best = nullptr;
+  uint64_t least = ~0ull;
+  for (size_t i = 0; i < n; i++) {
+    const size_t k = (start + i) % n;
+    Connection* c = k == 0 ? conn_.get() : channels_[k - 1].get();
+    const uint64_t o = c->io_outstanding();
+    if (o < least) {
+      least = o;
+      best = c;
+    }
+  }
+  return best;
 }
 
 bool Client::promote_locked(Connection* dead) {

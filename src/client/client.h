@@ -205,7 +205,8 @@ class Client final : private ReconnectTarget {
   std::shared_ptr<Connection::BreakHandler> break_handler_ GUARDED_BY(state_mu_);
   ReconnectObservers observers_;
   // Multichannel (client/channels.cc). The channel for the next READ or
-  // WRITE: round-robin over the first connection and the bound channels.
+  // WRITE: the one with the fewest bytes of READs and WRITEs outstanding
+  // (Connection::io_outstanding), the first connection included.
   Connection* io_channel_locked() REQUIRES(state_mu_);
   // `c` failed as a channel of the current session (not a security
   // violation): it leaves the channels and is bound again in the

@@ -364,8 +364,10 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
   uint32_t asked = rq.Length;
   Connection* conn = rt->conn;
   uint64_t gen = rt->gen;
+  conn->io_begin(asked);
   auto completion =
       [this, id, conn, gen, attempt, dest, asked, offset, pipe, done = std::move(done)](Result<session::Response> resp) mutable {
+        conn->io_end(asked);
         // A lost channel of several: at once on another (a READ may be
         // sent twice).
         if (!resp && attempt < kChannelResends && client_->channel_lost(conn)) {
@@ -433,8 +435,10 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
   uint32_t sent = wq.Length;
   Connection* conn = rt->conn;
   uint64_t gen = rt->gen;
+  conn->io_begin(sent);
   auto completion = [this, id, conn, gen, attempt, src, sent, offset,
                      done = std::move(done)](Result<session::Response> resp) mutable {
+    conn->io_end(sent);
     // A lost channel of several: at once on another, flagged as a replay
     // on 3.x (MS-SMB2 3.2.4.1.7: the server may have written it already;
     // writing the same bytes again at the same offset changes nothing).
