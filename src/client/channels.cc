@@ -271,14 +271,13 @@ Connection* Client::io_channel_locked() {
   return best;
 }
 
-bool Client::promote_locked(Connection* dead) {
-  if (conn_.get() != dead) return false;
-  auto why = dead->dead();
-  if (!why || session::is_security_violation(*why)) return false;
-  auto it = std::find_if(channels_.begin(), channels_.end(), [](const auto& p) { return !p->dead(); });
+bool Client::promote_locked(Connection* dead, const Error& why) {
+  if (conn_.get() != dead || session::is_security_violation(why)) return false;
+  // is_dead(): no lock of the connection under ours.
+  auto it = std::find_if(channels_.begin(), channels_.end(), [](const auto& p) { return !p->is_dead(); });
   if (it == channels_.end()) return false;
   SMBKIT_LOG(info, "{}: first connection lost ({}); a bound channel carries everything now, {} others",
-             host_url(), why->message(), channels_.size() - 1);
+             host_url(), why.message(), channels_.size() - 1);
   // The session lives on with its other channels (MS-SMB2 3.3.7.1): its
   // trees and opens stay; only where requests go changes.
   retired_.push_back(conn_);
@@ -294,9 +293,12 @@ bool Client::promote_locked(Connection* dead) {
 }
 
 bool Client::replace_lost_connection() {
+  Connection* first = live_.load(std::memory_order_acquire);
+  auto why = first->dead();  // outside our lock
+  if (!why) return false;
   {
     MutexLock g(state_mu_);
-    if (!promote_locked(conn_.get())) return false;
+    if (!promote_locked(first, *why)) return false;
   }
   publish_channel_sequence();
   wake_keeper();
@@ -320,7 +322,7 @@ bool Client::channel_lost(Connection* c) {
       // The first connection: a READ or WRITE goes on at once on the
       // channel that takes its place; other requests follow through the
       // Reconnector, which finds gen_ moved on.
-      if (!promote_locked(c)) return false;
+      if (!promote_locked(c, *dead)) return false;
       channel_stats_.resent++;
     } else if (auto it = std::find_if(channels_.begin(), channels_.end(), [c](const auto& p) { return p.get() == c; });
                it == channels_.end()) {

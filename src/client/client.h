@@ -214,10 +214,10 @@ class Client final : private ReconnectTarget {
   // is still up (promote_locked). False when c is not such a channel or
   // no other channel is left.
   bool channel_lost(Connection* c) EXCLUDES(state_mu_);
-  // The first connection `dead` is lost: a bound channel still up takes
-  // its place (carries every request from now on; same session, trees and
+  // The first connection `dead` is lost (`why`; not a security
+  // violation): a bound channel still up takes its place (carries every request from now on; same session, trees and
   // handles) and gen_ moves on. False when none is up.
-  bool promote_locked(Connection* dead) REQUIRES(state_mu_);
+  bool promote_locked(Connection* dead, const Error& why) REQUIRES(state_mu_);
   void wake_keeper() EXCLUDES(keeper_mu_);
   // Session.ChannelSequence (MS-SMB2 3.2.1.3): one more at each lost
   // channel (3.2.7.1), kept across reconnects (a durable open reconnected

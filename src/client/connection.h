@@ -159,6 +159,9 @@ class Connection {
 
   // Why the connection is dead, if it is.
   std::optional<Error> dead() const;
+  // Whether it is, without taking a lock (for callers that hold their own,
+  // such as the client's state lock, a leaf).
+  bool is_dead() const { return is_dead_.load(std::memory_order_acquire); }
   void close();
   // Shuts the socket down as a network failure would (tests, tools): the
   // receiver then fails what is in flight.
@@ -268,6 +271,7 @@ class Connection {
   std::shared_ptr<BufferPool> pool_ = BufferPool::create();
   std::thread reader_;
   std::atomic<uint64_t> io_bytes_{0};
+  std::atomic<bool> is_dead_{false};  // dead_ is set
 
   // Lock order: gather_mu_, then send_mu_, then mu_ or write_mu_ (never
   // both of those). No completion, break handler or observer runs under
