@@ -99,7 +99,7 @@ constexpr int kChannelResends = 2 * static_cast<int>(Client::kMaxChannels);
 
 // Before a request the server answered with STATUS_FILE_NOT_AVAILABLE is
 // replayed: growing, at most half a second (kChannelResends of them bound
-// the whole at about 12 s).
+// the whole at about 14 s).
 std::chrono::milliseconds replay_pause(int attempt) {
   return std::chrono::milliseconds(std::min(500, 10 * (1 << std::min(attempt, 6))));
 }
@@ -444,7 +444,7 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
     // writing the same bytes again at the same offset changes nothing).
     if (!resp && attempt < kChannelResends && client_->channel_lost(conn))
       return write_attempt(id, offset, src, std::move(done), attempt + 1);
-    // MS-SMB2 3.2.5.1.x, 3.3.5.2.10: sent with a ChannelSequence the
+    // MS-SMB2 3.2.5 (WRITE response), 3.3.5.2.10: sent with a ChannelSequence the
     // server no longer takes (a channel was lost meanwhile), or a replay
     // it cannot order yet (requests of the older sequence still running):
     // sent again as a replay, after a pause.
