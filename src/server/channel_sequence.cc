@@ -62,8 +62,7 @@ ChannelSequenceHold::~ChannelSequenceHold() {
   channel_sequence_done(open_->state, seq_);
 }
 
-uint32_t ChannelSequenceHold::enter(OpenChannelSequence& o, uint16_t dialect, uint16_t seq, bool replay,
-                                    bool modify) {
+uint32_t ChannelSequenceHold::enter(OpenChannelSequence& o, uint16_t dialect, uint16_t seq, bool replay, bool modify) {
   if (dialect < proto::SMB2_DIALECT_0300) return STATUS_SUCCESS;  // 2.0.2 and 2.1: skipped
   std::lock_guard g(o.mu);
   const uint32_t st = verify_channel_sequence(o.state, seq, replay, modify);
