@@ -246,8 +246,7 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
 
 // READs and WRITEs go to the channel with the fewest bytes outstanding:
 // a channel whose answers come 40 ms late (a relay holds them) carries
-// far less of an upload than the two prompt ones, where round-robin gave
-// each a third.
+// under a sixth of an upload, where round-robin gave it a third.
 TEST_F(Multichannel, SlowChannelCarriesLess) {
   ASSERT_TRUE(server_);
   auto relay = st::TamperRelay::start(server_->port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
@@ -287,8 +286,10 @@ TEST_F(Multichannel, SlowChannelCarriesLess) {
   uint64_t sent[3];
   for (size_t i = 0; i < 3; i++) sent[i] = after[i].bytes_out - before[i].bytes_out;
   // The relay's connection 1 is the first bound channel (index 1 here).
-  EXPECT_LT(sent[1] * 2, sent[0]) << sent[0] << " " << sent[1] << " " << sent[2];
-  EXPECT_LT(sent[1] * 2, sent[2]) << sent[0] << " " << sent[1] << " " << sent[2];
+  // Round-robin gave it a third; how the other two share the rest depends
+  // on how fast each answers.
+  const uint64_t total = sent[0] + sent[1] + sent[2];
+  EXPECT_LT(sent[1] * 6, total) << sent[0] << " " << sent[1] << " " << sent[2];
 }
 
 // MS-SMB2 3.3.5.2.10 against the real server: once an open has seen a
