@@ -180,8 +180,15 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
   namespace s2 = st::smb2;
   std::atomic<bool> cut_now{false};
   std::atomic<int> cuts{0}, new_sessions{0}, bindings{0};
+  std::atomic<uint32_t> write_sequence{0};  // the highest ChannelSequence a WRITE carried
   auto relay = st::TamperRelay::start(server_->port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
     if (to != st::Toward::server) return st::Verdict::forward;
+    if (s2::is_plain(f) && f.size() >= s2::kHeaderSize && s2::command(f) == pr::SMB2_WRITE) {
+      const uint32_t seq = s2::status(f) & 0xFFFF;  // MS-SMB2 2.2.1.2 ChannelSequence
+      uint32_t seen = write_sequence.load();
+      while (seq > seen && !write_sequence.compare_exchange_weak(seen, seq)) {
+      }
+    }
     // MS-SMB2 2.2.5: the request's Flags byte follows StructureSize.
     if (s2::is_plain(f) && f.size() > s2::kHeaderSize + 2 && s2::command(f) == pr::SMB2_SESSION_SETUP) {
       // A new session's first round has SessionId 0; a binding's, the flag.
@@ -235,6 +242,7 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
   // MS-SMB2 3.2.7.1: one more per lost channel (the first, and maybe a
   // re-bound one lost again: not here).
   EXPECT_EQ((*cli)->channel_sequence(), 1u);
+  EXPECT_EQ(write_sequence.load(), 1u) << "the WRITEs after the loss carry the new ChannelSequence";
   // The lost connection's place is bound again in the background
   // (bounded wait: the re-binder waits 100 ms before its first try).
   for (int i = 0; i < 100 && (*cli)->channel_count() < 3; i++)
