@@ -62,11 +62,15 @@ Result<void> Client::bind_channel(const std::string& host) {
   std::shared_ptr<Connection> first;
   SessionInfo info;
   uint64_t gen;
+  std::optional<session::SessionSecurity> base;
+  uint32_t nonce_base;
   {
     MutexLock g(state_mu_);
     first = conn_;
     info = session_;
-    gen = gen_;
+    gen = session_gen_;
+    base = session_keys_;
+    nonce_base = nonce_base_;
   }
   const ServerInfo& srv = first->server();
   const std::string where = host_url();
@@ -77,7 +81,6 @@ Result<void> Client::bind_channel(const std::string& host) {
     return nt_error(STATUS_NOT_SUPPORTED, where + ": multichannel not negotiated (needs SMB 3.x and a server offering it)");
   if (info.guest || info.anonymous)
     return nt_error(STATUS_NOT_SUPPORTED, where + ": a guest or anonymous session has no channels");
-  auto base = first->session_security(info.session_id);
   if (!base || base->signing_key.empty())
     return nt_error(STATUS_NOT_SUPPORTED, where + ": the session has no signing key to bind with");
 
@@ -103,7 +106,7 @@ Result<void> Client::bind_channel(const std::string& host) {
     MutexLock g(state_mu_);
     serial = ++channel_serial_;
   }
-  conn->set_nonce_prefix(first->nonce_prefix() + serial);
+  conn->set_nonce_prefix(nonce_base + serial);
 
   // MS-SMB2 3.2.4.2.3: the binding is signed with Session.SigningKey and
   // never sealed; on 3.1.1 its preauth hash starts from this connection's.
@@ -177,15 +180,20 @@ Result<void> Client::bind_channel(const std::string& host) {
   chan.unseal_key = base->unseal_key;
   conn->add_session(std::move(chan));
 
+  bool published = false;
   {
     MutexLock g(state_mu_);
-    if (gen == gen_) {
+    if (gen == session_gen_) {
+      published = true;
       if (break_handler_) conn->set_break_handler(*break_handler_);
       channels_.push_back(conn);
       channel_stats_.bound++;
       SMBKIT_LOG(debug, "session {:#x}: channel {} bound to {}", info.session_id, channels_.size() + 1, co.host);
-      return {};
     }
+  }
+  if (published) {
+    publish_channel_sequence();
+    return {};
   }
   // A reconnect replaced the session meanwhile.
   return fail(nt_error(STATUS_CONNECTION_DISCONNECTED, where + ": reconnected while binding a channel"));
@@ -244,8 +252,65 @@ Result<size_t> Client::add_channels(Tree& tree, size_t extra) {
 
 Connection* Client::io_channel_locked() {
   if (channels_.empty()) return conn_.get();
-  const size_t k = next_channel_.fetch_add(1, std::memory_order_relaxed) % (channels_.size() + 1);
-  return k == 0 ? conn_.get() : channels_[k - 1].get();
+  // The channel with the fewest READ and WRITE bytes outstanding: a slow
+  // or stalled one gets less; ties (an idle session) go round-robin, from
+  // a start that moves on with every pick.
+  const size_t n = channels_.size() + 1;
+  const size_t start = next_channel_.fetch_add(1, std::memory_order_relaxed) % n;
+  Connection* best = nullptr;
+  uint64_t least = ~0ull;
+  for (size_t i = 0; i < n; i++) {
+    const size_t k = (start + i) % n;
+    Connection* c = k == 0 ? conn_.get() : channels_[k - 1].get();
+    const uint64_t o = c->io_outstanding();
+    if (o < least) {
+      least = o;
+      best = c;
+    }
+  }
+  return best;
+}
+
+bool Client::promote_locked(Connection* dead, const Error& why) {
+  if (conn_.get() != dead || session::is_security_violation(why)) return false;
+  // is_dead(): no lock of the connection under ours.
+  auto it = std::find_if(channels_.begin(), channels_.end(), [](const auto& p) { return !p->is_dead(); });
+  if (it == channels_.end()) return false;
+  SMBKIT_LOG(info, "{}: first connection lost ({}); a bound channel carries everything now, {} others",
+             host_url(), why.message(), channels_.size() - 1);
+  // The session lives on with its other channels (MS-SMB2 3.3.7.1): its
+  // trees and opens stay; only where requests go changes.
+  retired_.push_back(conn_);
+  lost_channels_.push_back(dead);
+  conn_ = *it;
+  channels_.erase(it);
+  live_.store(conn_.get(), std::memory_order_release);
+  gen_++;
+  channel_sequence_++;  // MS-SMB2 3.2.7.1
+  channel_stats_.promoted++;
+  channel_stats_.lost++;
+  return true;
+}
+
+bool Client::replace_lost_connection() {
+  Connection* first = live_.load(std::memory_order_acquire);
+  auto why = first->dead();  // outside our lock
+  if (!why) return false;
+  {
+    MutexLock g(state_mu_);
+    if (!promote_locked(first, *why)) return false;
+  }
+  publish_channel_sequence();
+  wake_keeper();
+  return true;
+}
+
+void Client::wake_keeper() {
+  {
+    MutexLock g(keeper_mu_);
+    rebinds_++;
+  }
+  keeper_cv_.notify_all();
 }
 
 bool Client::channel_lost(Connection* c) {
@@ -253,28 +318,68 @@ bool Client::channel_lost(Connection* c) {
   if (!dead || session::is_security_violation(*dead)) return false;
   {
     MutexLock g(state_mu_);
-    auto it = std::find_if(channels_.begin(), channels_.end(), [c](const auto& p) { return p.get() == c; });
-    if (it == channels_.end()) {
+    if (c == conn_.get()) {
+      // The first connection: a READ or WRITE goes on at once on the
+      // channel that takes its place; other requests follow through the
+      // Reconnector, which finds gen_ moved on.
+      if (!promote_locked(c, *dead)) return false;
+      channel_stats_.resent++;
+    } else if (auto it = std::find_if(channels_.begin(), channels_.end(), [c](const auto& p) { return p.get() == c; });
+               it == channels_.end()) {
       // Taken out already by another of its requests: sent again too,
       // unless a reconnect took it (then the reconnect resends).
       bool was = std::find(lost_channels_.begin(), lost_channels_.end(), c) != lost_channels_.end();
       if (was) channel_stats_.resent++;
       return was;
+    } else {
+      SMBKIT_LOG(info, "{}: channel lost ({}), its requests go to the {} others", host_url(), dead->message(),
+                 channels_.size());
+      retired_.push_back(*it);
+      lost_channels_.push_back(c);
+      channels_.erase(it);
+      channel_sequence_++;  // MS-SMB2 3.2.7.1
+      channel_stats_.lost++;
+      channel_stats_.resent++;
     }
-    SMBKIT_LOG(info, "{}: channel lost ({}), its requests go to the {} others", host_url(), dead->message(),
-               channels_.size());
-    retired_.push_back(*it);
-    lost_channels_.push_back(c);
-    channels_.erase(it);
-    channel_stats_.lost++;
-    channel_stats_.resent++;
   }
-  {
-    MutexLock g(keeper_mu_);
-    rebinds_++;
-  }
-  keeper_cv_.notify_all();
+  // Before the caller sends again: the resent request carries the new
+  // sequence, so the server can tell it from what the lost channel may
+  // still deliver.
+  publish_channel_sequence();
+  wake_keeper();
   return true;
+}
+
+void Client::publish_channel_sequence() {
+  std::vector<std::shared_ptr<Connection>> cs;
+  uint16_t seq;
+  uint64_t id;
+  {
+    MutexLock g(state_mu_);
+    cs.push_back(conn_);
+    cs.insert(cs.end(), channels_.begin(), channels_.end());
+    seq = channel_sequence_;
+    id = session_.session_id;
+  }
+  for (auto& c : cs) c->set_channel_sequence(id, seq);
+}
+
+void Client::later(std::chrono::milliseconds pause, std::function<void()> f) {
+  WorkerPool* pool;
+  {
+    MutexLock g(state_mu_);
+    if (!later_) later_ = std::make_unique<WorkerPool>(1, 4096);
+    pool = later_.get();
+  }
+  pool->submit([pause, f = std::move(f)] {
+    std::this_thread::sleep_for(pause);
+    f();
+  });
+}
+
+uint16_t Client::channel_sequence() const {
+  MutexLock g(state_mu_);
+  return channel_sequence_;
 }
 
 std::vector<std::shared_ptr<Connection>> Client::take_channels() {

@@ -46,6 +46,7 @@ Result<std::unique_ptr<Client>> Client::connect(const ClientOptions& opts) {
     MutexLock g(c->state_mu_);
     c->conn_ = std::move(conn);
     c->session_ = session;
+    c->remember_session_keys_locked(*c->conn_, session.session_id);
   }
   if (opts.reconnect.enabled) c->reconnector_ = std::make_unique<Reconnector>(static_cast<ReconnectTarget&>(*c), opts.reconnect);
   return c;
@@ -55,6 +56,14 @@ Client::~Client() {
   // No more channels bound, then no more reconnecting: operations still
   // waiting for it fail.
   stop_keeper();
+  // Replays still waiting run now (and fail or finish) while the
+  // connections are there.
+  std::unique_ptr<WorkerPool> later;
+  {
+    MutexLock g(state_mu_);
+    later = std::move(later_);
+  }
+  later.reset();
   reconnector_.reset();
   std::shared_ptr<Connection> conn;
   {
@@ -62,6 +71,11 @@ Client::~Client() {
     conn = conn_;
   }
   if (conn && !logged_off_ && !conn->dead()) (void)logoff();
+}
+
+void Client::remember_session_keys_locked(Connection& c, uint64_t session_id) {
+  session_keys_ = c.session_security(session_id);
+  nonce_base_ = c.nonce_prefix();
 }
 
 uint64_t Client::generation() const {

@@ -17,6 +17,7 @@
 #include "auth/ntlm_initiator.h"
 #include "base/mutex.h"
 #include "base/thread_annotations.h"
+#include "base/worker_pool.h"
 #include "client/connection.h"
 #include "client/handle_table.h"
 #include "client/listing.h"
@@ -73,7 +74,9 @@ class Client final : private ReconnectTarget {
   // The current connection. A reconnect replaces it; the old object stays
   // alive (closed) until the Client goes, so a reference never dangles.
   Connection& conn() { return *live_.load(std::memory_order_acquire); }
-  // Bumped by each successful reconnect.
+  // Bumped by each successful reconnect, and when a bound channel takes
+  // the place of a lost first connection (multichannel): requests that
+  // failed with the connection of an older generation are sent again.
   uint64_t generation() const override;
   using ReconnectStats = client::ReconnectStats;
   ReconnectStats reconnect_stats() const;
@@ -138,7 +141,10 @@ class Client final : private ReconnectTarget {
     uint64_t lost = 0;     // channels lost while the first one stayed
     uint64_t resent = 0;   // READs and WRITEs sent again on another channel
     uint64_t rebind_failures = 0;
+    uint64_t promoted = 0;  // bound channels that took the place of a lost first connection
   };
+  // Session.ChannelSequence now (what 3.x requests carry).
+  uint16_t channel_sequence() const EXCLUDES(state_mu_);
   ChannelStats multichannel_stats() const EXCLUDES(state_mu_);
   // Shuts the index-th (from 1) bound channel that is still up down as if
   // its network had failed (tests, tools): its requests go to the other
@@ -160,6 +166,7 @@ class Client final : private ReconnectTarget {
 
   // ReconnectTarget (rebuild.cc): what the Reconnector drives.
   bool connection_dead() const override;
+  bool replace_lost_connection() override EXCLUDES(state_mu_);
   std::string where() const override { return host_url(); }
   Result<Reopens> reestablish(bool patient) override;
   uint64_t frames_in() const override;
@@ -177,7 +184,20 @@ class Client final : private ReconnectTarget {
   std::atomic<Connection*> live_{nullptr};  // conn_, readable without the lock
   std::vector<std::shared_ptr<Connection>> retired_ GUARDED_BY(state_mu_);
   SessionInfo session_ GUARDED_BY(state_mu_);
+  // gen_: the connection's generation, bumped by a reconnect or a
+  // promotion (the Reconnector resends what failed with an older one).
+  // session_gen_: the session's, bumped by a reconnect only: tree ids,
+  // handles and listing positions of an older one are stale.
   uint64_t gen_ GUARDED_BY(state_mu_) = 0;
+  uint64_t session_gen_ GUARDED_BY(state_mu_) = 0;
+  // The session's security as set up on its first connection
+  // (Session.SigningKey signs bindings, MS-SMB2 3.2.4.2.3) and that
+  // connection's nonce prefix: both outlive that connection once a
+  // channel has taken its place.
+  std::optional<session::SessionSecurity> session_keys_ GUARDED_BY(state_mu_);
+  uint32_t nonce_base_ GUARDED_BY(state_mu_) = 0;
+  // The session's security as its first connection holds it now.
+  void remember_session_keys_locked(Connection& c, uint64_t session_id) REQUIRES(state_mu_);
   std::vector<Tree*> trees_ GUARDED_BY(state_mu_);
   std::array<std::byte, 16> client_guid_{};
   std::unique_ptr<Reconnector> reconnector_;
@@ -185,12 +205,31 @@ class Client final : private ReconnectTarget {
   std::shared_ptr<Connection::BreakHandler> break_handler_ GUARDED_BY(state_mu_);
   ReconnectObservers observers_;
   // Multichannel (client/channels.cc). The channel for the next READ or
-  // WRITE: round-robin over the first connection and the bound channels.
+  // WRITE: the one with the fewest bytes of READs and WRITEs outstanding
+  // (Connection::io_outstanding), the first connection included.
   Connection* io_channel_locked() REQUIRES(state_mu_);
-  // `c` failed as a bound channel of the current session (not a security
+  // `c` failed as a channel of the current session (not a security
   // violation): it leaves the channels and is bound again in the
-  // background. False when c is not such a channel.
+  // background; the first connection is replaced by a bound channel that
+  // is still up (promote_locked). False when c is not such a channel or
+  // no other channel is left.
   bool channel_lost(Connection* c) EXCLUDES(state_mu_);
+  // The first connection `dead` is lost (`why`; not a security
+  // violation): a bound channel still up takes its place (carries every request from now on; same session, trees and
+  // handles) and gen_ moves on. False when none is up.
+  bool promote_locked(Connection* dead, const Error& why) REQUIRES(state_mu_);
+  void wake_keeper() EXCLUDES(keeper_mu_);
+  // Session.ChannelSequence (MS-SMB2 3.2.1.3): one more at each lost
+  // channel (3.2.7.1), kept across reconnects (a durable open reconnected
+  // keeps the server's Open.ChannelSequence). publish_channel_sequence
+  // gives it to every connection of the session.
+  uint16_t channel_sequence_ GUARDED_BY(state_mu_) = 0;
+  // Runs `f` after `pause` on a thread of its own (a request the server
+  // asked to replay later, STATUS_FILE_NOT_AVAILABLE): never on a
+  // receiver thread, which must not sleep.
+  void later(std::chrono::milliseconds pause, std::function<void()> f) EXCLUDES(state_mu_);
+  std::unique_ptr<WorkerPool> later_ GUARDED_BY(state_mu_);
+  void publish_channel_sequence() EXCLUDES(state_mu_);
   // Around a reconnect: the channels belong to the old session; they are
   // closed with it and bound again to the new one.
   std::vector<std::shared_ptr<Connection>> take_channels() EXCLUDES(state_mu_);
@@ -416,7 +455,9 @@ class Tree {
     uint64_t session_id = 0;
     uint32_t tree_id = 0;
     bool encrypt = false;
-    uint64_t gen = 0;
+    // Client::gen_ (what the Reconnector waits past) and session_gen_
+    // (what tree ids, handles and listings belong to).
+    uint64_t gen = 0, session_gen = 0;
     uint16_t dialect = 0;
   };
   // With `any_channel` (a READ or WRITE): on any channel of the session.

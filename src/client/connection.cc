@@ -166,6 +166,11 @@ uint32_t Connection::nonce_prefix() const {
   MutexLock g(mu_);
   return nonce_prefix_;
 }
+void Connection::set_channel_sequence(uint64_t id, uint16_t seq) {
+  MutexLock g(mu_);
+  machine_.set_channel_sequence(id, seq);
+}
+
 void Connection::set_nonce_prefix(uint32_t prefix) {
   MutexLock g(mu_);
   nonce_prefix_ = prefix;
@@ -436,6 +441,7 @@ void Connection::complete_later_locked(Completion done, Result<session::Response
 void Connection::fail_all_later(const Error& e) {
   MutexLock g(mu_);
   if (!dead_) dead_ = e;
+  is_dead_.store(true, std::memory_order_release);
   credits_cv_.notify_all();
   if (!completer_) completer_ = std::make_unique<WorkerPool>(1, SIZE_MAX);
   completer_->submit([this, e] { fail_all(e); });
@@ -451,6 +457,7 @@ void Connection::fail_all(const Error& e) {
   {
     MutexLock g(mu_);
     if (!dead_) dead_ = e;
+    is_dead_.store(true, std::memory_order_release);
     w.swap(waiters_);
     direct_waiters_ = 0;
     for (auto it = w.begin(); it != w.end();) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -144,11 +145,23 @@ class Connection {
   // prefix no other channel of the session ever used.
   uint32_t nonce_prefix() const;
   void set_nonce_prefix(uint32_t prefix);
+  // Session.ChannelSequence of session `id` for this connection's 3.x
+  // requests (session::ClientMachine::set_channel_sequence).
+  void set_channel_sequence(uint64_t id, uint16_t seq);
   // Requests sent and not answered yet (for spreading I/O over channels).
   size_t in_flight() const;
+  // READ and WRITE bytes the caller has outstanding on this connection
+  // (io_begin when it submits one, io_end when it completes): the
+  // multichannel route picks the channel with the fewest.
+  void io_begin(uint64_t bytes) { io_bytes_.fetch_add(bytes, std::memory_order_relaxed); }
+  void io_end(uint64_t bytes) { io_bytes_.fetch_sub(bytes, std::memory_order_relaxed); }
+  uint64_t io_outstanding() const { return io_bytes_.load(std::memory_order_relaxed); }
 
   // Why the connection is dead, if it is.
   std::optional<Error> dead() const;
+  // Whether it is, without taking a lock (for callers that hold their own,
+  // such as the client's state lock, a leaf).
+  bool is_dead() const { return is_dead_.load(std::memory_order_acquire); }
   void close();
   // Shuts the socket down as a network failure would (tests, tools): the
   // receiver then fails what is in flight.
@@ -257,6 +270,8 @@ class Connection {
   transport::TcpStream tcp_;
   std::shared_ptr<BufferPool> pool_ = BufferPool::create();
   std::thread reader_;
+  std::atomic<uint64_t> io_bytes_{0};
+  std::atomic<bool> is_dead_{false};  // dead_ is set
 
   // Lock order: gather_mu_, then send_mu_, then mu_ or write_mu_ (never
   // both of those). No completion, break handler or observer runs under

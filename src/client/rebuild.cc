@@ -78,6 +78,7 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
     if (break_handler_) conn->set_break_handler(*break_handler_);
   }
   SMBKIT_TRY(auto sess, authenticate(*conn, old_session));
+  conn->set_channel_sequence(sess.session_id, channel_sequence());
   std::vector<CreateLease> regranted;
   uint16_t dialect = conn->server().dialect;
   Reopens n;
@@ -185,6 +186,8 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
     live_.store(conn.get(), std::memory_order_release);
     session_ = sess;
     gen_++;
+    session_gen_++;
+    remember_session_keys_locked(*conn, sess.session_id);
     if (break_handler_) conn->set_break_handler(*break_handler_);
     for (auto& p : plans) {
       if (std::find(trees_.begin(), trees_.end(), p.tree) == trees_.end()) continue;
@@ -201,6 +204,7 @@ Result<ReconnectTarget::Reopens> Client::reestablish(bool patient) {
   }
   // Closed by their owner while we reopened them: close the new handles.
   for (auto& [id, p] : orphans) close_quietly(*conn, sess.session_id, p->link.tree_id, p->link.encrypt, id);
+  publish_channel_sequence();
   reconnected(regranted);
   rebind_all();
   return n;

@@ -114,6 +114,21 @@ void Reconnector::outage() {
     for (auto& w : waiting_) ready_.emplace_back(std::move(w), e);
     waiting_.clear();
   };
+  if (!reauth_first_) {
+    // A lost connection another channel of the session can stand in for
+    // (multichannel): no new session, nothing reopened.
+    mu_.unlock();
+    const bool replaced = target_.replace_lost_connection();
+    mu_.lock();
+    if (replaced) {
+      stats_.replaced++;
+      drop_current_ = false;
+      for (auto& w : waiting_) ready_.emplace_back(std::move(w), Result<void>{});
+      waiting_.clear();
+      SMBKIT_LOG(info, "{}: connection lost; a bound channel carries the session on", where);
+      return;
+    }
+  }
   if (reauth_first_) {
     // MS-SMB2 3.2.5.1.6: re-authenticate the session where it is; the
     // connection, trees and handles stay. If that fails, start over.

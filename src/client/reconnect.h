@@ -35,6 +35,7 @@ struct ReconnectStats {
   uint64_t reauths = 0;          // sessions re-authenticated in place
   uint64_t relocked = 0;         // byte-range locks taken again on reopened handles
   uint64_t lost_locks = 0;       // locks another client took meanwhile (handle lost)
+  uint64_t replaced = 0;         // lost connections replaced by a bound channel, no reconnect
 };
 
 // What the Reconnector drives. Called on the reconnect thread only, with
@@ -46,6 +47,11 @@ class ReconnectTarget {
   virtual uint64_t generation() const = 0;
   // The current connection is down.
   virtual bool connection_dead() const = 0;
+  // The current connection is down but another one of the session can
+  // take its place (a bound channel, multichannel): done, true; the
+  // session, trees and handles stay, generation() moves on. False: a
+  // reconnect is needed.
+  virtual bool replace_lost_connection() { return false; }
   // smb://host[:port] for messages.
   virtual std::string where() const = 0;
   // MS-SMB2 3.2.5.1.6: authenticate the current session again on its

@@ -59,6 +59,7 @@ Result<Tree::Route> Tree::route(const FileId* id, FileId* current, bool any_chan
   rt.tree_id = tree_id_;
   rt.encrypt = encrypt_;
   rt.gen = client_->gen_;
+  rt.session_gen = client_->session_gen_;
   rt.dialect = rt.conn->server().dialect;
   if (id) {
     SMBKIT_TRY(*current, handles_.resolve(*id));
@@ -90,6 +91,17 @@ namespace {
 Cause cause_of(Tree::Retry r) {
   return r == Tree::Retry::expired ? Cause::session_expired
                                    : r == Tree::Retry::unresponsive ? Cause::unresponsive : Cause::lost;
+}
+
+// Sends of one READ or WRITE after losing channels: each loss takes one
+// channel out, so this bounds the loop even if every re-bound one fails.
+constexpr int kChannelResends = 2 * static_cast<int>(Client::kMaxChannels);
+
+// Before a request the server answered with STATUS_FILE_NOT_AVAILABLE is
+// replayed: growing, at most half a second (kChannelResends of them bound
+// the whole at about 14 s).
+std::chrono::milliseconds replay_pause(int attempt) {
+  return std::chrono::milliseconds(std::min(500, 10 * (1 << std::min(attempt, 6))));
 }
 
 bool replay_flag_for(uint16_t command, uint16_t dialect) {
@@ -128,6 +140,12 @@ Result<session::Response> Tree::transact(const FileId* id, uint16_t command, con
     }
     if (!resp) return resp.take_error();
     uint32_t st = resp->hdr.Status;
+    if (st == STATUS_FILE_NOT_AVAILABLE && (command == SMB2_SET_INFO || command == SMB2_IOCTL) &&
+        rt.dialect >= SMB2_DIALECT_0300 && attempt < kChannelResends) {
+      // As for WRITEs (write_attempt): replayed after a pause.
+      std::this_thread::sleep_for(replay_pause(attempt));
+      continue;
+    }
     if (st == STATUS_SUCCESS || std::find(also_ok.begin(), also_ok.end(), st) != also_ok.end())
       return resp;
     return nt_error(st, what);
@@ -189,7 +207,7 @@ static std::optional<Result<session::Response>> open_compound(Tree& t, const Han
                                                               const OpenExtras& extras, uint64_t& gen) {
   auto rt = t.route(nullptr, nullptr);
   if (!rt) return std::nullopt;
-  gen = rt->gen;
+  gen = rt->session_gen;
   Prefetch& pf = *extras.prefetch;
   const bool with_stat = pf.want_stat, with_read = !pf.into.empty();
   std::vector<session::Request> reqs;
@@ -257,7 +275,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   }
   if (!created)
     created = transact(nullptr, SMB2_CREATE, [&](ByteWriter& w, const Route& rt, const FileId&) {
-      gen = rt.gen;
+      gen = rt.session_gen;
       CreateRequest c = make_create(e, rt.dialect, CreateMode::first);
       return encode_create_request(c, w);
     }, url_of(path));
@@ -278,7 +296,7 @@ Result<OpenFile> Tree::open(const std::string& path, const OpenParams& p, const 
   MutexLock g(client_->state_mu_);
   // A reconnect between the response and now would not have known this
   // handle: it belongs to the old connection.
-  if (client_->gen_ != gen)
+  if (client_->session_gen_ != gen)
     e.lost = nt_error(STATUS_FILE_CLOSED, url_of(path) + ": the connection was re-established during the open");
   SMBKIT_CHECK(handles_.add(std::move(e)));
   return f;
@@ -328,9 +346,6 @@ void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, I
 // (Connection::submit_gathered).
 constexpr uint32_t kGatherReadMax = 64u << 10;
 constexpr uint32_t kGatherWriteMax = 64u << 10;
-// Sends of one READ or WRITE after losing channels: each loss takes one
-// channel out, so this bounds the loop even if every re-bound one fails.
-constexpr int kChannelResends = 2 * static_cast<int>(Client::kMaxChannels);
 
 void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone done, int attempt,
                         const transport::Pipe* pipe) {
@@ -349,8 +364,10 @@ void Tree::read_attempt(FileId id, uint64_t offset, MutableByteView dest, IoDone
   uint32_t asked = rq.Length;
   Connection* conn = rt->conn;
   uint64_t gen = rt->gen;
+  conn->io_begin(asked);
   auto completion =
       [this, id, conn, gen, attempt, dest, asked, offset, pipe, done = std::move(done)](Result<session::Response> resp) mutable {
+        conn->io_end(asked);
         // A lost channel of several: at once on another (a READ may be
         // sent twice).
         if (!resp && attempt < kChannelResends && client_->channel_lost(conn)) {
@@ -418,13 +435,24 @@ void Tree::write_attempt(FileId id, uint64_t offset, ByteView src, IoDone done, 
   uint32_t sent = wq.Length;
   Connection* conn = rt->conn;
   uint64_t gen = rt->gen;
+  conn->io_begin(sent);
   auto completion = [this, id, conn, gen, attempt, src, sent, offset,
                      done = std::move(done)](Result<session::Response> resp) mutable {
+    conn->io_end(sent);
     // A lost channel of several: at once on another, flagged as a replay
     // on 3.x (MS-SMB2 3.2.4.1.7: the server may have written it already;
     // writing the same bytes again at the same offset changes nothing).
     if (!resp && attempt < kChannelResends && client_->channel_lost(conn))
       return write_attempt(id, offset, src, std::move(done), attempt + 1);
+    // MS-SMB2 3.2.5 (WRITE response), 3.3.5.2.10: sent with a ChannelSequence the
+    // server no longer takes (a channel was lost meanwhile), or a replay
+    // it cannot order yet (requests of the older sequence still running):
+    // sent again as a replay, after a pause.
+    if (resp && resp->hdr.Status == STATUS_FILE_NOT_AVAILABLE && attempt < kChannelResends &&
+        conn->server().dialect >= SMB2_DIALECT_0300)
+      return client_->later(replay_pause(attempt), [this, id, offset, src, attempt, done = std::move(done)]() mutable {
+        write_attempt(id, offset, src, std::move(done), attempt + 1);
+      });
     auto rk = retry_kind(resp, conn, attempt);
     if (rk != Retry::no) {
       client_->reconnector_->after(gen, cause_of(rk),
@@ -677,13 +705,13 @@ Result<void> Tree::list_each(const std::string& dir, const std::string& pattern,
     q.FileName = pattern;
     q.OutputBufferLength = asked;
     auto resp = transact(&f.id, SMB2_QUERY_DIRECTORY, [&](ByteWriter& w, const Route& rt, const FileId& cur) {
-      if (first) scan_gen = rt.gen;
-      if (rt.gen != scan_gen) {
+      if (first) scan_gen = rt.session_gen;
+      if (rt.session_gen != scan_gen) {
         // A listing cut by a reconnect starts over on the reopened handle
         // (an enumeration position does not survive a reopen).
         q.Flags = SMB2_RESTART_SCANS;
         restart = true;
-        scan_gen = rt.gen;
+        scan_gen = rt.session_gen;
       }
       q.FileId = cur;
       return encode_query_directory_request(q, w);

@@ -331,6 +331,9 @@ std::shared_ptr<Conn::FileJob> Conn::file_job(Chain& c, const ServerRequest& r,
   job->ctx.tree = job->tree.get();
   job->ctx.dialect = machine_.dialect();
   job->ctx.message_id = r.hdr.MessageId;
+  // MS-SMB2 2.2.1.2: on 3.x the low two bytes of Status are ChannelSequence.
+  job->ctx.channel_sequence = static_cast<uint16_t>(r.hdr.Status & 0xFFFF);
+  job->ctx.replay = r.hdr.Flags & SMB2_FLAGS_REPLAY_OPERATION;
   job->ctx.chain_file_id = &c.fid;
   job->ctx.related = r.related;
   job->ctx.srvsvc = &job->snap->srvsvc;

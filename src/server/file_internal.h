@@ -33,6 +33,7 @@
 #include "proto/fscc_dir_info.h"
 #include "proto/ioctl.h"
 #include "proto/types.h"
+#include "server/channel_sequence.h"
 #include "server/file_service.h"
 
 namespace smbkit::server {
@@ -143,6 +144,8 @@ struct Open {
   dev_t dev = 0;
   ino_t ino = 0;
   std::shared_ptr<FileNode> node;  // null for pipes
+  // Open.ChannelSequence and its counts (MS-SMB2 3.3.5.2.10).
+  OpenChannelSequence channel_sequence;
   std::unique_ptr<rpc::PipeEndpoint> pipe;
   std::string pipe_name;
   // Oplock (lease bits, see Caching) or lease; guarded by nodes_mu.

@@ -69,6 +69,10 @@ struct CallCtx {
   const TreeCtx* tree = nullptr;  // never null for a file command
   uint16_t dialect = 0;
   uint64_t message_id = 0;
+  // The header's ChannelSequence and SMB2_FLAGS_REPLAY_OPERATION (3.x),
+  // verified against the open (MS-SMB2 3.3.5.2.10, channel_sequence.h).
+  uint16_t channel_sequence = 0;
+  bool replay = false;
   // The compound chain's FileId (MS-SMB2 3.3.5.2.7.2): a related request
   // naming kRelatedFileId uses it; a CREATE that succeeds, or any request
   // that names an open by its FileId, sets it; an unrelated request starts

@@ -214,6 +214,10 @@ FileReply handle_write(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
+  // MS-SMB2 3.3.5.2.10: not before what an older channel may still run.
+  ChannelSequenceHold seq_hold;
+  if (uint32_t st = seq_hold.enter(f.channel_sequence, ctx.dialect, ctx.channel_sequence, ctx.replay, true))
+    return error_reply(st);
   if (req->Length > svc.options().max_write) return error_reply(STATUS_INVALID_PARAMETER);
   if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
   if (f.pipe) return pipe_write(f, req->Data);

@@ -76,6 +76,10 @@ FileReply handle_ioctl(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
   Open& open = **o;
+  // MS-SMB2 3.3.5.2.10: not before what an older channel may still run.
+  ChannelSequenceHold seq_hold;
+  if (uint32_t st = seq_hold.enter(open.channel_sequence, ctx.dialect, ctx.channel_sequence, ctx.replay, true))
+    return error_reply(st);
   switch (req->CtlCode) {
     case FSCTL_PIPE_TRANSCEIVE:
       if (!open.pipe) return error_reply(STATUS_NOT_SUPPORTED);

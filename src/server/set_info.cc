@@ -251,6 +251,10 @@ FileReply handle_set_info(FileService& svc, ConnOpens& opens, const CallCtx& ctx
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
+  // MS-SMB2 3.3.5.2.10: not before what an older channel may still run.
+  ChannelSequenceHold seq_hold;
+  if (uint32_t st = seq_hold.enter(f.channel_sequence, ctx.dialect, ctx.channel_sequence, ctx.replay, true))
+    return error_reply(st);
   if (req->Buffer.size() > svc.options().max_transact) return error_reply(STATUS_INVALID_PARAMETER);
   if ((req->InfoType != SMB2_0_INFO_FILE && req->InfoType != SMB2_0_INFO_SECURITY) || f.pipe || !f.node)
     return error_reply(STATUS_NOT_SUPPORTED);

@@ -69,8 +69,25 @@ Result<uint64_t> ClientMachine::send(Request& req, OutFrame& out) {
   return h.MessageId;
 }
 
+void ClientMachine::set_channel_sequence(uint64_t id, uint16_t seq) {
+  auto [it, added] = channel_sequence_.try_emplace(id, seq);
+  if (added) return;
+  const uint16_t ahead = static_cast<uint16_t>(seq - it->second);
+  if (ahead != 0 && ahead <= 0x7FFF) it->second = seq;
+}
+
+uint16_t ClientMachine::channel_sequence(uint64_t id) const {
+  auto it = channel_sequence_.find(id);
+  return it == channel_sequence_.end() ? 0 : it->second;
+}
+
 void ClientMachine::stamp_header(Request& req, uint16_t charge, bool sign) {
   Header& h = req.hdr;
+  // MS-SMB2 2.2.1.2, 3.2.4.1: on 3.x the first two bytes of Status are
+  // ChannelSequence (Session.ChannelSequence), the other two Reserved.
+  // Until set_channel_sequence names the session, the request's own.
+  if (auto it = channel_sequence_.find(h.SessionId); dialect_ >= SMB2_DIALECT_0300 && it != channel_sequence_.end())
+    h.Status = it->second;
   // MS-SMB2 3.2.4.1.5: CreditCharge is 0 on 2.0.2 (and before NEGOTIATE
   // picked a dialect); otherwise the number of credits consumed.
   h.CreditCharge = credits_.multi_credit() ? charge : 0;

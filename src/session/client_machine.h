@@ -81,8 +81,18 @@ class ClientMachine {
   bool can_send(uint64_t charge_bytes) const { return credits_.can_send(charge_for(charge_bytes)); }
 
   void add_session(SessionSecurity s) { sessions_.add(std::move(s)); }
-  void remove_session(uint64_t id) { sessions_.remove(id); }
+  void remove_session(uint64_t id) {
+    sessions_.remove(id);
+    channel_sequence_.erase(id);
+  }
   const SessionSecurity* session(uint64_t id) const { return sessions_.find(id); }
+  // Session.ChannelSequence (MS-SMB2 3.2.1.3): stamped into the
+  // ChannelSequence field of every 3.x request of session `id` (2.2.1.2;
+  // before it is set, the Status a request was built with goes out).
+  // It only moves forward (16-bit serial arithmetic): an older value set
+  // late is ignored.
+  void set_channel_sequence(uint64_t id, uint16_t seq);
+  uint16_t channel_sequence(uint64_t id) const;
 
   // 3.1.1 preauth integrity: the connection hash (NEGOTIATE) and the hash of
   // the session setup in progress (start it with begin_session_preauth()).
@@ -168,6 +178,7 @@ class ClientMachine {
   CreditWindow credits_;
   uint16_t dialect_ = 0;
   SessionTable sessions_;
+  std::map<uint64_t, uint16_t> channel_sequence_;
   std::map<uint64_t, Pending> pending_;
   auth::PreauthHash conn_preauth_, sess_preauth_;
   NonceSource nonces_;

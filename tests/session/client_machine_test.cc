@@ -61,6 +61,38 @@ TEST(ClientMachine, MultiCreditChargeAndMessageIds) {
   EXPECT_FALSE(m.can_send(8u << 20));
 }
 
+// MS-SMB2 2.2.1.2: on 3.x the first two bytes of a request's Status are
+// Session.ChannelSequence; it only moves forward (a late older value is
+// ignored), and not on 2.x.
+TEST(ClientMachine, StampsChannelSequenceOn3x) {
+  ClientMachine m = negotiated(SMB2_DIALECT_0311, 64);
+  OutFrame f;
+  auto before = make(SMB2_WRITE, 7);
+  ASSERT_TRUE(m.send(before, f).ok());
+  EXPECT_EQ(before.hdr.Status, 0u);
+  m.set_channel_sequence(7, 3);
+  m.set_channel_sequence(7, 2);  // older: ignored
+  auto w = make(SMB2_WRITE, 7);
+  ASSERT_TRUE(m.send(w, f).ok());
+  auto h = decode_header(ByteView(w.msg).first(kHeaderSize));
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->Status, 3u);
+  auto other = make(SMB2_WRITE, 8);  // another session: its own
+  ASSERT_TRUE(m.send(other, f).ok());
+  EXPECT_EQ(other.hdr.Status, 0u);
+  m.set_channel_sequence(9, 0xFFFF);
+  m.set_channel_sequence(9, 1);  // 0xFFFF + 2, wrapped: newer
+  EXPECT_EQ(m.channel_sequence(9), 1u);
+  m.set_channel_sequence(9, 0xFFFE);  // older
+  EXPECT_EQ(m.channel_sequence(9), 1u);
+
+  ClientMachine old = negotiated(SMB2_DIALECT_0210, 64);
+  old.set_channel_sequence(7, 5);
+  auto w2 = make(SMB2_WRITE, 7);
+  ASSERT_TRUE(old.send(w2, f).ok());
+  EXPECT_EQ(w2.hdr.Status, 0u);
+}
+
 TEST(ClientMachine, CompletesOutOfOrderAndGrantsCredits) {
   ClientMachine m = negotiated();
   OutFrame f;

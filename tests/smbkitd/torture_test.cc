@@ -66,6 +66,13 @@ INSTANTIATE_TEST_SUITE_P(Lock, Torture,
                                            "smb2.lock.replay_smb3_specification_multi"),
                          test_name);
 
+// smb2.replay: the channel sequence check (MS-SMB2 3.3.5.2.10) and the
+// replays smbkitd passes.
+INSTANTIATE_TEST_SUITE_P(Replay, Torture,
+                         ::testing::Values("smb2.replay.channel-sequence", "smb2.replay.replay-commands",
+                                           "smb2.replay.replay-regular", "smb2.replay.replay7"),
+                         test_name);
+
 // Leases and durable handles: the tests that pass and take under 2 s.
 INSTANTIATE_TEST_SUITE_P(LeaseDurable, Torture,
                          ::testing::Values("smb2.lease.upgrade3", "smb2.lease.v2_epoch2", "smb2.lease.v2_epoch3",
