@@ -253,13 +253,16 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
 }
 
 // READs and WRITEs go to the channel with the fewest bytes outstanding:
-// a channel whose answers come 40 ms late (a relay holds them) carries
-// under a sixth of an upload, where round-robin gave it a third.
+// a channel whose answers come 200 ms late (a relay holds them) carries
+// under a sixth of an upload, where round-robin gave it a third. The choice
+// balances bytes outstanding, so the slow channel's share follows the ratio
+// of the channels' latencies: the delay is far above what a loaded machine
+// adds to the fast channels' answers (40 ms was not, under ctest -j2).
 TEST_F(Multichannel, SlowChannelCarriesLess) {
   ASSERT_TRUE(server_);
   auto relay = st::TamperRelay::start(server_->port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
     if (to != st::Toward::client || ctx.connection() != 1) return st::Verdict::forward;
-    ctx.send(st::Toward::client, std::move(f), std::chrono::milliseconds(40));
+    ctx.send(st::Toward::client, std::move(f), std::chrono::milliseconds(200));
     return st::Verdict::drop;
   });
   ASSERT_TRUE(relay.ok()) << err_of(relay);
