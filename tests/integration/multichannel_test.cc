@@ -253,16 +253,18 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
 }
 
 // READs and WRITEs go to the channel with the fewest bytes outstanding:
-// a channel whose answers come 200 ms late (a relay holds them) carries
+// a channel whose answers come 600 ms late (a relay holds them) carries
 // under a sixth of an upload, where round-robin gave it a third. The choice
 // balances bytes outstanding, so the slow channel's share follows the ratio
 // of the channels' latencies: the delay is far above what a loaded machine
-// adds to the fast channels' answers (40 ms was not, under ctest -j2).
+// or ASan adds to the fast channels' answers (with 40 ms the slow channel
+// carried 27% under ASan; with 200 or 600 ms, 9-11%, most of it the first
+// requests, spread before any answer came).
 TEST_F(Multichannel, SlowChannelCarriesLess) {
   ASSERT_TRUE(server_);
   auto relay = st::TamperRelay::start(server_->port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
     if (to != st::Toward::client || ctx.connection() != 1) return st::Verdict::forward;
-    ctx.send(st::Toward::client, std::move(f), std::chrono::milliseconds(200));
+    ctx.send(st::Toward::client, std::move(f), std::chrono::milliseconds(600));
     return st::Verdict::drop;
   });
   ASSERT_TRUE(relay.ok()) << err_of(relay);
