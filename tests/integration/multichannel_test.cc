@@ -56,6 +56,21 @@ cl::OpenParams rw_create() {
   return w;
 }
 
+// A client on o with `extra` channels bound to its session on "share".
+struct Bound {
+  std::unique_ptr<cl::Client> cli;
+  std::unique_ptr<cl::Tree> tree;  // declared after cli: closed first
+  size_t added = 0;
+};
+Result<Bound> connect_bound(cl::ClientOptions o, size_t extra) {
+  o.conn.multichannel = true;
+  Bound b;
+  SMBKIT_TRY(b.cli, cl::Client::connect(o));
+  SMBKIT_TRY(b.tree, b.cli->tree_connect("share"));
+  SMBKIT_TRY(b.added, b.cli->add_channels(*b.tree, extra));
+  return b;
+}
+
 // Uploads `data` through the pipelined engine and downloads it again;
 // returns the downloaded bytes.
 Result<Bytes> round_trip(cl::Tree& t, const std::string& name, const Bytes& data,
@@ -84,19 +99,16 @@ TEST_P(MultichannelCells, ChannelsCarryTransfersIntact) {
   ASSERT_TRUE(server_);
   const Cell c = GetParam();
   auto o = client_options(*server_, {c.dialect}, c.sign, c.seal);
-  o.conn.multichannel = true;
-  auto cli = cl::Client::connect(o);
-  IT_ASSERT_OK(cli);
-  auto t = (*cli)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto n = (*cli)->add_channels(**t, 2);
-  IT_ASSERT_OK(n);
-  EXPECT_EQ(*n, 2u);
-  ASSERT_EQ((*cli)->channel_count(), 3u);
+  auto bound = connect_bound(o, 2);
+  IT_ASSERT_OK(bound);
+  auto& cli = bound->cli;
+  auto& t = bound->tree;
+  EXPECT_EQ(bound->added, 2u);
+  ASSERT_EQ(cli->channel_count(), 3u);
 
   const Bytes data = random_bytes((24u << 20) + 4321, 18);
   const std::string name = unique_name("mc");
-  auto back = round_trip(**t, name, data);
+  auto back = round_trip(*t, name, data);
   IT_ASSERT_OK(back);
   EXPECT_EQ(sha256(*back), sha256(data));
   // The server's file is exactly what was sent.
@@ -104,14 +116,14 @@ TEST_P(MultichannelCells, ChannelsCarryTransfersIntact) {
   // Each channel carried some of the WRITEs and of the READs (not equal
   // shares: each goes where the fewest bytes are outstanding, and a
   // channel the machine's load slowed down gets less).
-  auto stats = (*cli)->channel_stats();
+  auto stats = cli->channel_stats();
   ASSERT_EQ(stats.size(), 3u);
   for (size_t i = 0; i < stats.size(); i++) {
     EXPECT_GT(stats[i].bytes_out, 1u << 20) << "channel " << i;
     EXPECT_GT(stats[i].bytes_in, 1u << 20) << "channel " << i;
   }
   // Other requests go on the first channel and still work.
-  auto st = (*t)->stat(name);
+  auto st = t->stat(name);
   IT_ASSERT_OK(st);
   EXPECT_EQ(st->size, data.size());
 }
@@ -130,24 +142,21 @@ INSTANTIATE_TEST_SUITE_P(Cells, MultichannelCells,
 TEST_F(Multichannel, LostChannelMidTransferDoesNotFailIt) {
   ASSERT_TRUE(server_);
   auto o = client_options(*server_);
-  o.conn.multichannel = true;
   o.reconnect.enabled = false;  // a lost channel must not need the reconnect
-  auto cli = cl::Client::connect(o);
-  IT_ASSERT_OK(cli);
-  auto t = (*cli)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto n = (*cli)->add_channels(**t, 2);
-  IT_ASSERT_OK(n);
-  ASSERT_EQ((*cli)->channel_count(), 3u);
+  auto bound = connect_bound(o, 2);
+  IT_ASSERT_OK(bound);
+  auto& cli = bound->cli;
+  auto& t = bound->tree;
+  ASSERT_EQ(cli->channel_count(), 3u);
 
   const Bytes data = random_bytes(64u << 20, 19);
   const std::string name = unique_name("mc-lost");
   int drops = 0;
-  auto back = round_trip(**t, name, data, [&](bool downloading, uint64_t done) {
+  auto back = round_trip(*t, name, data, [&](bool downloading, uint64_t done) {
     // Once in the upload, once in the download, a quarter of the way in.
     // Two were bound: one is up whichever was lost before.
     if (done >= (16u << 20) && drops == (downloading ? 1 : 0)) {
-      (*cli)->drop_channel(1);
+      cli->drop_channel(1);
       drops++;
     }
   });
@@ -155,7 +164,7 @@ TEST_F(Multichannel, LostChannelMidTransferDoesNotFailIt) {
   EXPECT_EQ(sha256(*back), sha256(data));
   EXPECT_EQ(sha256(slurp(server_->share_path("share") + "/" + name)), sha256(data));
   EXPECT_EQ(drops, 2);
-  auto ms = (*cli)->multichannel_stats();
+  auto ms = cli->multichannel_stats();
   // The exact count is not asserted: against smbd it once came out one
   // off the drops in a run whose transfer and bytes were right.
   EXPECT_GE(ms.lost, 1u) << "drops " << drops;
@@ -163,9 +172,9 @@ TEST_F(Multichannel, LostChannelMidTransferDoesNotFailIt) {
   EXPECT_GT(ms.resent, 0u) << "nothing was in flight on the lost channel";
   // Bound again in the background (bounded wait: the re-binder waits
   // 100 ms before its first try).
-  for (int i = 0; i < 100 && (*cli)->channel_count() < 3; i++)
+  for (int i = 0; i < 100 && cli->channel_count() < 3; i++)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ((*cli)->channel_count(), 3u);
+  EXPECT_EQ(cli->channel_count(), 3u);
   EXPECT_GE(ms.bound, 2u);
 }
 
@@ -207,21 +216,18 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
   ASSERT_TRUE(relay.ok()) << err_of(relay);
   auto o = client_options(*server_);
   o.conn.port = (*relay)->port();
-  o.conn.multichannel = true;
   o.reconnect.enabled = true;  // what the first connection's loss used to need
-  auto cli = cl::Client::connect(o);
-  IT_ASSERT_OK(cli);
-  auto t = (*cli)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto n = (*cli)->add_channels(**t, 2);
-  IT_ASSERT_OK(n);
-  ASSERT_EQ((*cli)->channel_count(), 3u);
+  auto bound = connect_bound(o, 2);
+  IT_ASSERT_OK(bound);
+  auto& cli = bound->cli;
+  auto& t = bound->tree;
+  ASSERT_EQ(cli->channel_count(), 3u);
   ASSERT_EQ(new_sessions.load(), 1);
 
   const Bytes data = random_bytes(48u << 20, 23);
   const std::string name = unique_name("mc-first");
   bool armed = false;
-  auto back = round_trip(**t, name, data, [&](bool downloading, uint64_t done) {
+  auto back = round_trip(*t, name, data, [&](bool downloading, uint64_t done) {
     if (!downloading && !armed && done >= (12u << 20)) {
       armed = true;
       cut_now = true;
@@ -232,22 +238,22 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
   EXPECT_EQ(sha256(slurp(server_->share_path("share") + "/" + name)), sha256(data));
   EXPECT_EQ(cuts.load(), 1);
   // Metadata goes on the channel that took the first connection's place.
-  auto st = (*t)->stat(name);
+  auto st = t->stat(name);
   IT_ASSERT_OK(st);
   EXPECT_EQ(st->size, data.size());
   EXPECT_EQ(new_sessions.load(), 1) << "the session was set up again: a full reconnect";
-  EXPECT_EQ((*cli)->reconnect_stats().reconnects, 0u);
-  auto ms = (*cli)->multichannel_stats();
+  EXPECT_EQ(cli->reconnect_stats().reconnects, 0u);
+  auto ms = cli->multichannel_stats();
   EXPECT_EQ(ms.promoted, 1u);
   // MS-SMB2 3.2.7.1: one more per lost channel (the first, and maybe a
   // re-bound one lost again: not here).
-  EXPECT_EQ((*cli)->channel_sequence(), 1u);
+  EXPECT_EQ(cli->channel_sequence(), 1u);
   EXPECT_EQ(write_sequence.load(), 1u) << "the WRITEs after the loss carry the new ChannelSequence";
   // The lost connection's place is bound again in the background
   // (bounded wait: the re-binder waits 100 ms before its first try).
-  for (int i = 0; i < 100 && (*cli)->channel_count() < 3; i++)
+  for (int i = 0; i < 100 && cli->channel_count() < 3; i++)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_EQ((*cli)->channel_count(), 3u);
+  EXPECT_EQ(cli->channel_count(), 3u);
   EXPECT_GE(bindings.load(), 6);  // two rounds each
   EXPECT_EQ(new_sessions.load(), 1);
 }
@@ -270,31 +276,28 @@ TEST_F(Multichannel, SlowChannelCarriesLess) {
   ASSERT_TRUE(relay.ok()) << err_of(relay);
   auto o = client_options(*server_);
   o.conn.port = (*relay)->port();
-  o.conn.multichannel = true;
-  auto cli = cl::Client::connect(o);
-  IT_ASSERT_OK(cli);
-  auto t = (*cli)->tree_connect("share");
-  IT_ASSERT_OK(t);
-  auto n = (*cli)->add_channels(**t, 2);
-  IT_ASSERT_OK(n);
-  ASSERT_EQ((*cli)->channel_count(), 3u);
+  auto bound = connect_bound(o, 2);
+  IT_ASSERT_OK(bound);
+  auto& cli = bound->cli;
+  auto& t = bound->tree;
+  ASSERT_EQ(cli->channel_count(), 3u);
   ASSERT_EQ((*relay)->connections(), 3);
-  const auto before = (*cli)->channel_stats();
+  const auto before = cli->channel_stats();
 
   const Bytes data = random_bytes(32u << 20, 29);
   const std::string name = unique_name("mc-slow");
-  auto f = (*t)->open(name, rw_create());
+  auto f = t->open(name, rw_create());
   IT_ASSERT_OK(f);
   cl::TransferOptions to;
   to.chunk_bytes = 256u << 10;
-  auto up = cl::upload(**t, f->id, data.size(), [&](uint64_t off, MutableByteView b) {
+  auto up = cl::upload(*t, f->id, data.size(), [&](uint64_t off, MutableByteView b) {
     std::copy_n(data.begin() + static_cast<ptrdiff_t>(off), b.size(), b.begin());
     return Result<void>();
   }, to);
   IT_ASSERT_OK(up);
-  IT_EXPECT_OK((*t)->close(f->id));
+  IT_EXPECT_OK(t->close(f->id));
   EXPECT_EQ(sha256(slurp(server_->share_path("share") + "/" + name)), sha256(data));
-  const auto after = (*cli)->channel_stats();
+  const auto after = cli->channel_stats();
   ASSERT_EQ(after.size(), 3u);
   uint64_t sent[3];
   for (size_t i = 0; i < 3; i++) sent[i] = after[i].bytes_out - before[i].bytes_out;
