@@ -190,13 +190,9 @@ TEST_F(CliTrees, ConnectionLostBetweenASmallUploadsFramesLeavesNoPart) {
   // chained to a CLOSE; the frame never reaches the server.
   auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
     namespace s2 = st::smb2;
-    if (to != st::Toward::server || ctx.connection() != 0 || !s2::is_plain(f) || f.size() < s2::kHeaderSize)
-      return st::Verdict::forward;
-    uint32_t next = 0;
-    std::memcpy(&next, f.data() + s2::kNextCommand, 4);
-    if (s2::command(f) != pr::SMB2_SET_INFO || next == 0 || next + s2::kHeaderSize > f.size() ||
-        s2::command(f, next) != pr::SMB2_CLOSE)
-      return st::Verdict::forward;
+    if (to != st::Toward::server || ctx.connection() != 0 || !s2::is_plain(f)) return st::Verdict::forward;
+    const std::vector<uint16_t> cmds = s2::chain_commands(f);
+    if (cmds.size() < 2 || cmds[0] != pr::SMB2_SET_INFO || cmds[1] != pr::SMB2_CLOSE) return st::Verdict::forward;
     return ++renames == 5 ? st::Verdict::close : st::Verdict::forward;
   });
   ASSERT_TRUE(relay.ok()) << err_of(relay);
@@ -237,14 +233,7 @@ TEST_F(CliTrees, NewDirectoryTakesEachSmallFileInOneFrameAndSurvivesACut) {
   auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
     namespace s2 = st::smb2;
     if (to != st::Toward::server || !s2::is_plain(f)) return st::Verdict::forward;
-    std::vector<uint16_t> cmds;
-    for (size_t at = 0; at + s2::kHeaderSize <= f.size();) {
-      cmds.push_back(s2::command(f, at));
-      uint32_t next = 0;
-      std::memcpy(&next, f.data() + at + s2::kNextCommand, 4);
-      if (next == 0) break;
-      at += next;
-    }
+    const std::vector<uint16_t> cmds = s2::chain_commands(f);
     if (cmds.size() == 2 && cmds[0] == pr::SMB2_SET_INFO && cmds[1] == pr::SMB2_CLOSE) renames++;
     if (cmds.size() == 4 && cmds[0] == pr::SMB2_CREATE && cmds[1] == pr::SMB2_WRITE && cmds[3] == pr::SMB2_CLOSE) {
       // The tenth such frame on the first connection never arrives.
@@ -290,14 +279,7 @@ TEST_F(CliTrees, SmallFilesAreSpreadOverTwoConnections) {
   auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext& ctx) {
     namespace s2 = st::smb2;
     if (to != st::Toward::server || !s2::is_plain(f)) return st::Verdict::forward;
-    std::vector<uint16_t> cmds;
-    for (size_t at = 0; at + s2::kHeaderSize <= f.size();) {
-      cmds.push_back(s2::command(f, at));
-      uint32_t next = 0;
-      std::memcpy(&next, f.data() + at + s2::kNextCommand, 4);
-      if (next == 0) break;
-      at += next;
-    }
+    const std::vector<uint16_t> cmds = s2::chain_commands(f);
     std::lock_guard g(mu);
     if (cmds.size() == 4 && cmds[0] == pr::SMB2_CREATE && cmds[1] == pr::SMB2_WRITE) ups[ctx.connection()]++;
     if (cmds.size() == 3 && cmds[0] == pr::SMB2_CREATE && cmds[1] == pr::SMB2_READ) downs[ctx.connection()]++;
@@ -441,18 +423,14 @@ TEST_F(CliTrees, SyncDeleteLocalIsDescriptorRelative) {
   auto relay = st::TamperRelay::start(server().port(), [&](st::Toward to, Bytes& f, st::TamperContext&) {
     namespace s2 = st::smb2;
     if (to != st::Toward::server || swapped || !s2::is_plain(f)) return st::Verdict::forward;
-    for (size_t at = 0; at + s2::kHeaderSize <= f.size();) {
-      if (s2::command(f, at) == pr::SMB2_QUERY_DIRECTORY) {
+    for (uint16_t cmd : s2::chain_commands(f)) {
+      if (cmd == pr::SMB2_QUERY_DIRECTORY) {
         std::error_code ec;
         fs::rename(dst, dst + "-moved", ec);
         if (!ec) fs::create_directory_symlink(victim, dst, ec);
         swapped = !ec;
         break;
       }
-      uint32_t next = 0;
-      std::memcpy(&next, f.data() + at + s2::kNextCommand, 4);
-      if (next == 0) break;
-      at += next;
     }
     return st::Verdict::forward;
   });

@@ -233,6 +233,21 @@ bool is_plain(const Bytes& f) { return f.size() >= kHeaderSize && load_le32(f.da
 bool is_sealed(const Bytes& f) { return f.size() >= 52 && load_le32(f.data()) == 0x424D53FD; }
 bool is_response(const Bytes& f, size_t at) { return flags(f, at) & kFlagServerToRedir; }
 uint16_t command(const Bytes& f, size_t at) { return load_le16(f.data() + at + kCommand); }
+std::vector<size_t> message_offsets(const Bytes& f) {
+  std::vector<size_t> out;
+  for (size_t at = 0; at + kHeaderSize <= f.size();) {
+    out.push_back(at);
+    uint32_t next = load_le32(f.data() + at + kNextCommand);
+    if (next == 0) break;
+    at += next;
+  }
+  return out;
+}
+std::vector<uint16_t> chain_commands(const Bytes& f) {
+  std::vector<uint16_t> out;
+  for (size_t at : message_offsets(f)) out.push_back(command(f, at));
+  return out;
+}
 uint32_t status(const Bytes& f, size_t at) { return load_le32(f.data() + at + kStatus); }
 uint32_t flags(const Bytes& f, size_t at) { return load_le32(f.data() + at + kFlags); }
 uint64_t message_id(const Bytes& f, size_t at) { return load_le64(f.data() + at + kMessageId); }

@@ -92,6 +92,10 @@ bool is_plain(const Bytes& f);
 bool is_sealed(const Bytes& f);
 bool is_response(const Bytes& f, size_t at = 0);
 uint16_t command(const Bytes& f, size_t at = 0);
+// Where each message of a compound chain starts (MS-SMB2 3.2.4.1.4,
+// following NextCommand), and the chain's commands in order.
+std::vector<size_t> message_offsets(const Bytes& f);
+std::vector<uint16_t> chain_commands(const Bytes& f);
 uint32_t status(const Bytes& f, size_t at = 0);
 uint32_t flags(const Bytes& f, size_t at = 0);
 uint64_t message_id(const Bytes& f, size_t at = 0);
