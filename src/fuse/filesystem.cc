@@ -160,6 +160,7 @@ Result<void> set_basic_info(client::Tree& t, const FileId& id, const FileBasicIn
 // The readahead / write-behind state of a new handle.
 void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t size) {
   h.data.ino = ino;
+  if ((flags & O_ACCMODE) != O_RDONLY) h.data.lost = std::make_unique<LostWrites>(size);
   const FsConfig& c = fs.config();
   if (!c.direct) {
     if (c.rasize) {
@@ -178,6 +179,7 @@ void attach_data(SmbFs& fs, FileHandle& h, fuse_ino_t ino, int flags, uint64_t s
       WriteBehind::Config wc;
       wc.chunk = fs.write_chunk();
       wc.budget = &fs.files().wb_budget();
+      wc.lost = h.data.lost.get();
       h.data.wb = std::make_unique<WriteBehind>(fs.tree(), h.id, wc);
     }
   }
@@ -756,6 +758,14 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   fs.files().write_begins(ino);
   WriteBehind::Stats direct;
   auto w = behind ? h->data.wb->write(at, src) : write_direct(fs.tree(), h->id, at, src, fs.write_chunk(), &direct);
+  // The kernel's write-back (a page-cache write) is told of a failure only
+  // at fsync or close, and its WRITEs complete in any order: the last
+  // one to end cuts the file back to what landed (fuse/lost_writes.h).
+  if (fi->writepage && !behind && h->data.lost) {
+    bool cut = w ? h->data.lost->landed(at + size)
+                 : LostWrites::out_of_space(w.error()) && h->data.lost->lost(at, at + size);
+    if (cut) h->data.lost->cut_back(fs.tree(), h->id);
+  }
   fs.files().write_ends(ino);
   if (!behind) fs.files().count_direct(direct);
   // Unlock before replying: after the reply, RELEASE may free h.

@@ -29,8 +29,9 @@ namespace smbkit::fuse {
 
 struct FileData {
   fuse_ino_t ino = 0;
-  std::unique_ptr<Readahead> ra;    // null: reads go straight to the server
-  std::unique_ptr<WriteBehind> wb;  // null: writes go straight to the server
+  std::unique_ptr<Readahead> ra;     // null: reads go straight to the server
+  std::unique_ptr<LostWrites> lost;  // writable handles: what write-back failed to land
+  std::unique_ptr<WriteBehind> wb;   // null: writes go straight to the server
 };
 
 // Totals over the mount's life (closed handles included).

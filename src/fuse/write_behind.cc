@@ -97,8 +97,17 @@ void WriteBehind::send_one_locked(Shared& s, uint64_t base) {
     s.mu.unlock();
     auto sh = sh_;
     ByteView src(buf->data() + (r.off - base), r.len);
-    tree_.write_async(id_, r.off, src, [sh, buf, r, it, budget = cfg_.budget](Result<size_t> res) {
+    tree_.write_async(id_, r.off, src, [sh, buf, r, it, budget = cfg_.budget, lost = cfg_.lost](Result<size_t> res) {
       if (budget) budget->release(sh.get(), r.len);
+      if (lost) {
+        // The cut waits for flush(), when nothing is in flight.
+        if (res && *res < r.len)
+          (void)lost->lost(r.off + *res, r.off + r.len);
+        else if (!res && LostWrites::out_of_space(res.error()))
+          (void)lost->lost(r.off, r.off + r.len);
+        else if (res)
+          (void)lost->landed(r.off + r.len);
+      }
       MutexLock g(sh->mu);
       if (res && *res < r.len && !sh->error) {
         sh->error = sys_error(ENOSPC, "write at offset " + std::to_string(r.off) + ": the server accepted " +
@@ -118,7 +127,11 @@ void WriteBehind::send_one_locked(Shared& s, uint64_t base) {
 Result<size_t> WriteBehind::write(uint64_t off, ByteView data) {
   Shared& s = *sh_;
   MutexLock g(s.mu);
-  if (s.error) return *s.error;
+  if (s.error) {
+    // Refused bytes are lost too: the cut may not keep what follows them.
+    if (cfg_.lost && LostWrites::out_of_space(*s.error)) (void)cfg_.lost->lost(off, off);
+    return *s.error;
+  }
   s.stats.writes++;
   size_t done = 0;
   const uint64_t chunk = cfg_.chunk;
@@ -197,7 +210,14 @@ Result<void> WriteBehind::flush() {
   send_locked(s);
   // Data a concurrent writer adds meanwhile is not this flush's business.
   while (!s.in_flight.empty()) s.cv.wait(s.mu);
-  if (s.error) return *s.error;
+  if (s.error) {
+    if (cfg_.lost) {
+      s.mu.unlock();
+      cfg_.lost->cut_back(tree_, id_);
+      s.mu.lock();
+    }
+    return *s.error;
+  }
   return {};
 }
 

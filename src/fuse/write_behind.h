@@ -17,7 +17,9 @@
 // buffers (a file with nothing pending and nothing in flight may always
 // have one; when the budget refuses another, the oldest is sent first). A
 // WRITE whose range overlaps one in flight waits for it, so the server sees
-// overlapping data in the order it was written.
+// overlapping data in the order it was written. A WRITE that fails for
+// want of space is reported to the file's LostWrites, and flush() cuts
+// the file back to what landed (see fuse/lost_writes.h).
 #pragma once
 
 #include <cstdint>
@@ -32,6 +34,7 @@
 #include "base/result.h"
 #include "base/thread_annotations.h"
 #include "client/client.h"
+#include "fuse/lost_writes.h"
 #include "fuse/memory_budget.h"
 
 namespace smbkit::fuse {
@@ -45,6 +48,8 @@ class WriteBehind {
     // file's first WRITE are sent only while it grants them (a writer
     // waits otherwise, as it does at max_in_flight).
     MemoryBudget* budget = nullptr;
+    // Told of every WRITE's outcome (null: nobody); outlives this.
+    LostWrites* lost = nullptr;
   };
   struct Stats {
     uint64_t writes = 0;    // FUSE writes accepted

@@ -135,9 +135,21 @@ TEST_P(FaultsCache, DiskFullMountReportsENOSPCAndKeepsEarlierFiles) {
 
   EXPECT_TRUE(same(slurp(share_dir() + "/before.bin"), before));
   EXPECT_TRUE(same(slurp(mp + "/before.bin"), before));
+  // What the server holds is a prefix of what was written: WRITEs in
+  // flight complete out of order, and one that landed after an earlier
+  // one failed must not leave a full-size file with a hole.
   struct stat s {};
   if (::stat((share_dir() + "/fill.bin").c_str(), &s) == 0) {
     EXPECT_LT(s.st_size, 16 << 20) << "the server holds a full-size file the client was told failed";
+    std::string held = slurp(share_dir() + "/fill.bin");
+    size_t bad = held.size();
+    for (size_t i = 0; i < held.size(); i++)
+      if (held[i] != chunk[i % chunk.size()]) {
+        bad = i;
+        break;
+      }
+    EXPECT_EQ(bad, held.size()) << "the server's " << held.size() << " bytes differ from what was written at "
+                                << bad;
   }
 }
 
