@@ -59,4 +59,4 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktra
 # took 4 of the 45 minutes CI has.
 (cd build-fuzz && ctest --output-on-failure -j2 --timeout 900 -LE fuse &&
   ctest --output-on-failure -j2 --timeout 900 -L fuse \
-    -R '^(MountArgs|MountOptions|Credentials|InodeTable|InodeTableRace|HostileMount|PosixErrorsNames|MemoryBudget)\.')
+    -R '^(MountArgs|MountOptions|Credentials|InodeTable|InodeTableRace|HostileMount|PosixErrorsNames|MemoryBudget|LostWrites)\.')
