@@ -49,7 +49,12 @@ Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
   for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_read());
   size_t turn = 0;
   // Completions by offset; they may outlive an early return.
-  auto inbox = std::make_shared<CompletionQueue<std::pair<uint64_t, Result<size_t>>>>();
+  struct Arrival {
+    uint64_t off;
+    Result<size_t> r;
+    WindowController::Time at;
+  };
+  auto inbox = std::make_shared<CompletionQueue<Arrival>>();
   std::map<uint64_t, Result<size_t>> arrived;  // by offset, not yet delivered
   struct Slot {
     std::shared_ptr<Bytes> buf;
@@ -58,6 +63,7 @@ Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
   };
   std::map<uint64_t, Slot> in_flight;
   auto win = make_window(o);
+  WindowController::Time last_arrival{};
   uint64_t next = std::min(o.start, size), delivered = next, eof = size;
   auto issue = [&](uint64_t off, uint32_t len) {
     // Chunks go round-robin over the stripes. READ data lands straight in
@@ -66,7 +72,7 @@ Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
     auto buf = st.tree->client().conn().pool().get(len);
     in_flight[off] = Slot{buf, len, mono_now()};
     st.tree->read_async(st.id, off, MutableByteView(buf->data(), len), [inbox, off, buf](Result<size_t> r) {
-      inbox->put({off, std::move(r)});
+      inbox->put({off, std::move(r), mono_now()});
     });
   };
   while (delivered < eof) {
@@ -76,8 +82,18 @@ Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
       next += len;
     }
     if (in_flight.empty()) break;
+    // The window learns of each READ when it arrived, in arrival order,
+    // not when it is delivered (in offset order, after the sink: a sink
+    // that waits would make completions look bunched).
+    // (Stamped before the queue's lock, two connections' stamps may cross:
+    // the window is given them in order.)
     while (arrived.count(delivered) == 0)
-      for (auto& [off, r] : inbox->wait_some()) arrived.emplace(off, std::move(r));
+      for (auto& a : inbox->wait_some()) {
+        const Slot& sl = in_flight.at(a.off);
+        last_arrival = std::max(last_arrival, a.at);
+        win.on_complete(sl.len, sl.sent, last_arrival);
+        arrived.emplace(a.off, std::move(a.r));
+      }
     auto it = arrived.find(delivered);
     Result<size_t> r = std::move(it->second);
     arrived.erase(it);
@@ -86,7 +102,6 @@ Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
     if (!r) return r.take_error();
     size_t got = *r;
     if (got > slot.len) return protocol_error("READ returned more than asked");
-    win.on_complete(slot.len, slot.sent, mono_now());
     if (got == 0) {
       eof = delivered;  // the file shrank under us
       continue;
