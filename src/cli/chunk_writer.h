@@ -26,7 +26,7 @@ namespace smbkit::cli {
 // messages give the file).
 class ChunkWriter {
  public:
-  // 8 MiB: two 4 MiB chunks, the one being written and the next. The READs
+  // 8 MiB: eight 1 MiB chunks (client::TransferOptions), one being written. The READs
   // in flight (the window, 8 to 64 MiB) keep arriving while a push waits,
   // so the window is the buffer that covers a write's stall; a larger bound
   // measured no faster here and cost more CPU (the copy into the page
