@@ -346,7 +346,7 @@ Result<Stats> upload_stream(Context& c, Tree& t, int fd, const std::string& loca
   // A window of WRITEs in flight, each from its own buffer, refilled from
   // the input as they complete (the size is unknown, so client::upload's
   // fixed plan does not fit).
-  const size_t chunk = std::min<size_t>(t.max_write(), 4u << 20);
+  const size_t chunk = std::min<size_t>(t.max_write(), client::TransferOptions{}.chunk_bytes);
   const size_t window = std::max<size_t>(2, (32u << 20) / chunk);
   std::vector<Bytes> bufs(window);
   std::vector<size_t> free_slots;

@@ -45,7 +45,7 @@ Result<uint64_t> download_chunks(std::span<const Stripe> stripes, uint64_t size,
                                  const std::function<Result<void>(DownloadedChunk)>& sink,
                                  const TransferOptions& o) {
   if (stripes.empty()) return nt_error(STATUS_INVALID_PARAMETER, "download: no connection");
-  uint32_t chunk = o.read_chunk_bytes;
+  uint32_t chunk = o.chunk_bytes;
   for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_read());
   size_t turn = 0;
   // Completions by offset; they may outlive an early return.
@@ -118,7 +118,7 @@ Result<uint64_t> upload(std::span<const Stripe> stripes, uint64_t size,
                         const std::function<Result<void>(uint64_t, MutableByteView)>& source,
                         const TransferOptions& o) {
   if (stripes.empty()) return nt_error(STATUS_INVALID_PARAMETER, "upload: no connection");
-  uint32_t chunk = o.write_chunk_bytes;
+  uint32_t chunk = o.chunk_bytes;
   for (auto& st : stripes) chunk = std::min(chunk, st.tree->max_write());
   size_t turn = 0;
   // Completions by offset; they may outlive an early return.

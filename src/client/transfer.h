@@ -19,17 +19,17 @@ struct TransferOptions {
   // credit window also limits it.
   uint64_t min_window_bytes = 8ull << 20;
   uint64_t max_window_bytes = 64ull << 20;
-  // Request size caps (the server's MaxRead/MaxWrite also limits them).
-  // READs of 1 MiB: each chunk is copied out of the socket and, by most
-  // sinks, on into a file right after; at 4 MiB the second copy read a
-  // buffer that had left the CPU's caches. 1 GiB gets on loopback took
-  // 0.81x the CPU and 0.77x the time of 4 MiB from smbkitd, 0.94x and
-  // 0.97x from smbd, and signed or sealed from smbd a quarter of the time
-  // (smbd answered 4 MiB ones slowly); through 50 ms no slower. WRITEs
-  // stay at 4 MiB: 1 MiB ones measured no cheaper and plain puts to
-  // smbkitd slower (docs/benchmarks.md, "The client's cost").
-  uint32_t read_chunk_bytes = 1u << 20;
-  uint32_t write_chunk_bytes = 4u << 20;
+  // Request size cap (the server's MaxRead/MaxWrite also limits it).
+  // 1 MiB: a READ's chunk is copied out of the socket and, by most sinks,
+  // on into a file right after, and a WRITE's is filled from one just
+  // before; at 4 MiB the second copy touched a buffer that had left the
+  // CPU's caches, and smbd took 4 MiB WRITEs slowly. 1 GiB on loopback,
+  // 1 MiB against 4 MiB: get from smbkitd 0.81x the CPU and 0.77x the
+  // time, from smbd 0.94x and 0.97x, signed or sealed from smbd a quarter
+  // of the time; put to smbd 0.46x the time, to smbkitd 0.89x; through a
+  // 50 ms round trip no slower either way (docs/benchmarks.md, "The
+  // client's cost").
+  uint32_t chunk_bytes = 1u << 20;
   // Called after each chunk with (bytes done, total).
   std::function<void(uint64_t, uint64_t)> progress;
   // Resume: transfer only [start, size) (the CLI's -c).
@@ -45,7 +45,7 @@ struct TransferOptions {
 // below (size of the remote file - upload_span) is written: the CLI's
 // put -c resumes from there without any record of its own.
 inline uint64_t upload_span(const TransferOptions& o) {
-  return 2 * std::max(o.min_window_bytes, o.max_window_bytes) + o.write_chunk_bytes;
+  return 2 * std::max(o.min_window_bytes, o.max_window_bytes) + o.chunk_bytes;
 }
 
 // One open of the file on one connection. A transfer may stripe its chunks

@@ -77,7 +77,7 @@ Result<Bytes> round_trip(cl::Tree& t, const std::string& name, const Bytes& data
                          const std::function<void(bool downloading, uint64_t done)>& progress = {}) {
   SMBKIT_TRY(auto f, t.open(name, rw_create()));
   cl::TransferOptions to;
-  to.read_chunk_bytes = to.write_chunk_bytes = 1u << 20;  // many chunks: every channel carries several
+  to.chunk_bytes = 1u << 20;  // many chunks: every channel carries several
   if (progress) to.progress = [&](uint64_t done, uint64_t) { progress(false, done); };
   SMBKIT_TRY(uint64_t up, cl::upload(t, f.id, data.size(), [&](uint64_t off, MutableByteView b) {
     std::copy_n(data.begin() + static_cast<ptrdiff_t>(off), b.size(), b.begin());
@@ -289,7 +289,7 @@ TEST_F(Multichannel, SlowChannelCarriesLess) {
   auto f = t->open(name, rw_create());
   IT_ASSERT_OK(f);
   cl::TransferOptions to;
-  to.write_chunk_bytes = 256u << 10;
+  to.chunk_bytes = 256u << 10;
   auto up = cl::upload(*t, f->id, data.size(), [&](uint64_t off, MutableByteView b) {
     std::copy_n(data.begin() + static_cast<ptrdiff_t>(off), b.size(), b.begin());
     return Result<void>();

@@ -44,7 +44,7 @@ TEST(Stripe, TwoConnectionsUploadAndDownloadEveryByte) {
     stripes.push_back({t.get(), f->id});
   }
   client::TransferOptions to;
-  to.read_chunk_bytes = to.write_chunk_bytes = 1u << 20;  // many chunks, so both stripes carry several
+  to.chunk_bytes = 1u << 20;  // many chunks, so both stripes carry several
   auto up = client::upload(stripes, size, [&](uint64_t off, MutableByteView b) {
     for (size_t i = 0; i < b.size(); i++) b[i] = byte_at(off + i);
     return Result<void>();
