@@ -6,6 +6,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
@@ -248,6 +249,47 @@ Result<size_t> Unsealer::decrypt_in_place(MutableByteView transformed,
   SMBKIT_TRY(size_t len, check_frame(transformed, header));
   std::byte* body = transformed.data() + kTransformHeaderSize;
   SMBKIT_CHECK(open(ByteView(transformed).first(kTransformHeaderSize), body, body, len));
+  return len;
+}
+
+Result<size_t> Unsealer::decrypt_split(MutableByteView transformed, size_t peek, const Place& place, bool* split,
+                                       proto::TransformHeader* header) {
+  *split = false;
+  if (!ctx_) return bad_params("decrypt: unsupported cipher or key size");
+  if (is_ccm(cipher_)) return decrypt_in_place(transformed, header);
+  SMBKIT_TRY(size_t len, check_frame(transformed, header));
+  const std::byte* hdr = transformed.data();
+  std::byte* body = transformed.data() + kTransformHeaderSize;
+  peek = std::min(peek, len);
+  unsigned char tag[kAeadTagSize];
+  std::memcpy(tag, hdr + proto::kTransformSignatureOffset, kAeadTagSize);
+  int outl = 0;
+  if (!EVP_DecryptInit_ex2(ctx_.get(), nullptr, nullptr, uc(hdr + proto::kTransformNonceOffset), nullptr) ||
+      !EVP_DecryptUpdate(ctx_.get(), nullptr, &outl, uc(hdr + kTransformAadOffset),
+                         static_cast<int>(kTransformAadSize)) ||
+      !EVP_DecryptUpdate(ctx_.get(), uc(body), &outl, uc(body), static_cast<int>(peek)))
+    crypto_fatal("AES-GCM decrypt");
+  Placement p = place(ByteView(body, peek), len);
+  if (p.rest.empty()) p.keep = len;
+  if (p.keep < peek || p.keep > len || p.rest.size() != len - p.keep) {
+    OPENSSL_cleanse(body, peek);
+    return bad_params("decrypt: a placement that does not fit the message");
+  }
+  // GCM is a stream: the rest decrypts in pieces, each to its place.
+  if ((p.keep > peek && !EVP_DecryptUpdate(ctx_.get(), uc(body + peek), &outl, uc(body + peek),
+                                           static_cast<int>(p.keep - peek))) ||
+      (!p.rest.empty() && !EVP_DecryptUpdate(ctx_.get(), uc(p.rest.data()), &outl, uc(body + p.keep),
+                                             static_cast<int>(p.rest.size()))) ||
+      !EVP_CIPHER_CTX_ctrl(ctx_.get(), EVP_CTRL_AEAD_SET_TAG, kAeadTagSize, tag))
+    crypto_fatal("AES-GCM decrypt");
+  unsigned char fin[16];
+  if (EVP_DecryptFinal_ex(ctx_.get(), fin, &outl) <= 0) {
+    ERR_clear_error();
+    OPENSSL_cleanse(body, p.keep);  // never expose unauthenticated plaintext
+    if (!p.rest.empty()) OPENSSL_cleanse(p.rest.data(), p.rest.size());
+    return nt_error(STATUS_DECRYPTION_FAILED, "SMB3 decryption: authentication tag mismatch");
+  }
+  *split = !p.rest.empty();
   return len;
 }
 

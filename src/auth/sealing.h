@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -108,6 +109,25 @@ class Unsealer {
   // plaintext is never exposed).
   Result<size_t> decrypt_in_place(MutableByteView transformed,
                                   proto::TransformHeader* header = nullptr);
+
+  // Where decrypt_split puts a message's plaintext: its first `keep` bytes
+  // stay in the frame, the rest goes to `rest`, whose size must be the
+  // message's length - keep. An empty `rest` keeps it all in place.
+  struct Placement {
+    size_t keep = 0;
+    MutableByteView rest;
+  };
+  using Place = std::function<Placement(ByteView first, size_t message_len)>;
+  // decrypt_in_place, except that once the message's first `peek` bytes
+  // are decrypted, place(those bytes, message length) may send the rest to
+  // another buffer: a READ's payload straight into the caller's buffer,
+  // without a copy out of the frame. `first` is not yet authenticated:
+  // it may only choose where bytes go; on a tag failure both places are
+  // cleansed, as decrypt_in_place's range is. AES-GCM only (a stream;
+  // CCM verifies in one pass): with CCM place is not called and all stays
+  // in place. *split says whether `rest` was used.
+  Result<size_t> decrypt_split(MutableByteView transformed, size_t peek, const Place& place, bool* split,
+                               proto::TransformHeader* header = nullptr);
 
  private:
   // Verifies and decrypts len bytes from in to out (in == out allowed).

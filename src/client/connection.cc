@@ -701,33 +701,20 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
   // go straight into the caller's buffer (MS-SMB2 2.2.20).
   std::byte first[kFixed];
   SMBKIT_CHECK(rx_read(first, kFixed, deadline));
-  ByteView fv(first, kFixed);
+  auto direct = claim_direct(ByteView(first, kFixed), len);
   MutableByteView dest;
   const transport::Pipe* pipe = nullptr;
   size_t data_off = 0, data_len = 0;
-  // A plain, successful, single READ response (MS-SMB2 2.2.1, 2.2.20);
-  // anything else (sealed, compounded, an error) is read whole below.
-  auto hdr = decode_header(fv);
-  const uint64_t mid = hdr ? hdr->MessageId : 0;
-  // A signed payload must be read to be verified.
-  const bool signed_frame = hdr && (hdr->Flags & SMB2_FLAGS_SIGNED);
-  if (hdr && hdr->Command == SMB2_READ && hdr->Status == STATUS_SUCCESS && hdr->NextCommand == 0) {
-    auto info = decode_read_response_fixed(fv);
-    if (info && info->DataOffset >= kFixed &&
-        info->DataOffset + size_t{info->DataLength} == len) {
-      MutexLock g(mu_);
-      auto it = waiters_.find(mid);
-      if (it != waiters_.end() && it->second.read_into.size() >= info->DataLength &&
-          machine_.is_pending(mid)) {
-        it->second.receiving = true;
-        dest = it->second.read_into;
-        if (!signed_frame) pipe = it->second.splice_into;
-        data_off = info->DataOffset;
-        data_len = info->DataLength;
-      }
-    }
+  uint64_t mid = 0;
+  if (direct) {
+    mid = direct->mid;
+    dest = direct->dest;
+    // A signed payload must be read to be verified.
+    if (!direct->signed_frame) pipe = direct->pipe;
+    data_off = direct->data_off;
+    data_len = dest.size();
   }
-  if (dest.empty()) {
+  if (!direct) {
     auto buf = pool_->get(len);
     std::copy(first, first + kFixed, buf->data());
     SMBKIT_CHECK(rx_read(buf->data() + kFixed, len - kFixed, deadline));
@@ -747,13 +734,37 @@ Result<void> Connection::read_and_receive(std::vector<session::Response>& rs) {
     rd = rx_read(dest.data(), data_len, deadline);
   }
   MutexLock g(mu_);
-  auto it = waiters_.find(mid);
-  if (it != waiters_.end()) it->second.receiving = false;
+  release_direct(mid);
   if (!rd) return rd;
   stats_.direct_read_bytes += data_len;
   if (spliced) stats_.spliced_read_bytes += data_len;
   else if (pipe) stats_.splice_pipe_full++;
-  return machine_.receive_split(std::move(head), data_off, ByteView(dest.data(), data_len), rs);
+  return machine_.receive_split(std::move(head), 0, data_off, ByteView(dest.data(), data_len), 0, rs);
+}
+
+std::optional<Connection::DirectRead> Connection::claim_direct(ByteView fixed, size_t msg_len) {
+  auto hdr = decode_header(fixed);
+  if (!hdr || hdr->Command != SMB2_READ || hdr->Status != STATUS_SUCCESS || hdr->NextCommand != 0) return std::nullopt;
+  auto info = decode_read_response_fixed(fixed);
+  if (!info || info->DataOffset < fixed.size() || info->DataOffset + size_t{info->DataLength} != msg_len)
+    return std::nullopt;
+  MutexLock g(mu_);
+  auto it = waiters_.find(hdr->MessageId);
+  if (it == waiters_.end() || it->second.read_into.size() < info->DataLength || !machine_.is_pending(hdr->MessageId))
+    return std::nullopt;
+  it->second.receiving = true;
+  DirectRead d;
+  d.mid = hdr->MessageId;
+  d.dest = it->second.read_into.first(info->DataLength);
+  d.pipe = it->second.splice_into;
+  d.data_off = info->DataOffset;
+  d.signed_frame = hdr->Flags & SMB2_FLAGS_SIGNED;
+  return d;
+}
+
+void Connection::release_direct(uint64_t mid) {
+  auto it = waiters_.find(mid);
+  if (it != waiters_.end()) it->second.receiving = false;
 }
 
 namespace {
@@ -779,14 +790,35 @@ Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
     }
   }
   crypto_->submit([this, buf = std::move(buf), len, key = std::move(key)]() mutable {
-    auto n = thread_unsealer(key).decrypt_in_place(MutableByteView(buf->data(), len));
+    // A lone READ's data is decrypted straight into the caller's buffer,
+    // as a plain one is read into it (AES-GCM; CCM decrypts in place and
+    // the data is copied out of the frame).
+    std::optional<DirectRead> direct;
+    bool split = false;
+    auto n = thread_unsealer(key).decrypt_split(
+        MutableByteView(buf->data(), len), kHeaderSize + kReadResponseFixedSize,
+        [&](ByteView first, size_t msg_len) {
+          if (first.size() == kHeaderSize + kReadResponseFixedSize) direct = claim_direct(first, msg_len);
+          if (!direct) return auth::Unsealer::Placement{};
+          return auth::Unsealer::Placement{direct->data_off, direct->dest};
+        },
+        &split);
     std::vector<session::Response> rs;
     Result<void> r = n ? Result<void>() : Result<void>(n.take_error());
     if (!r) r = session::security_violation(r.error().status, r.error().context);
+    if (direct) {
+      MutexLock g(mu_);
+      release_direct(direct->mid);
+    }
     if (r) {
       auto sealed_by = transform_session_id(ByteView(buf->data(), len));  // checked by unseal_key
       MutexLock g(mu_);
-      r = machine_.receive_messages(std::move(buf), kTransformHeaderSize, kTransformHeaderSize + *n, *sealed_by, rs);
+      if (split) {
+        stats_.direct_read_bytes += direct->dest.size();
+        r = machine_.receive_split(std::move(buf), kTransformHeaderSize, direct->data_off, direct->dest, *sealed_by, rs);
+      } else {
+        r = machine_.receive_messages(std::move(buf), kTransformHeaderSize, kTransformHeaderSize + *n, *sealed_by, rs);
+      }
     }
     if (!r) {
       // A frame that does not decrypt: the connection cannot be trusted.

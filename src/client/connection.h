@@ -243,6 +243,19 @@ class Connection {
   void dispatch(std::vector<session::Response>& rs) EXCLUDES(mu_);
   // Decrypts a sealed frame on a worker, then dispatches it.
   Result<void> unseal_async(std::shared_ptr<Bytes> buf, size_t len);
+  // A lone, successful READ response whose payload goes straight into its
+  // waiter's buffer (read there, or decrypted there), found from the
+  // message's header and READ fixed part (`fixed`, its first 80 bytes) and
+  // its length; the waiter is marked receiving until release_direct.
+  struct DirectRead {
+    uint64_t mid = 0;
+    MutableByteView dest;                    // DataLength bytes of the caller's buffer
+    const transport::Pipe* pipe = nullptr;   // the caller's splice pipe, if any
+    size_t data_off = 0;                     // DataOffset: the bytes before stay in the frame
+    bool signed_frame = false;
+  };
+  std::optional<DirectRead> claim_direct(ByteView fixed, size_t msg_len) EXCLUDES(mu_);
+  void release_direct(uint64_t mid) REQUIRES(mu_);
   // Signs/encrypts and writes one deferred request (on a send worker).
   void transmit_deferred(uint64_t mid, std::shared_ptr<session::Request> req,
                          std::shared_ptr<session::OutFrame> frame);

@@ -242,18 +242,20 @@ Result<void> ClientMachine::receive_messages(std::shared_ptr<Bytes> buf, size_t 
   });
 }
 
-Result<void> ClientMachine::receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct,
-                                          std::vector<Response>& out) {
-  if (!head || head_len > head->size()) return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
-  SMBKIT_TRY(Header h, decode_header(ByteView(head->data(), head_len)));
+Result<void> ClientMachine::receive_split(std::shared_ptr<Bytes> buf, size_t base, size_t head_len, ByteView direct,
+                                          uint64_t sealed_session, std::vector<Response>& out) {
+  if (!buf || base > buf->size() || head_len > buf->size() - base)
+    return nt_error(STATUS_INVALID_PARAMETER, "bad frame buffer");
+  SMBKIT_TRY(Header h, decode_header(ByteView(buf->data() + base, head_len)));
   if (h.NextCommand) return protocol_error("split receive of a compound message");
   Response r;
   r.hdr = h;
-  r.buf = std::move(head);
-  r.offset = 0;
+  r.buf = std::move(buf);
+  r.offset = base;
   r.length = head_len;
   r.direct = direct;
-  SMBKIT_CHECK(finish_message(r, 0));
+  r.encrypted = sealed_session != 0;
+  SMBKIT_CHECK(finish_message(r, sealed_session));
   out.push_back(std::move(r));
   return {};
 }

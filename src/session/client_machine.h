@@ -142,10 +142,12 @@ class ClientMachine {
   // arrived in (0: they arrived plain).
   Result<void> receive_messages(std::shared_ptr<Bytes> buf, size_t base, size_t end, uint64_t sealed_session,
                                 std::vector<Response>& out);
-  // One plain (not encrypted, not compound) message split in two: head
-  // holds its first head_len bytes, `direct` the rest (READ data already
-  // in the caller's buffer). Signatures are checked over both pieces.
-  Result<void> receive_split(std::shared_ptr<Bytes> head, size_t head_len, ByteView direct, std::vector<Response>& out);
+  // One message (not compound) split in two: buf holds its first head_len
+  // bytes from `base` on, `direct` the rest (READ data already in the
+  // caller's buffer). Plain (sealed_session 0): signatures are checked over
+  // both pieces; or decrypted from a transform header of sealed_session.
+  Result<void> receive_split(std::shared_ptr<Bytes> buf, size_t base, size_t head_len, ByteView direct,
+                             uint64_t sealed_session, std::vector<Response>& out);
 
   size_t pending() const { return pending_.size(); }
   bool is_pending(uint64_t mid) const { return pending_.count(mid) != 0; }

@@ -394,4 +394,71 @@ TEST(Sealing, InPlaceBadParameters) {
 }
 
 }  // namespace
+// decrypt_split: the rest of a message decrypted into a buffer of the
+// caller's, the same plaintext as decrypt() in two places; nothing of it
+// left on a tag failure; CCM all in place, without asking.
+TEST(Sealing, SplitPutsTheRestWhereAsked) {
+  Bytes msg((1 << 20) + 80);
+  for (size_t i = 0; i < msg.size(); i++) msg[i] = std::byte(static_cast<uint8_t>(i * 13 + 5));
+  for (uint16_t c : {AES_128_CCM, AES_128_GCM, AES_256_CCM, AES_256_GCM}) {
+    SCOPED_TRACE(c);
+    const bool gcm = c == AES_128_GCM || c == AES_256_GCM;
+    Bytes key(c == AES_256_CCM || c == AES_256_GCM ? 32 : 16, std::byte{0x21});
+    Bytes nonce(cipher_nonce_size(c), std::byte{0x33});
+    ByteView pieces[] = {ByteView(msg)};
+    auto ct = Sealer(c, key).encrypt(7, nonce, pieces);
+    ASSERT_TRUE(ct.ok());
+    Unsealer u(c, key);
+    for (size_t keep : {size_t{80}, size_t{112}, msg.size() - 1}) {
+      SCOPED_TRACE(keep);
+      Bytes frame = *ct;
+      Bytes rest(msg.size() - keep);
+      int asked = 0;
+      bool split = false;
+      auto n = u.decrypt_split(frame, 64, [&](ByteView first, size_t len) {
+        asked++;
+        EXPECT_EQ(len, msg.size());
+        EXPECT_TRUE(std::equal(first.begin(), first.end(), msg.begin()));  // the header, decrypted
+        return Unsealer::Placement{keep, MutableByteView(rest)};
+      }, &split);
+      ASSERT_TRUE(n.ok()) << n.error().message();
+      ASSERT_EQ(*n, msg.size());
+      EXPECT_EQ(asked, gcm ? 1 : 0);
+      EXPECT_EQ(split, gcm);
+      ByteView body = ByteView(frame).subspan(kTransformHeaderSize);
+      if (gcm) {
+        EXPECT_TRUE(std::equal(body.begin(), body.begin() + static_cast<ptrdiff_t>(keep), msg.begin()));
+        EXPECT_TRUE(std::equal(rest.begin(), rest.end(), msg.begin() + static_cast<ptrdiff_t>(keep)));
+      } else {
+        EXPECT_TRUE(std::equal(body.begin(), body.end(), msg.begin()));
+      }
+      // A flipped ciphertext bit: the tag fails and neither place keeps
+      // unauthenticated plaintext.
+      Bytes bad = *ct;
+      bad[bad.size() - 10] ^= std::byte{0x01};
+      std::fill(rest.begin(), rest.end(), std::byte{0x77});
+      auto f = u.decrypt_split(bad, 64, [&](ByteView, size_t) {
+        return Unsealer::Placement{keep, MutableByteView(rest)};
+      }, &split);
+      ASSERT_FALSE(f.ok());
+      EXPECT_TRUE(f.error().is(STATUS_DECRYPTION_FAILED));
+      EXPECT_FALSE(split);
+      for (size_t i = kTransformHeaderSize; i < kTransformHeaderSize + keep; i++) ASSERT_EQ(bad[i], std::byte{0}) << i;
+      if (gcm) {
+        for (size_t i = 0; i < rest.size(); i++) ASSERT_EQ(rest[i], std::byte{0}) << i;
+      }
+    }
+    // A placement that does not fit the message is refused.
+    if (gcm) {
+      Bytes frame = *ct;
+      Bytes small(10);
+      bool split = false;
+      auto r = u.decrypt_split(frame, 64, [&](ByteView, size_t) {
+        return Unsealer::Placement{80, MutableByteView(small)};
+      }, &split);
+      EXPECT_FALSE(r.ok());
+    }
+  }
+}
+
 }  // namespace smbkit::auth
