@@ -340,6 +340,7 @@ const Param kParams[] = {
     {"smbkitd:nowaitreads", Scope::global, GLOBAL(nowait_reads, parse_bool(c, v))},
     {"smbkitd:zerocopyreads", Scope::global, GLOBAL(zero_copy_reads, parse_bool(c, v))},
     {"smbkitd:zerocopymin", Scope::global, GLOBAL(zero_copy_min, parse_uint(c, v, 0, kMaxIoSize))},
+    {"smbkitd:zerocopysamehost", Scope::global, GLOBAL(zero_copy_same_host, parse_bool(c, v))},
     {"smbkitd:parallelcrypto", Scope::global, GLOBAL(parallel_crypto, parse_bool(c, v))},
     {"smbkitd:parallelcryptomin", Scope::global, GLOBAL(parallel_crypto_min, parse_uint(c, v, 0, kMaxIoSize))},
     {"guestaccount", Scope::global,

@@ -110,6 +110,7 @@ struct GlobalConfig {
   // `smbkitd:zero copy min` bytes on. Read at start.
   bool zero_copy_reads = true;
   uint32_t zero_copy_min = 64 * 1024;
+  bool zero_copy_same_host = false;  // smbkitd:zero copy same host
   // smbkitd:parallel crypto: responses from `smbkitd:parallel crypto min`
   // bytes of payload on are signed or sealed, and sealed request frames
   // that large decrypted, on the worker threads (frames still go out and

@@ -343,7 +343,8 @@ std::shared_ptr<Conn::FileJob> Conn::file_job(Chain& c, const ServerRequest& r,
   job->ctx.multi_channel = neg_->rsp.Capabilities & SMB2_GLOBAL_CAP_MULTI_CHANNEL;
   job->ctx.user = who.user;
   // A lone READ answered in the clear may leave its data in the file.
-  job->ctx.zero_copy = r.hdr.Command == SMB2_READ && c.reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId);
+  job->ctx.zero_copy = r.hdr.Command == SMB2_READ && c.reqs.size() == 1 && machine_.sends_plain(r.hdr.MessageId) &&
+                       (st_.files().options().zero_copy_same_host || !io_.peer_on_this_host());
   // A lone sealed READ: its data is read behind room for the frame's
   // headers and the response, and sealed where it lies (flush_chain).
   if (r.hdr.Command == SMB2_READ && c.reqs.size() == 1 && machine_.seals(r.hdr.MessageId))

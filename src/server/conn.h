@@ -64,6 +64,10 @@ class ConnIo {
   // Ends the connection once what is queued is sent: for an error found
   // outside on_frame (a frame decrypted on a worker that did not decrypt).
   virtual void end() {}
+  // The peer runs on this host (a loopback address, or our own): it copies
+  // what we send out of the same memory, so sendfile saves it nothing
+  // (FileServiceOptions::zero_copy_same_host).
+  virtual bool peer_on_this_host() const { return false; }
 };
 
 class Conn : public std::enable_shared_from_this<Conn> {

@@ -197,6 +197,12 @@ struct FileServiceOptions {
   // FileRegion where the call allows it (CallCtx::zero_copy).
   bool zero_copy_reads = true;
   uint32_t zero_copy_min = 64 * 1024;
+  // Also for a peer on this host (ConnIo::peer_on_this_host). Off: there
+  // the client copies each byte out of the page-cache pages the socket
+  // refers to, cold, where the server's copy leaves them in the cache, and
+  // the splice path's per-page work cost the server more than the copy
+  // (docs/benchmarks.md, "smbkitd against its targets").
+  bool zero_copy_same_host = false;
   // Sessions are served as their users' Unix accounts (identity.h):
   // Server::start sets it when smbkitd runs as root.
   bool as_session_users = false;

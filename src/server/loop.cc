@@ -37,6 +37,27 @@ constexpr size_t kMaxUnauthenticatedFrame = 64 * 1024;
 constexpr size_t kMaxQueuedBytes = 64 << 20;
 constexpr size_t kMaxIov = 64;
 
+// The socket's peer runs on this host: a loopback address (127.0.0.0/8,
+// ::1, or 127.x mapped into IPv6), or the address it reached us on.
+bool same_host_peer(int fd) {
+  sockaddr_storage peer{}, self{};
+  socklen_t pl = sizeof peer, sl = sizeof self;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&self), &sl) != 0 || peer.ss_family != self.ss_family)
+    return false;
+  if (peer.ss_family == AF_INET) {
+    in_addr p = reinterpret_cast<sockaddr_in*>(&peer)->sin_addr, s = reinterpret_cast<sockaddr_in*>(&self)->sin_addr;
+    return (ntohl(p.s_addr) >> 24) == 127 || p.s_addr == s.s_addr;
+  }
+  if (peer.ss_family == AF_INET6) {
+    const in6_addr& p = reinterpret_cast<sockaddr_in6*>(&peer)->sin6_addr;
+    const in6_addr& s = reinterpret_cast<sockaddr_in6*>(&self)->sin6_addr;
+    if (IN6_IS_ADDR_LOOPBACK(&p) || IN6_ARE_ADDR_EQUAL(&p, &s)) return true;
+    return IN6_IS_ADDR_V4MAPPED(&p) && p.s6_addr[12] == 127;
+  }
+  return false;
+}
+
 uint64_t monotonic_ms() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -159,10 +180,13 @@ struct LoopConn final : ConnIo {
   bool dead = false;     // the socket is shut; waiting for the ring to let go
   uint64_t born_ms = monotonic_ms(), last_frame_ms = born_ms;
 
-  LoopConn(Loop::Impl& l, int f, std::string peer) : loop(l), fd(f) {
+  const bool on_this_host;
+
+  LoopConn(Loop::Impl& l, int f, std::string peer) : loop(l), fd(f), on_this_host(same_host_peer(f)) {
     conn = std::make_shared<Conn>(l.st, *this, std::move(peer));
     l.st.connections.fetch_add(1);
   }
+  bool peer_on_this_host() const override { return on_this_host; }
   ~LoopConn() override {
     conn->shutdown();
     ::close(fd);

@@ -166,6 +166,7 @@ Result<std::unique_ptr<Server>> Server::start(Config cfg, UserDb users, ServerOp
   fo.nowait_reads = cfg.global.nowait_reads;
   fo.zero_copy_reads = cfg.global.zero_copy_reads;
   fo.zero_copy_min = cfg.global.zero_copy_min;
+  fo.zero_copy_same_host = cfg.global.zero_copy_same_host;
   fo.as_session_users = switches_identity();
   SMBKIT_TRY(auto snap, make_snapshot(std::move(cfg), std::move(users)));
   impl->st = std::make_unique<ServerState>(snap, fo);

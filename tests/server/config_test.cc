@@ -200,14 +200,17 @@ TEST(ConfigParse, DataPathSwitches) {
   EXPECT_TRUE(d.global.zero_copy_reads);
   EXPECT_TRUE(d.global.parallel_crypto);
   EXPECT_EQ(d.global.zero_copy_min, 64u * 1024);
+  EXPECT_FALSE(d.global.zero_copy_same_host);
   EXPECT_EQ(d.global.parallel_crypto_min, 256u * 1024);
   Config c = parse_ok(R"([global]
   smbkitd:zero copy reads = no
+  smbkitd:zero copy same host = yes
   smbkitd:zero copy min = 4096
   smbkitd:parallel crypto = no
   smbkitd:parallel crypto min = 1
 )");
   EXPECT_FALSE(c.global.zero_copy_reads);
+  EXPECT_TRUE(c.global.zero_copy_same_host);
   EXPECT_EQ(c.global.zero_copy_min, 4096u);
   EXPECT_FALSE(c.global.parallel_crypto);
   EXPECT_EQ(c.global.parallel_crypto_min, 1u);

@@ -44,6 +44,15 @@ class InlineIo : public ConnIo {
     sent.push_back(std::move(f));
     holds.push_back(std::move(hold));
   }
+  // Frames handed over with a READ's data left in the file (sent as the
+  // default does: read and copied).
+  size_t regions = 0;
+  bool same_host = false;  // what peer_on_this_host() answers
+  void send_region(OutFrame f, std::shared_ptr<void> hold, FileRegion region) override {
+    regions++;
+    ConnIo::send_region(std::move(f), std::move(hold), std::move(region));
+  }
+  bool peer_on_this_host() const override { return same_host; }
   void run_blocking(std::function<void()> work, std::function<void()> done) override {
     handoffs++;
     if (defer) {
@@ -95,18 +104,19 @@ struct Setup {
   uint64_t previous = 0;
   bool reauth = false;
   bool unsigned_reauth = false;  // send the re-authentication unsigned
+  bool sign = true;              // sign every request (false: what the protocol requires)
   const session::SessionSecurity* bind = nullptr;
 };
 
 class Wire {
  public:
-  explicit Wire(Config cfg, const std::string& user_pw = kPassword) {
+  explicit Wire(Config cfg, const std::string& user_pw = kPassword, FileServiceOptions fo = {}) {
     UserDb users;
     EXPECT_TRUE(users.set_password(kUser, user_pw).ok());
     EXPECT_TRUE(users.set_password("bob", "bob-Pw1").ok());
     auto snap = make_snapshot(std::move(cfg), std::move(users));
     EXPECT_TRUE(snap.ok()) << snap.error().message();
-    state = std::make_shared<ServerState>(*snap, FileServiceOptions{});
+    state = std::make_shared<ServerState>(*snap, std::move(fo));
     conn = std::make_shared<Conn>(*state, io, "test");
   }
   // Another connection to the same server.
@@ -169,7 +179,7 @@ class Wire {
     if (how.bind) client.add_session(*how.bind);
     for (int round_no = 0; round_no < 4; round_no++) {
       SessionSetupRequest ss;
-      ss.SecurityMode = SMB2_NEGOTIATE_SIGNING_REQUIRED;
+      ss.SecurityMode = how.sign ? SMB2_NEGOTIATE_SIGNING_REQUIRED : SMB2_NEGOTIATE_SIGNING_ENABLED;
       ss.SecurityBuffer = token;
       ss.PreviousSessionId = round_no == 0 ? how.previous : 0;
       if (how.bind) ss.Flags = SMB2_SESSION_FLAG_BINDING;
@@ -199,7 +209,7 @@ class Wire {
       auto sec = session::SessionSecurity::derive(session::Role::client, sid, srv.dialect, srv.cipher,
                                                   srv.signing_algorithm, initiator.session_key(), pv);
       if (rs[0].signature_unchecked) SMBKIT_CHECK(auth::verify_message(sec.sign_alg, sec.signing_key, rs[0].msg()));
-      sec.signing_required = true;
+      sec.signing_required = how.sign;
       sec.encrypt_data = dec.SessionFlags & SMB2_SESSION_FLAG_ENCRYPT_DATA;
       if (how.bind) {
         // A channel signs with its own key and seals with the session's.
