@@ -1,7 +1,9 @@
 // Fuzzes the receive path of SMB3 encryption: decode_transform_header and
-// decrypt (copying and in place) with fixed keys, plus signature
+// decrypt (copying, in place, and split: the rest of the message into a
+// buffer of its own, at a point the input picks) with fixed keys, plus signature
 // verification. Arbitrary input must never crash; a tag can't be forged, so
 // decryption is expected to fail after the header checks.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -41,6 +43,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes copy(in.begin(), in.end());
   auto n = auth::decrypt_in_place(cipher, key, copy);
   if (n.ok() != pt.ok()) __builtin_trap();
+
+  // Split at a point the second byte picks (as a READ's DataOffset would),
+  // the rest into a buffer of its own; the same verdict, and on failure
+  // nothing left in either place.
+  Bytes split_frame(in.begin(), in.end());
+  Bytes rest;
+  const size_t keep_pick = size > 1 ? data[1] : 0;
+  auth::Unsealer u(cipher, key);
+  bool split = false;
+  auto m = u.decrypt_split(
+      split_frame, 80,
+      [&](ByteView first, size_t len) {
+        if (first.size() > len) __builtin_trap();
+        size_t keep = std::min(len, first.size() + keep_pick);
+        rest.assign(len - keep, std::byte{0x5a});
+        return auth::Unsealer::Placement{keep, MutableByteView(rest)};
+      },
+      &split);
+  if (m.ok() != pt.ok()) __builtin_trap();
+  if (!m.ok())
+    for (std::byte b : rest)
+      if (b != std::byte{0} && b != std::byte{0x5a}) __builtin_trap();
 
   (void)auth::verify_message(auth::SignAlg::aes_cmac, ByteView(kKey, 16), in);
   (void)auth::verify_message(auth::SignAlg::aes_gmac, ByteView(kKey, 16), in);
