@@ -61,7 +61,7 @@ TEST_F(HostileMount, ASignedMountNeverReturnsAlteredBytes) {
   Foreground fg = mount_foreground(port_opt() + ",sign,cache=none,vers=3.1.1");
   std::string mp = fg.mp;
   std::atomic<int> altered{0};
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == 0x0008 /* READ */ &&
         smb2::status(m) == 0 && m.size() > smb2::kHeaderSize + 16) {
       size_t data_off = static_cast<uint8_t>(m[smb2::kHeaderSize + 2]);  // MS-SMB2 2.2.20 DataOffset
@@ -96,7 +96,7 @@ TEST_F(HostileMount, ASignedMountNeverReturnsAlteredBytes) {
 // unsigned), unless -o guest asks for it.
 TEST_F(HostileMount, ANamedUserIsNotSilentlyMountedAsAGuest) {
   std::atomic<int> flagged{0};
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == 0x0001 /* SESSION_SETUP */ &&
         smb2::status(m) == 0) {
       std::byte* f = m.data() + smb2::kHeaderSize + 2;  // MS-SMB2 2.2.6 SessionFlags
@@ -125,7 +125,7 @@ TEST_F(HostileMount, NamesThatAreNotFileNamesAreLeftOutOfListings) {
     ASSERT_TRUE(write_file(dir + "/" + n, n));
     chown_to_smb_user(dir + "/" + n);
   }
-  relay_->set_hook(smbkit_it::hostile::rename_hook(
+  st::ScopedHook hooked(*relay_, smbkit_it::hostile::rename_hook(
       {{"slash", "a/b"}, {"backslash", "x\\y"}, {"withnul", std::string("n\0ul", 4)}, {"dots", ".."}}));
   // Unsigned and plain whatever the matrix cell: the relay rewrites names.
   std::string mp = mounted(port_opt() + ",cache=none,vers=3.1.1");

@@ -85,7 +85,7 @@ TEST_P(HostileSigning, AnUnsignedAnswerClaimingSessionZeroFailsTheReadAndTheConn
   auto* t = &o->tree;
   auto* f = &o->file;
   std::atomic<int> rewritten{0};
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == pr::SMB2_READ) {
       smb2::set_session_id(m, 0);
       smb2::strip_signature(m);
@@ -109,7 +109,7 @@ TEST_P(HostileSigning, AnUnsignedAnswerWithTheRealSessionIdFailsToo) {
   IT_ASSERT_OK(c);
   auto t = (*c)->tree_connect("share");
   IT_ASSERT_OK(t);
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == pr::SMB2_CREATE) smb2::strip_signature(m);
     return Verdict::forward;
   });
@@ -137,7 +137,7 @@ TEST_P(HostileEncryption, APlainAnswerToASealedRequestIsRefused) {
   // The CREATE is the first sealed request after TREE_CONNECT (3.1.1) or
   // the second, after VALIDATE_NEGOTIATE (3.0, 3.0.2).
   const int create_index = GetParam() == pr::SMB2_DIALECT_0311 ? 1 : 2;
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext& ctx) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext& ctx) {
     std::lock_guard<std::mutex> g(mu);
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == pr::SMB2_TREE_CONNECT) {
       tree_mid = smb2::message_id(m);
@@ -179,7 +179,7 @@ TEST_P(HostileEncryption, APlainAnswerToASealedRequestIsRefused) {
 // every keyed session), so its answer must be signed too.
 TEST_P(HostileEncryption, AStrippedShareEncryptFlagIsRefused) {
   std::atomic<int> stripped{0}, clear_after{0};
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == pr::SMB2_TREE_CONNECT &&
         smb2::status(m) == 0 && m.size() >= smb2::kHeaderSize + 8) {
       uint32_t flags = smbkit::load_le32(m.data() + smb2::kHeaderSize + 4);  // ShareFlags (MS-SMB2 2.2.10)
@@ -225,7 +225,7 @@ TEST_P(HostileDowngrade, ARewrittenDialectListIsCaught) {
   std::mutex mu;
   uint64_t setup_mid = 0, session = 0;
   int sealed = 0, answered = 0;
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext& ctx) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext& ctx) {
     std::lock_guard<std::mutex> g(mu);
     if (!smb2::is_plain(m)) {
       // --seal: TREE_CONNECT and then VALIDATE_NEGOTIATE go sealed.
@@ -298,7 +298,7 @@ TEST_F(HostileNetwork, ValidateNegotiatePassesAgainstTheRealServer) {
 // answer. Going on as guest would mean no keys, so no signing: it fails.
 TEST_F(HostileNetwork, ANamedUserMadeGuestFails) {
   std::atomic<int> flagged{0};
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == pr::SMB2_SESSION_SETUP &&
         smb2::status(m) == 0) {
       // MS-SMB2 2.2.6: SessionFlags at body + 2.
@@ -329,7 +329,7 @@ TEST_F(HostileNetwork, ANamedUserMadeGuestFails) {
 TEST_F(HostileNetwork, TheCommandLineRefusesAnUnsignedAnswer) {
   std::string name = unique_name("cli") + ".txt";
   ASSERT_TRUE(write_local(share_dir() + "/" + name, to_bytes("the real content\n")));
-  relay_->set_hook([&](Toward to, Bytes& m, TamperContext&) {
+  st::ScopedHook hooked(*relay_, [&](Toward to, Bytes& m, TamperContext&) {
     if (to == Toward::client && smb2::is_plain(m) && smb2::command(m) == pr::SMB2_READ) {
       smb2::strip_signature(m);
       smb2::set_session_id(m, 0);

@@ -190,7 +190,7 @@ TEST_F(Hostile, InterimResponsesCannotHoldAReadPastTwiceTheTimeout) {
   auto f = (*t)->open(name, p);
   IT_ASSERT_OK(f);
   std::atomic<int> interims{0};
-  (*relay)->set_hook([&](Toward to, Bytes& fr, st::TamperContext& ctx) {
+  st::ScopedHook hooked(**relay, [&](Toward to, Bytes& fr, st::TamperContext& ctx) {
     if (to != Toward::server || !single_plain(fr) || smb2::command(fr) != SMB2_READ) return Verdict::forward;
     for (int k = 1; k <= 24; k++) {
       ctx.send(Toward::client, smb2::interim_response(fr, 0x5000 + smb2::message_id(fr)),
@@ -257,7 +257,7 @@ TEST_F(Hostile, AFrameLongerThanNegotiatedEndsTheConnection) {
   auto* c = &o->client;
   auto* t = &o->tree;
   auto* f = &o->file;
-  (*relay)->set_hook([&](Toward to, Bytes& fr, st::TamperContext&) {
+  st::ScopedHook hooked(**relay, [&](Toward to, Bytes& fr, st::TamperContext&) {
     if (to == Toward::client && single_plain(fr) && smb2::command(fr) == SMB2_READ)
       fr.resize(fr.size() + (3u << 20));  // trailing bytes past the READ's data
     return Verdict::forward;
@@ -281,7 +281,7 @@ TEST_F(Hostile, AReadReturningMoreThanAskedFails) {
   IT_ASSERT_OK(o);
   auto* t = &o->tree;
   auto* f = &o->file;
-  (*relay)->set_hook([&](Toward to, Bytes& fr, st::TamperContext&) {
+  st::ScopedHook hooked(**relay, [&](Toward to, Bytes& fr, st::TamperContext&) {
     // MS-SMB2 2.2.20: DataLength at 4 in the body; the data runs to the end.
     if (to == Toward::client && single_plain(fr) && smb2::command(fr) == SMB2_READ && smb2::status(fr) == 0) {
       uint32_t len = smbkit::load_le32(fr.data() + smb2::kHeaderSize + 4);
@@ -308,7 +308,7 @@ TEST_F(Hostile, AQueryInfoReturningMoreThanAskedFails) {
   auto* t = &o->tree;
   auto* f = &o->file;
   IT_ASSERT_OK((*t)->stat_handle(f->id));
-  (*relay)->set_hook([&](Toward to, Bytes& fr, st::TamperContext&) {
+  st::ScopedHook hooked(**relay, [&](Toward to, Bytes& fr, st::TamperContext&) {
     // MS-SMB2 2.2.38: OutputBufferLength at 4 in the body; the buffer runs
     // to the end of the message.
     if (to == Toward::client && single_plain(fr) && smb2::command(fr) == SMB2_QUERY_INFO && smb2::status(fr) == 0) {

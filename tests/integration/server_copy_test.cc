@@ -120,7 +120,7 @@ TEST_F(ServerCopy, AnAnswerClaimingMoreThanAskedIsAnError) {
   auto dst = (*t)->open(b, p);
   ASSERT_TRUE(dst.ok()) << err_of(dst);
   std::atomic<int> rewritten{0};
-  (*relay)->set_hook([&](st::Toward to, Bytes& fr, st::TamperContext&) {
+  st::ScopedHook hooked(**relay, [&](st::Toward to, Bytes& fr, st::TamperContext&) {
     // MS-SMB2 2.2.32: CtlCode at 4 in the body, OutputOffset at 32 (from
     // the header); SRV_COPYCHUNK_RESPONSE's TotalBytesWritten at 8 in it.
     constexpr size_t body = smb2::kHeaderSize;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <condition_variable>
 #include <map>
 
@@ -116,7 +117,7 @@ class TamperRelay::Conn : public TamperContext {
       if (!recv_all(from, frame.data(), n, relay_.stop_)) break;
       (to == Toward::server ? relay_.to_server_ : relay_.to_client_)++;
       Verdict v = Verdict::forward;
-      if (auto h = relay_.hook()) v = h(to, frame, *this);
+      v = relay_.call_hook(to, frame, *this);
       if (v == Verdict::close) break;
       if (v == Verdict::forward) send(to, std::move(frame), {});
     }
@@ -218,13 +219,26 @@ TamperRelay::~TamperRelay() {
 }
 
 void TamperRelay::set_hook(TamperHook hook) {
-  std::lock_guard<std::mutex> g(mu_);
-  hook_ = std::move(hook);
+  TamperHook old;
+  std::unique_lock<std::mutex> g(mu_);
+  old = std::exchange(hook_, std::move(hook));
+  idle_.wait(g, [&] { return active_ == 0; });
+  g.unlock();
+  // `old` (and what it captured) is destroyed here, outside the lock.
 }
 
-TamperHook TamperRelay::hook() const {
+Verdict TamperRelay::call_hook(Toward to, Bytes& frame, TamperContext& ctx) {
+  TamperHook h;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!hook_) return Verdict::forward;
+    h = hook_;
+    active_++;
+  }
+  Verdict v = h(to, frame, ctx);
   std::lock_guard<std::mutex> g(mu_);
-  return hook_;
+  if (--active_ == 0) idle_.notify_all();
+  return v;
 }
 
 namespace smb2 {

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -53,6 +54,9 @@ class TamperRelay {
   static Result<std::unique_ptr<TamperRelay>> start(uint16_t target_port, TamperHook hook = {});
   ~TamperRelay();
   uint16_t port() const { return port_; }
+  // Replaces the hook and waits for a call of the old one in progress:
+  // once it returns, the old hook runs no more (set_hook({}) unhooks).
+  // Not from inside a hook.
   void set_hook(TamperHook hook);
   // Frames seen so far in each direction (before the hook's verdict).
   uint64_t frames(Toward t) const { return t == Toward::server ? to_server_.load() : to_client_.load(); }
@@ -63,7 +67,8 @@ class TamperRelay {
   TamperRelay() = default;
   class Conn;
   void accept_loop();
-  TamperHook hook() const;
+  // Runs the hook (forward when there is none), counted in active_.
+  Verdict call_hook(Toward to, Bytes& frame, TamperContext& ctx);
 
   int listen_fd_ = -1;
   uint16_t port_ = 0;
@@ -73,8 +78,25 @@ class TamperRelay {
   std::thread acceptor_;
   // Lock order: mu_ is a leaf; the hook runs outside it.
   mutable std::mutex mu_;
+  std::condition_variable idle_;               // active_ fell to 0
+  int active_ = 0;                             // hook calls in progress, guarded by mu_
   TamperHook hook_;                            // guarded by mu_
   std::vector<std::shared_ptr<Conn>> conns_;   // guarded by mu_
+};
+
+// A hook for a scope: set on construction, removed (and any call of it in
+// progress waited for) on destruction. Declared after the locals its hook
+// uses, it goes first, so the relay's threads never call a hook whose
+// locals are gone (a fixture's relay outlives the test body).
+class ScopedHook {
+ public:
+  ScopedHook(TamperRelay& r, TamperHook hook) : r_(r) { r_.set_hook(std::move(hook)); }
+  ~ScopedHook() { r_.set_hook({}); }
+  ScopedHook(const ScopedHook&) = delete;
+  ScopedHook& operator=(const ScopedHook&) = delete;
+
+ private:
+  TamperRelay& r_;
 };
 
 // SMB2 header fields by offset (MS-SMB2 2.2.1.2), for hooks that rewrite
