@@ -78,10 +78,10 @@ class TamperRelay {
   std::thread acceptor_;
   // Lock order: mu_ is a leaf; the hook runs outside it.
   mutable std::mutex mu_;
-  std::condition_variable idle_;               // active_ fell to 0
-  int active_ = 0;                             // hook calls in progress, guarded by mu_
-  TamperHook hook_;                            // guarded by mu_
-  std::vector<std::shared_ptr<Conn>> conns_;   // guarded by mu_
+  std::condition_variable idle_;              // active_ fell to 0
+  int active_ = 0;                            // hook calls in progress, guarded by mu_
+  TamperHook hook_;                           // guarded by mu_
+  std::vector<std::shared_ptr<Conn>> conns_;  // guarded by mu_
 };
 
 // A hook for a scope: set on construction, removed (and any call of it in
