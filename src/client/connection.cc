@@ -750,7 +750,11 @@ std::optional<Connection::DirectRead> Connection::claim_direct(ByteView fixed, s
     return std::nullopt;
   MutexLock g(mu_);
   auto it = waiters_.find(hdr->MessageId);
-  if (it == waiters_.end() || it->second.read_into.size() < info->DataLength || !machine_.is_pending(hdr->MessageId))
+  // One claim at a time: a second answer to the same MessageId (a replayed
+  // sealed frame, decrypted on another worker) must not write into a buffer
+  // the first may already have handed back to its owner.
+  if (it == waiters_.end() || it->second.receiving || it->second.read_into.size() < info->DataLength ||
+      !machine_.is_pending(hdr->MessageId))
     return std::nullopt;
   it->second.receiving = true;
   DirectRead d;
@@ -806,19 +810,22 @@ Result<void> Connection::unseal_async(std::shared_ptr<Bytes> buf, size_t len) {
     std::vector<session::Response> rs;
     Result<void> r = n ? Result<void>() : Result<void>(n.take_error());
     if (!r) r = session::security_violation(r.error().status, r.error().context);
-    if (direct) {
-      MutexLock g(mu_);
-      release_direct(direct->mid);
-    }
     if (r) {
       auto sealed_by = transform_session_id(ByteView(buf->data(), len));  // checked by unseal_key
+      // Released and received under one lock: once the claim ends the
+      // MessageId is no longer pending, so no duplicate can claim it.
       MutexLock g(mu_);
+      if (direct) release_direct(direct->mid);
       if (split) {
         stats_.direct_read_bytes += direct->dest.size();
         r = machine_.receive_split(std::move(buf), kTransformHeaderSize, direct->data_off, direct->dest, *sealed_by, rs);
       } else {
         r = machine_.receive_messages(std::move(buf), kTransformHeaderSize, kTransformHeaderSize + *n, *sealed_by, rs);
       }
+    }
+    if (!r && direct) {
+      MutexLock g(mu_);
+      release_direct(direct->mid);
     }
     if (!r) {
       // A frame that does not decrypt: the connection cannot be trusted.

@@ -144,8 +144,9 @@ class ClientMachine {
                                 std::vector<Response>& out);
   // One message (not compound) split in two: buf holds its first head_len
   // bytes from `base` on, `direct` the rest (READ data already in the
-  // caller's buffer). Plain (sealed_session 0): signatures are checked over
-  // both pieces; or decrypted from a transform header of sealed_session.
+  // caller's buffer). sealed_session: the SessionId of the transform header
+  // it was decrypted from, or 0 for a plain message, whose signature is
+  // checked over both pieces.
   Result<void> receive_split(std::shared_ptr<Bytes> buf, size_t base, size_t head_len, ByteView direct,
                              uint64_t sealed_session, std::vector<Response>& out);
 

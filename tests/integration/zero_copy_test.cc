@@ -1,11 +1,13 @@
 // The zero-copy READ path, observed through the connection's counters.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 
 #include "client/client.h"
 #include "client/transfer.h"
 #include "support/samba_server.h"
+#include "support/tamper_relay.h"
 
 namespace {
 
@@ -55,6 +57,63 @@ TEST(ZeroCopy, PlainAndGcmSealedReadsLandInCallerBuffersCcmOnesAreCopied) {
     else EXPECT_EQ(direct, 3u << 20);
     (void)(*t)->close(f->id);
   }
+}
+
+// Every sealed READ answer arrives twice (a relay replays the frame: its
+// tag is valid). The first is decrypted into the caller's buffer; the
+// second, decrypted on another worker, must not claim that buffer (its
+// owner may already have it back): it answers nothing pending and is
+// dropped, and every byte read is right.
+TEST(ZeroCopy, AReplayedSealedReadAnswerDoesNotWriteIntoTheCallersBuffer) {
+  namespace st = smbkit::testing;
+  auto s = st::SambaServer::start();
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto& server = **s;
+  const size_t size = 16u << 20;
+  {
+    std::ofstream f(server.share_path("share") + "/replayed.bin", std::ios::binary);
+    std::string data(size, 'r');
+    for (size_t i = 0; i < data.size(); i++) data[i] = static_cast<char>(i * 13 + (i >> 16));
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+  std::atomic<int> replayed{0};
+  auto relay = st::TamperRelay::start(server.port(), [&](st::Toward to, smbkit::Bytes& f, st::TamperContext& ctx) {
+    if (to == st::Toward::client && st::smb2::is_sealed(f) && f.size() > (512u << 10)) {
+      ctx.send(st::Toward::client, f);
+      replayed++;
+    }
+    return st::Verdict::forward;
+  });
+  ASSERT_TRUE(relay.ok()) << relay.error().message();
+  smbkit::client::ClientOptions o;
+  o.conn.port = (*relay)->port();
+  o.conn.require_encryption = true;
+  o.reconnect.enabled = false;
+  o.creds.user = server.user();
+  o.creds.password = server.password();
+  auto c = smbkit::client::Client::connect(o);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  auto t = (*c)->tree_connect("share");
+  ASSERT_TRUE(t.ok()) << t.error().message();
+  smbkit::client::OpenParams p;
+  p.access = 0x00120089;  // FILE_GENERIC_READ
+  auto f = (*t)->open("replayed.bin", p);
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  uint64_t sum = 0, bad = 0;
+  auto got = smbkit::client::download(**t, f->id, f->size, [&](uint64_t off, smbkit::ByteView d) {
+    for (size_t i = 0; i < d.size(); i++) {
+      uint64_t at = off + i;
+      if (d[i] != static_cast<std::byte>(static_cast<char>(at * 13 + (at >> 16)))) bad++;
+    }
+    sum += d.size();
+    return smbkit::Result<void>();
+  });
+  ASSERT_TRUE(got.ok()) << got.error().message();
+  EXPECT_EQ(sum, size);
+  EXPECT_EQ(bad, 0u);
+  EXPECT_GE(replayed.load(), 8) << "the relay replayed too few READ answers: the test tests little";
+  EXPECT_GT((*c)->conn().stats().direct_read_bytes, 0u);
+  (void)(*t)->close(f->id);
 }
 
 }  // namespace
