@@ -761,11 +761,8 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char* data, size_t size, off
   // The kernel's write-back (a page-cache write) is told of a failure only
   // at fsync or close, and its WRITEs complete in any order: the last
   // one to end cuts the file back to what landed (fuse/lost_writes.h).
-  if (fi->writepage && !behind && h->data.lost) {
-    bool cut = w ? h->data.lost->landed(at + size)
-                 : LostWrites::out_of_space(w.error()) && h->data.lost->lost(at, at + size);
-    if (cut) h->data.lost->cut_back(fs.tree(), h->id);
-  }
+  if (fi->writepage && !behind && h->data.lost && h->data.lost->record(at, size, w))
+    h->data.lost->cut_back(fs.tree(), h->id);
   fs.files().write_ends(ino);
   if (!behind) fs.files().count_direct(direct);
   // Unlock before replying: after the reply, RELEASE may free h.

@@ -29,6 +29,12 @@ bool LostWrites::lost(uint64_t from, uint64_t end) {
   return needs_cut_locked();
 }
 
+bool LostWrites::record(uint64_t off, uint64_t len, const Result<size_t>& r) {
+  if (r && *r < len) return lost(off + *r, off + len);
+  if (r) return landed(off + len);
+  return out_of_space(r.error()) && lost(off, off + len);
+}
+
 void LostWrites::cut_back(client::Tree& t, const proto::FileId& id) {
   MutexLock c(cut_mu_);
   uint64_t to;

@@ -36,6 +36,9 @@ class LostWrites {
   // completions: no I/O here.
   bool landed(uint64_t end);
   bool lost(uint64_t from, uint64_t end);
+  // The outcome of a write-back WRITE of [off, off + len): landed, short,
+  // failed for want of space (lost), or failed otherwise (not counted).
+  bool record(uint64_t off, uint64_t len, const Result<size_t>& r);
 
   // Sets the end of file to the first lost byte if that lies at or past
   // the size at open and data may lie past it. One cut at a time, so the

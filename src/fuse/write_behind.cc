@@ -99,15 +99,7 @@ void WriteBehind::send_one_locked(Shared& s, uint64_t base) {
     ByteView src(buf->data() + (r.off - base), r.len);
     tree_.write_async(id_, r.off, src, [sh, buf, r, it, budget = cfg_.budget, lost = cfg_.lost](Result<size_t> res) {
       if (budget) budget->release(sh.get(), r.len);
-      if (lost) {
-        // The cut waits for flush(), when nothing is in flight.
-        if (res && *res < r.len)
-          (void)lost->lost(r.off + *res, r.off + r.len);
-        else if (!res && LostWrites::out_of_space(res.error()))
-          (void)lost->lost(r.off, r.off + r.len);
-        else if (res)
-          (void)lost->landed(r.off + r.len);
-      }
+      if (lost) (void)lost->record(r.off, r.len, res);  // the cut waits for flush(), nothing in flight
       MutexLock g(sh->mu);
       if (res && *res < r.len && !sh->error) {
         sh->error = sys_error(ENOSPC, "write at offset " + std::to_string(r.off) + ": the server accepted " +

@@ -62,4 +62,14 @@ TEST(LostWrites, OnlyWantOfSpaceCounts) {
   EXPECT_FALSE(LostWrites::out_of_space(smbkit::sys_error(EIO)));
 }
 
+TEST(LostWrites, RecordTellsTheOutcomesApart) {
+  LostWrites l(0);
+  EXPECT_FALSE(l.record(0, MiB, size_t{MiB}));                                       // landed
+  EXPECT_FALSE(l.record(MiB, MiB, smbkit::nt_error(smbkit::STATUS_ACCESS_DENIED)));  // not for want of space
+  EXPECT_FALSE(l.record(3 * MiB, MiB, size_t{MiB}));
+  EXPECT_TRUE(l.record(2 * MiB, MiB, size_t{MiB / 2}));  // short: lost from 2.5 MiB, data past it
+  LostWrites m(0);
+  EXPECT_TRUE(m.record(0, MiB, smbkit::nt_error(smbkit::STATUS_DISK_FULL)));
+}
+
 }  // namespace
