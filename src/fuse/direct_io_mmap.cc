@@ -1,5 +1,6 @@
 #include "fuse/direct_io_mmap.h"
 
+#include <fcntl.h>
 #include <linux/fuse.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -49,6 +50,18 @@ ssize_t io_read(int fd, void* buf, size_t len, void* /*userdata*/) {
       }
     }
   }
+  return n;
+}
+
+// libfuse splices a reply's pipe into /dev/fuse only where the custom I/O
+// can: without this it drops FUSE_CAP_SPLICE_WRITE, and fuse_reply_data
+// then reads every piped payload into fresh memory.
+std::atomic<uint64_t> g_replies_spliced{0};
+
+ssize_t io_splice_send(int fdin, off_t* offin, int fdout, off_t* offout, size_t len, unsigned int flags,
+                       void* /*userdata*/) {
+  ssize_t n = ::splice(fdin, offin, fdout, offout, len, flags);
+  if (n > 0) g_replies_spliced.fetch_add(1, std::memory_order_relaxed);
   return n;
 }
 
@@ -114,12 +127,20 @@ void want_direct_io_mmap([[maybe_unused]] fuse_conn_info* conn) {
 #endif
 }
 
+uint64_t replies_spliced() {
+#ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
+  return 0;
+#else
+  return g_replies_spliced.load(std::memory_order_relaxed);
+#endif
+}
+
 bool negotiate_direct_io_mmap([[maybe_unused]] fuse_session* se) {
 #ifdef FUSE_CAP_DIRECT_IO_ALLOW_MMAP
   return true;  // op_init asks libfuse (want_direct_io_mmap)
 #else
   static const fuse_custom_io io = {
-      .writev = io_writev, .read = io_read, .splice_receive = nullptr, .splice_send = nullptr};
+      .writev = io_writev, .read = io_read, .splice_receive = nullptr, .splice_send = io_splice_send};
   int rc = fuse_session_custom_io(se, &io, fuse_session_fd(se));
   if (rc != 0) {
     SMBKIT_LOG(warn, "shared mmap of direct_io files refused: libfuse's custom I/O unavailable ({})",

@@ -28,6 +28,11 @@ void want_direct_io_mmap(fuse_conn_info* conn);
 // flag in the INIT reply. False (logged) when libfuse refused.
 bool negotiate_direct_io_mmap(fuse_session* se);
 
+// Replies libfuse spliced into /dev/fuse through the session's I/O taken
+// over here (fuse_reply_data of a piped readahead chunk); zero where
+// libfuse does its own I/O.
+uint64_t replies_spliced();
+
 namespace detail {
 
 // Whether `request` (one /dev/fuse read) is FUSE_INIT offering the flag;

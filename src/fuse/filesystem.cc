@@ -221,6 +221,8 @@ void op_init(void* userdata, fuse_conn_info* conn) {
   // libfuse then splices fuse_reply_data's pipe buffers into /dev/fuse
   // (op_read with a spliced readahead chunk); fuse_reply_buf/iov still write.
   if (fs.config().splice && (conn->capable & FUSE_CAP_SPLICE_WRITE)) conn->want |= FUSE_CAP_SPLICE_WRITE;
+  if (fs.config().splice && !(conn->capable & FUSE_CAP_SPLICE_WRITE))
+    SMBKIT_LOG(warn, "splice: libfuse cannot splice replies into /dev/fuse; it copies piped readahead data");
   // Shared mappings of direct_io opens (cache=none, strict without a READ
   // lease): the kernel serves them from the page cache (direct_io_mmap.h).
   want_direct_io_mmap(conn);

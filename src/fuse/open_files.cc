@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/log.h"
+#include "fuse/direct_io_mmap.h"
 
 namespace smbkit::fuse {
 
@@ -13,6 +14,7 @@ std::string DataStats::str() const {
          " ra_hits=" + std::to_string(ra_hits) + " ra_misses=" + std::to_string(ra_misses) +
          " ra_reads=" + std::to_string(ra_reads) + " ra_resets=" + std::to_string(ra_resets) + " ra_seeded=" + std::to_string(ra_seeded) +
          " ra_spliced=" + std::to_string(ra_spliced) + " ra_pipe_copied=" + std::to_string(ra_pipe_copied) +
+         " fuse_spliced=" + std::to_string(fuse_spliced) +
          " ra_peak=" + std::to_string(ra_peak) + " wb_peak=" + std::to_string(wb_peak) +
          " writes_peak=" + std::to_string(writes_peak);
 }
@@ -164,6 +166,7 @@ DataStats OpenFiles::totals() {
   all.ra_peak = ra_budget_.peak();
   all.wb_peak = wb_budget_.peak();
   all.writes_peak = writes_peak_;
+  all.fuse_spliced = replies_spliced();
   return all;
 }
 

@@ -40,6 +40,7 @@ struct DataStats {
   uint64_t fuse_reads = 0, ra_hits = 0, ra_misses = 0, ra_reads = 0, ra_resets = 0;
   uint64_t ra_seeded = 0;                       // opens whose first bytes came with the CREATE
   uint64_t ra_spliced = 0, ra_pipe_copied = 0;  // Readahead::Stats::spliced, pipe_copied
+  uint64_t fuse_spliced = 0;                    // replies libfuse spliced into /dev/fuse (replies_spliced)
   uint64_t ra_peak = 0;                         // most bytes held by all readahead windows at once
   uint64_t wb_peak = 0;                         // most bytes of all files' WRITEs in flight at once
   uint64_t writes_peak = 0;                     // most FUSE WRITE requests being served at once
