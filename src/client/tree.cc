@@ -138,6 +138,10 @@ Result<session::Response> Tree::transact(const FileId* id, uint16_t command, con
       client_->reconnector_->count_resend();
       continue;
     }
+    // Without reconnect, a bound channel that took the lost first
+    // connection's place (same session, trees and handles) carries it
+    // again; with reconnect the Reconnector does the same.
+    if (!resp && !client_->reconnector_ && attempt < kChannelResends && client_->channel_lost(rt.conn)) continue;
     if (!resp) return resp.take_error();
     uint32_t st = resp->hdr.Status;
     if (st == STATUS_FILE_NOT_AVAILABLE && (command == SMB2_SET_INFO || command == SMB2_IOCTL) &&
@@ -321,20 +325,32 @@ Result<void> Tree::close(const FileId& id) {
     handles_.remove(id);
   }
   if (!rt) return rt.take_error();  // lost in a reconnect: that error
-  if (rt->conn->dead()) return {};
-  SMBKIT_TRY(auto req, make_request(SMB2_CLOSE, rt->session_id, rt->tree_id, [&](ByteWriter& w) {
-    CloseRequest c;
-    c.FileId = cur;
-    return encode_close_request(c, w);
-  }));
-  req.encrypt = rt->encrypt;
-  auto resp = rt->conn->call(std::move(req));
-  if (!resp) {
-    if (rt->conn->dead()) return {};
-    return resp.take_error();  // e.g. STATUS_IO_TIMEOUT: left open until the connection ends
+  for (int attempt = 0;; attempt++) {
+    if (rt->conn->dead()) {
+      // Unless a bound channel took the first connection's place: then
+      // the session, and the open, live on (MS-SMB2 3.3.7.1) and the
+      // CLOSE goes there.
+      if (attempt >= kChannelResends || !client_->channel_lost(rt->conn)) return {};
+      rt = route(nullptr, nullptr);
+      if (!rt) return rt.take_error();
+      continue;
+    }
+    SMBKIT_TRY(auto req, make_request(SMB2_CLOSE, rt->session_id, rt->tree_id, [&](ByteWriter& w) {
+      CloseRequest c;
+      c.FileId = cur;
+      return encode_close_request(c, w);
+    }));
+    req.encrypt = rt->encrypt;
+    auto resp = rt->conn->call(std::move(req));
+    if (!resp) {
+      if (rt->conn->dead()) continue;
+      return resp.take_error();  // e.g. STATUS_IO_TIMEOUT: left open until the connection ends
+    }
+    // Sent again after a loss: the first one may have closed it.
+    if (attempt > 0 && resp->hdr.Status == STATUS_FILE_CLOSED) return {};
+    if (resp->hdr.Status != STATUS_SUCCESS) return nt_error(resp->hdr.Status, "close");
+    return {};
   }
-  if (resp->hdr.Status != STATUS_SUCCESS) return nt_error(resp->hdr.Status, "close");
-  return {};
 }
 
 void Tree::read_async(const FileId& id, uint64_t offset, MutableByteView dest, IoDone done,

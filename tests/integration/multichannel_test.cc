@@ -258,6 +258,97 @@ TEST_F(Multichannel, LostFirstConnectionPromotesAChannel) {
   EXPECT_EQ(new_sessions.load(), 1);
 }
 
+// Without reconnect, the first connection lost under a request that is
+// not a READ or WRITE: a bound channel takes its place and the request
+// goes on there. `cut_at` (toward the server, on the first connection)
+// closes that connection instead of passing the request on.
+struct FirstCut {
+  std::unique_ptr<st::TamperRelay> relay;
+  std::atomic<uint16_t> cut_at{0xFFFF};
+  std::atomic<int> cuts{0};
+};
+std::unique_ptr<FirstCut> relay_cutting_first(uint16_t port) {
+  auto fc = std::make_unique<FirstCut>();
+  FirstCut* p = fc.get();
+  auto relay = st::TamperRelay::start(port, [p](st::Toward to, Bytes& f, st::TamperContext& ctx) {
+    namespace s2 = st::smb2;
+    if (to == st::Toward::server && ctx.connection() == 0 && s2::is_plain(f) && f.size() >= s2::kHeaderSize &&
+        s2::command(f) == p->cut_at.load()) {
+      p->cuts++;
+      return st::Verdict::close;
+    }
+    return st::Verdict::forward;
+  });
+  EXPECT_TRUE(relay.ok()) << err_of(relay);
+  if (!relay.ok()) return nullptr;
+  fc->relay = std::move(*relay);
+  return fc;
+}
+
+TEST_F(Multichannel, WithoutReconnectAQueryOnTheLostFirstConnectionGoesOn) {
+  ASSERT_TRUE(server_);
+  auto fc = relay_cutting_first(server_->port());
+  ASSERT_TRUE(fc);
+  auto o = client_options(*server_);
+  o.conn.port = fc->relay->port();
+  o.reconnect.enabled = false;
+  auto bound = connect_bound(o, 1);
+  IT_ASSERT_OK(bound);
+  ASSERT_EQ(bound->cli->channel_count(), 2u);
+  const std::string name = unique_name("mc-query");
+  cl::OpenParams p = rw_create();
+  p.access |= pr::FILE_READ_ATTRIBUTES;
+  auto f = bound->tree->open(name, p);
+  IT_ASSERT_OK(f);
+  IT_ASSERT_OK(bound->tree->write(f->id, 0, Bytes(1000, std::byte{7})));
+  fc->cut_at = pr::SMB2_QUERY_INFO;
+  auto st = bound->tree->stat_handle(f->id);
+  fc->cut_at = 0xFFFF;
+  EXPECT_EQ(fc->cuts.load(), 1);
+  IT_ASSERT_OK(st);
+  EXPECT_EQ(st->size, 1000u);
+  EXPECT_EQ(bound->cli->multichannel_stats().promoted, 1u);
+  IT_EXPECT_OK(bound->tree->close(f->id));
+}
+
+// A CLOSE whose first connection is lost goes to the bound channel that
+// takes its place: the session, and the open, live on there, so a CLOSE
+// taken as done would leave the file open (here: denying every other
+// open) until the session ends.
+TEST_F(Multichannel, ACloseOnTheLostFirstConnectionReachesTheServer) {
+  ASSERT_TRUE(server_);
+  for (bool reconnect : {false, true}) {
+    SCOPED_TRACE(reconnect ? "reconnect on" : "reconnect off");
+    auto fc = relay_cutting_first(server_->port());
+    ASSERT_TRUE(fc);
+    auto o = client_options(*server_);
+    o.conn.port = fc->relay->port();
+    o.reconnect.enabled = reconnect;
+    auto bound = connect_bound(o, 1);
+    IT_ASSERT_OK(bound);
+    ASSERT_EQ(bound->cli->channel_count(), 2u);
+    const std::string name = unique_name("mc-close");
+    cl::OpenParams alone = rw_create();
+    alone.share = 0;
+    auto f = bound->tree->open(name, alone);
+    IT_ASSERT_OK(f);
+    fc->cut_at = pr::SMB2_CLOSE;
+    IT_EXPECT_OK(bound->tree->close(f->id));
+    fc->cut_at = 0xFFFF;
+    EXPECT_EQ(fc->cuts.load(), 1);
+    // Another client may now open it alone.
+    auto other = cl::Client::connect(client_options(*server_));
+    IT_ASSERT_OK(other);
+    auto ot = (*other)->tree_connect("share");
+    IT_ASSERT_OK(ot);
+    auto g = (*ot)->open(name, alone);
+    IT_EXPECT_OK(g);
+    if (g.ok()) {
+      IT_EXPECT_OK((*ot)->close(g->id));
+    }
+  }
+}
+
 // READs and WRITEs go to the channel with the fewest bytes outstanding:
 // a channel whose answers come 600 ms late (a relay holds them) carries
 // under a sixth of an upload, where round-robin gave it a third. The choice
