@@ -18,7 +18,8 @@
 # Usage: bench/mount.sh [SIZE_MB]    (default 2048)
 # Environment: BUILD (build dir, default build), CASES (default
 # "dd link fio tar reopen"), TOOLS (default "smbkit rclone bindfs"),
-# SERVER (smbd, the default, or smbkitd).
+# SERVER (smbd, the default, or smbkitd), KEEP_PIPE_MAX (1: leave
+# fs.pipe-max-size alone).
 # Needs root (FUSE mounts, drop_caches); apt-get install fio bindfs.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
@@ -40,7 +41,16 @@ fi
 # ---- inside: smbd is up; SMBKIT_PORT, SMBKIT_PASSWORD, SMBKIT_SAMBA_DIR are set.
 work=$(mktemp -d)
 mounts=()
+# The mount splices readahead payloads where the kernel allows it 2 MiB
+# pipes (CAP_SYS_RESOURCE, which root has outside containers, or
+# fs.pipe-max-size): the sysctl is raised for the run and put back at
+# exit, unless KEEP_PIPE_MAX=1.
+old_pipe_max=$(cat /proc/sys/fs/pipe-max-size)
+if [ "${KEEP_PIPE_MAX:-0}" != 1 ] && [ "$old_pipe_max" -lt 2097152 ]; then
+  echo 2097152 > /proc/sys/fs/pipe-max-size || true
+fi
 cleanup() {
+  echo "$old_pipe_max" > /proc/sys/fs/pipe-max-size 2>/dev/null || true
   for m in "${mounts[@]}"; do
     fusermount3 -u "$m" 2>/dev/null || fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
   done

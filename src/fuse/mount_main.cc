@@ -47,8 +47,9 @@ const char kUsage[] =
     "multichannel, max_channels=,\n"
     "guest (no password; a guest or null session is accepted).\n"
     "smbkit's own: rabudget=, wbbudget= (bytes all open files' readahead, and their\n"
-    "write-behind in flight, share; default 256 MiB each), splice (readahead data\n"
-    "socket -> pipe -> /dev/fuse; needs fs.pipe-max-size >= 2 MiB or CAP_SYS_RESOURCE).\n"
+    "write-behind in flight, share; default 256 MiB each), splice/nosplice (readahead\n"
+    "data socket -> pipe -> /dev/fuse; by default where fs.pipe-max-size >= 2 MiB or\n"
+    "CAP_SYS_RESOURCE allow it; splice warns when they do not).\n"
     "The password may also come from "
     "SMBKIT_PASSWORD. -f stays in the foreground; -v/-vv log (with -f).\n";
 
@@ -155,8 +156,12 @@ int serve(const MountOptions& o, Reporter rep, bool daemon) {
     // into fresh memory for every reply, worse than not splicing.
     size_t need = cfg.fuse_max_io + 3 * 4096 + 16;
     if (auto p = transport::Pipe::create(need); !p) {
-      SMBKIT_LOG(warn, "splice off: a {} byte pipe is refused ({}); raise fs.pipe-max-size to 2097152 or run with CAP_SYS_RESOURCE",
-                 need, p.error().message());
+      if (o.splice_asked)
+        SMBKIT_LOG(warn, "splice off: a {} byte pipe is refused ({}); raise fs.pipe-max-size to 2097152 or run with CAP_SYS_RESOURCE",
+                   need, p.error().message());
+      else
+        SMBKIT_LOG(info, "splice off: a {} byte pipe is refused ({}); raise fs.pipe-max-size to 2097152 or run with CAP_SYS_RESOURCE",
+                   need, p.error().message());
       cfg.splice = false;
     } else {
       SMBKIT_LOG(info, "splice on: readahead payloads go socket -> pipe -> /dev/fuse");

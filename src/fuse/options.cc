@@ -169,7 +169,6 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
         {"noperm", &MountOptions::noperm, true},     {"perm", &MountOptions::noperm, false},
         {"directio", &MountOptions::directio, true}, {"forcedirectio", &MountOptions::directio, true},
         {"hard", &MountOptions::hard, true},         {"soft", &MountOptions::hard, false},
-        {"splice", &MountOptions::splice, true},     {"nosplice", &MountOptions::splice, false},
         {"multichannel", &MountOptions::multichannel, true},
         {"nomultichannel", &MountOptions::multichannel, false},
     };
@@ -180,6 +179,9 @@ Result<void> parse_option_string(const std::string& s, MountOptions& o) {
     if (flag) {
       SMBKIT_CHECK(no_value());
       o.*(flag->field) = flag->value;
+    } else if (name == "splice" || name == "nosplice") {
+      SMBKIT_CHECK(no_value());
+      o.splice = o.splice_asked = name == "splice";
     } else if (name == "username" || (name == "user" && has_value)) {
       SMBKIT_CHECK(need_value());
       // mount.cifs: "DOMAIN/user" or "DOMAIN\user"; "user%pass" also carries a password.
@@ -436,7 +438,10 @@ std::string describe(const MountOptions& o) {
   s += ",rsize=" + std::to_string(o.rsize) + ",wsize=" + std::to_string(o.wsize);
   s += ",rasize=" + std::to_string(o.rasize) + ",rabudget=" + std::to_string(o.rabudget) +
        ",wbbudget=" + std::to_string(o.wbbudget);
-  if (o.splice) s += ",splice";
+  if (!o.splice)
+    s += ",nosplice";
+  else if (o.splice_asked)
+    s += ",splice";
   s += ",closetimeo=" + std::to_string(o.closetimeo);
   s += std::string(",cache=") + cache_mode_name(o.cache);
   if (o.directio) s += ",directio";

@@ -71,12 +71,14 @@ struct MountOptions {
   // smbkit's own: the bytes all open files may have in flight as
   // write-behind WRITEs together (0: no limit beyond 32 MiB per file).
   uint64_t wbbudget = 256ull << 20;
-  // smbkit's own, off unless `splice` is given (`nosplice`: off):
-  // readahead READ payloads go from the socket to /dev/fuse through
-  // pipes, without a copy in the daemon. Only on mounts that neither sign
-  // nor seal, and only where a pipe may exceed 1 MiB (mount_main.cc);
-  // measured in docs/benchmarks.md ("Splice, measured"): no faster here.
-  bool splice = false;
+  // smbkit's own: readahead READ payloads go from the socket to
+  // /dev/fuse through pipes, without a copy in the daemon (1.15-1.3x the
+  // dd read, docs/benchmarks.md "Splice, measured"). Only on mounts that
+  // neither sign nor seal, and only where a pipe may exceed 1 MiB
+  // (mount_main.cc): by default wherever the kernel allows it; `splice`
+  // asks for it (a warning when refused), `nosplice` turns it off.
+  bool splice = true;
+  bool splice_asked = false;
 
   // Caching.
   CacheMode cache = CacheMode::strict;

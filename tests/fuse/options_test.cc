@@ -207,15 +207,23 @@ TEST(MountOptions, RabudgetAndWbbudget) {
 }
 
 TEST(MountOptions, Splice) {
-  EXPECT_FALSE(parse_ok("").splice);  // opt-in: no faster here (docs/benchmarks.md)
-  EXPECT_TRUE(parse_ok("splice").splice);
+  // On unless turned off; asking for it only makes a refusal a warning.
+  EXPECT_TRUE(parse_ok("").splice);
+  EXPECT_FALSE(parse_ok("").splice_asked);
+  EXPECT_TRUE(parse_ok("splice").splice_asked);
+  EXPECT_FALSE(parse_ok("nosplice").splice);
   EXPECT_FALSE(parse_ok("splice,nosplice").splice);
+  EXPECT_FALSE(parse_ok("splice,nosplice").splice_asked);
+  EXPECT_TRUE(parse_ok("nosplice,splice").splice);
   EXPECT_NE(describe(parse_ok("splice")).find(",splice"), std::string::npos);
+  EXPECT_NE(describe(parse_ok("nosplice")).find(",nosplice"), std::string::npos);
   EXPECT_EQ(describe(parse_ok("")).find("splice"), std::string::npos);
   EXPECT_NE(parse_err("splice=1").find("'splice'"), std::string::npos);
+  EXPECT_NE(parse_err("nosplice=0").find("'nosplice'"), std::string::npos);
   // Signed or sealed payloads must be read to be checked: no splice.
-  EXPECT_TRUE(FsConfig::from(parse_ok("splice")).splice);
-  EXPECT_FALSE(FsConfig::from(parse_ok("splice,sign")).splice);
+  EXPECT_TRUE(FsConfig::from(parse_ok("")).splice);
+  EXPECT_FALSE(FsConfig::from(parse_ok("nosplice")).splice);
+  EXPECT_FALSE(FsConfig::from(parse_ok("sign")).splice);
   EXPECT_FALSE(FsConfig::from(parse_ok("splice,seal")).splice);
 }
 
