@@ -163,7 +163,8 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
   // Not zeroed: the read overwrites what it returns, and no more is sent
   // (the room ahead of it is written by the connection before it is sent).
   const size_t room = ctx.frame_room;
-  std::shared_ptr<std::byte[]> data(new std::byte[room + std::max<size_t>(req->Length, 1)]);
+  std::shared_ptr<Bytes> buf = svc.impl().read_buffers->get(room + std::max<size_t>(req->Length, 1));
+  std::shared_ptr<std::byte[]> data(buf, buf->data());
   ssize_t n = nowait ? pread_nowait_full(f.fd, data.get() + room, req->Length, req->Offset)
                      : pread_full(f.fd, data.get() + room, req->Length, req->Offset);
   // EOPNOTSUPP: a file system without RWF_NOWAIT.
