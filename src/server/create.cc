@@ -18,6 +18,7 @@
 #include "server/notify.h"
 #include "server/oplock.h"
 #include "server/path.h"
+#include "server/replay.h"
 #include "server/security.h"
 
 namespace smbkit::server {
@@ -292,6 +293,42 @@ void add_contexts(const CreateRequest& req, uint32_t maximal, const struct stat&
   }
 }
 
+// The answer to a replayed durable v2 CREATE (replay.h): the open it made,
+// unchanged. As smbd: a lease asked for must be that open's lease, the
+// oplock level answered is the one asked for, and the durable context
+// comes back when the open is durable and the request could have made it
+// so (a batch oplock or a lease).
+FileReply replayed_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, const CreateRequest& req,
+                          const OpenPtr& o, uint32_t create_action) {
+  if (!opens.impl().find_in_session(o->id, ctx.session_id)) return error_reply(STATUS_ACCESS_DENIED);
+  const CacheRequest creq = cache_request(req, ctx, o->is_dir);
+  CreateResponse resp;
+  resp.OplockLevel = req.RequestedOplockLevel;
+  {
+    MutexLock l(svc.impl().nodes_mu);
+    if (creq.lease) {
+      if (!o->lease || o->lease->id != LeaseId{ctx.client_guid, creq.lease->LeaseKey})
+        return error_reply(STATUS_ACCESS_DENIED);
+      answer_lease(resp, *o->lease, creq.lease->LeaseKey, creq.lease->V2);
+    }
+    const bool could_be_durable =
+        req.RequestedOplockLevel == SMB2_OPLOCK_LEVEL_BATCH || req.RequestedOplockLevel == SMB2_OPLOCK_LEVEL_LEASE;
+    if (o->durable && o->durable_v2 && could_be_durable) {
+      CreateDurableHandleResponseV2 r;
+      r.Timeout = o->durable_timeout_ms;
+      resp.CreateContexts.push_back(to_create_context(r));
+    }
+  }
+  struct stat st {};
+  if (fstat(o->fd, &st) != 0) return error_reply(errno_status(errno));
+  if (ctx.chain_file_id) *ctx.chain_file_id = o->id;
+  resp.CreateAction = create_action;
+  fill_times_sizes_attributes(st, resp);
+  resp.FileId = o->id;
+  add_contexts(req, o->granted, st, resp);
+  return body_reply(STATUS_SUCCESS, resp, encode_create_response);
+}
+
 }  // namespace
 
 FileReply handle_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, ByteView msg) {
@@ -308,6 +345,15 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   if (durable->reconnect()) return reconnect_durable(svc, opens, ctx, *req, *durable);
   auto v = validate(*req);
   if (!v) return error_reply(v.error().status ? v.error().status : STATUS_INVALID_PARAMETER);
+  // MS-SMB2 3.3.5.9.10: a durable v2 CREATE seen before (replay.h).
+  std::optional<ReplaySlot> replay_slot;
+  if (durable->v2) {
+    const ReplayKey key{ctx.client_guid, durable->v2->CreateGuid};
+    ReplayLookup seen = replay_lookup(svc, key, ctx.replay, resumed);
+    if (seen.status) return error_reply(seen.status);
+    if (seen.open) return replayed_create(svc, opens, ctx, *req, seen.open, seen.create_action);
+    replay_slot.emplace(svc, key);
+  }
   if (opens.size() >= svc.options().max_open_files) return error_reply(STATUS_TOO_MANY_OPENED_FILES);
   // Before the file is opened: past the bound nothing is opened at all.
   OpenSlot slot = svc.impl().take_open_slot();
@@ -363,6 +409,7 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   };
   if (uint32_t s = register_open(svc, o, v->path, creq, ctx.dialect, make_wait, wait, resp); s != STATUS_SUCCESS) {
     if (s != STATUS_PENDING) return error_reply(s);
+    if (replay_slot) replay_slot->waiting(wait);
     FileReply pending;
     pending.pending = std::move(wait);
     return pending;
@@ -392,6 +439,7 @@ FileReply run_create(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   if (ctx.chain_file_id) *ctx.chain_file_id = o->id;
 
   resp.CreateAction = opened->action;
+  if (replay_slot) replay_slot->done(o, opened->action);
   const struct stat& st = opened->st;
   fill_times_sizes_attributes(st, resp);
   resp.FileId = o->id;

@@ -6,6 +6,7 @@
 
 #include "server/oplock.h"
 #include "server/path.h"
+#include "server/replay.h"
 
 namespace smbkit::server {
 
@@ -100,6 +101,7 @@ bool keep_disconnected(FileService& svc, const OpenPtr& o) {
     MutexLock l(impl.nodes_mu);
     if (impl.disconnected.size() >= kMaxDisconnectedOpens) return false;
     o->disconnected = true;
+    forget_replay(impl, *o);  // from now on it is reconnected, not replayed
     o->disconnected_until = until = std::chrono::steady_clock::now() + std::chrono::milliseconds(o->durable_timeout_ms);
     o->sink.reset();  // nobody to tell of a break now
     if (o->lease) o->lease->sink.reset();

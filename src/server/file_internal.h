@@ -128,6 +128,16 @@ class OpenSlot {
 };
 
 // An open file, directory or pipe (MS-SMB2 3.3.1.10 Open).
+// A durable v2 CREATE as remembered for its replay (replay.h): by
+// ClientGuid and CreateGuid, in FileService::Impl::replays under nodes_mu.
+using ReplayKey = std::pair<std::array<std::byte, 16>, std::array<std::byte, 16>>;
+struct ReplayEntry {
+  bool busy = false;               // a CREATE is working on it now
+  std::weak_ptr<CreateWait> wait;  // it waits for a break
+  std::weak_ptr<Open> open;        // it succeeded: the open it made
+  uint32_t create_action = 0;      // and what the CREATE did
+};
+
 struct Open {
   ~Open();
   OpenSlot slot;
@@ -167,6 +177,11 @@ struct Open {
   std::string user;
   bool disconnected = false;
   SteadyTime disconnected_until{};
+  // Its CREATE's entry in FileService::Impl::replays (a durable v2
+  // request), under replay_mu; `replayable` until the first request on the
+  // open (ConnOpens::Impl::find) or its loss ends the replay.
+  std::optional<ReplayKey> replay_key;
+  std::atomic<bool> replayable{false};
 
   Mutex mu;
   bool delete_on_close GUARDED_BY(mu) = false;  // FILE_DELETE_ON_CLOSE at create
@@ -259,6 +274,10 @@ struct FileService::Impl {
   // and under a hypervisor the guest gives it to the host), a tenth of a
   // cached sequential read's server CPU.
   std::shared_ptr<BufferPool> read_buffers = BufferPool::create();
+  // Durable v2 CREATEs by ClientGuid and CreateGuid (replay.h). A leaf:
+  // taken alone or after nodes_mu; nothing is taken under it.
+  Mutex replay_mu;
+  std::map<ReplayKey, ReplayEntry> replays GUARDED_BY(replay_mu);
   // How many opens there are, server-wide (OpenSlot).
   OpenSlot::Count open_count = std::make_shared<std::atomic<uint32_t>>(0);
   OpenSlot take_open_slot() { return OpenSlot::take(open_count, svc.options().max_open_files_total); }

@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "server/replay.h"
 #include "server/durable.h"
 #include "server/file_internal.h"
 #include "server/notify.h"
@@ -41,11 +42,16 @@ bool ConnOpens::Impl::add(const OpenPtr& o, uint32_t max, uint64_t persistent) {
 }
 
 OpenPtr ConnOpens::Impl::find(const proto::FileId& id, uint64_t session_id, uint32_t tree_id) {
-  MutexLock l(mu);
-  auto it = opens.find(id);
-  if (it == opens.end()) return nullptr;
-  if (it->second->session_id != session_id || it->second->tree_id != tree_id) return nullptr;
-  return it->second;
+  OpenPtr o;
+  {
+    MutexLock l(mu);
+    auto it = opens.find(id);
+    if (it == opens.end()) return nullptr;
+    if (it->second->session_id != session_id || it->second->tree_id != tree_id) return nullptr;
+    o = it->second;
+  }
+  if (o->replayable.load(std::memory_order_relaxed)) forget_replay(svc.impl(), *o);
+  return o;
 }
 
 OpenPtr ConnOpens::Impl::find_in_session(const proto::FileId& id, uint64_t session_id) {
@@ -157,6 +163,7 @@ void FileService::Impl::release(Open& o) {
   NotifyCompletions notified;  // after nodes_mu is released
   {
     MutexLock l(nodes_mu);
+    forget_replay(*this, o);
     FileNode& n = *o.node;
     std::erase(n.opens, &o);
     if (o.notify) notify_close_locked(*this, o, notified);

@@ -294,6 +294,73 @@ namespace {
 
 // MS-FSA 2.1.4.12 as smbd: an open that meets a sharing violation breaks
 // only handle caching; an exclusive oplock has none and is left alone.
+// MS-SMB2 3.3.5.9.10: a durable v2 CREATE sent again with
+// SMB2_FLAGS_REPLAY_OPERATION gets the open it made back (same FileId and
+// action, the oplock level asked for); without the flag its CreateGuid is
+// a duplicate. As smbd.
+TEST_F(DurableTest, AReplayedDurableCreateGetsItsOpenBack) {
+  CreateDurableHandleRequestV2 q;
+  q.CreateGuid = guid(9);
+  const CreateResponse first = ok(create_raw(conn_, ctx_, {to_create_context(q)}));
+  ASSERT_TRUE(find_create_context(first.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2));
+  CallCtx replay = ctx_;
+  replay.replay = true;
+  const CreateResponse again = ok(create_raw(conn_, replay, {to_create_context(q)}));
+  EXPECT_EQ(again.FileId, first.FileId);
+  EXPECT_EQ(again.CreateAction, first.CreateAction);
+  EXPECT_EQ(again.OplockLevel, SMB2_OPLOCK_LEVEL_BATCH);
+  EXPECT_TRUE(find_create_context(again.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2));
+  // Asked with no oplock: answered so, and the open keeps its batch oplock.
+  const CreateResponse none = ok(create_raw(conn_, replay, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_NONE));
+  EXPECT_EQ(none.FileId, first.FileId);
+  EXPECT_EQ(none.OplockLevel, SMB2_OPLOCK_LEVEL_NONE);
+  EXPECT_FALSE(find_create_context(none.CreateContexts, SMB2_CREATE_DURABLE_HANDLE_RESPONSE_V2));
+  EXPECT_EQ(create_raw(conn_, ctx_, {to_create_context(q)}).status, STATUS_DUPLICATE_OBJECTID);
+  EXPECT_EQ(close(first.FileId), STATUS_SUCCESS);
+  // Closed: the same CREATE is a new one.
+  const CreateResponse later = ok(create_raw(conn_, replay, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_NONE));
+  EXPECT_NE(later.FileId, first.FileId);
+  EXPECT_EQ(close(later.FileId), STATUS_SUCCESS);
+}
+
+// smbd's rule: the first request on the handle ends its CREATE's replay;
+// a replay after it is a CREATE of its own.
+TEST_F(DurableTest, AReplayAfterTheHandleWasUsedIsANewCreate) {
+  CreateDurableHandleRequestV2 q;
+  q.CreateGuid = guid(10);
+  const CreateResponse first = ok(create_raw(conn_, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_NONE));
+  Bytes info;
+  EXPECT_EQ(query_info(first.FileId, SMB2_0_INFO_FILE, FILE_POSITION_INFORMATION, &info), STATUS_SUCCESS);
+  CallCtx replay = ctx_;
+  replay.replay = true;
+  const CreateResponse again = ok(create_raw(conn_, replay, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_NONE));
+  EXPECT_NE(again.FileId, first.FileId);
+  // Its CreateGuid now names the new open.
+  EXPECT_EQ(create_raw(conn_, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_NONE).status,
+            STATUS_DUPLICATE_OBJECTID);
+  EXPECT_EQ(close(first.FileId), STATUS_SUCCESS);
+  EXPECT_EQ(close(again.FileId), STATUS_SUCCESS);
+}
+
+// A replay of a CREATE still waiting for a break is told to come back
+// (STATUS_FILE_NOT_AVAILABLE), not given a second open.
+TEST_F(DurableTest, AReplayOfAWaitingCreateIsNotAvailable) {
+  auto holder = std::make_shared<ConnOpens>(svc_);
+  holder->set_break_sink([](const BreakNotice&) {});
+  CallCtx other = ctx_;
+  other.client_guid = guid(4);
+  const CreateResponse held = ok(create_raw(*holder, other, {}, SMB2_OPLOCK_LEVEL_BATCH));
+  CreateDurableHandleRequestV2 q;
+  q.CreateGuid = guid(11);
+  FileReply waiting = create_raw(conn_, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_BATCH);
+  ASSERT_TRUE(waiting.pending);
+  CallCtx replay = ctx_;
+  replay.replay = true;
+  EXPECT_EQ(create_raw(conn_, replay, {to_create_context(q)}).status, STATUS_FILE_NOT_AVAILABLE);
+  EXPECT_EQ(create_raw(conn_, ctx_, {to_create_context(q)}).status, STATUS_DUPLICATE_OBJECTID);
+  EXPECT_EQ(close(held.FileId, holder.get()), STATUS_SUCCESS);
+}
+
 TEST_F(OplockTest, ASharingViolationLeavesAnExclusiveOplockAlone) {
   CreateRequest req;
   req.Name = "f";
