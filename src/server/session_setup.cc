@@ -303,9 +303,10 @@ ServerResponse Conn::bind_session(const ServerRequest& r, const SessionSetupRequ
   const session::SessionSecurity& base = s->security();
   auto chan = session::SessionSecurity::derive(session::Role::server, id, neg_->dialect, neg_->cipher,
                                                neg_->signing_algorithm, ch->acceptor->session_key(), r.preauth_hash);
-  // A bound channel is always signed (as smbd): its requests are told from
-  // the other channels' by their key.
-  chan.signing_required = true;
+  // MS-SMB2 3.3.5.2.4: Session.SigningRequired is the session's, on every
+  // channel (smbd takes an unsigned request on a bound channel of a
+  // session that does not sign, as on its first).
+  chan.signing_required = base.signing_required;
   chan.encrypt_data = base.encrypt_data;
   chan.cipher = base.cipher;
   chan.seal_key = base.seal_key;

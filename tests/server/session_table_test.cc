@@ -143,6 +143,33 @@ TEST(Binding, AChannelReachesTheSessionsTreesAndOutlivesTheFirst) {
   EXPECT_EQ(p.a.state->sessions().size(), 0u);
 }
 
+// MS-SMB2 3.3.5.2.4: whether a request must be signed is the session's
+// (Session.SigningRequired), on every channel: a session that does not
+// sign takes an unsigned request on a bound channel as it does on its
+// first (smbtorture's smb2.replay.replay3 sends one), and a signing
+// session refuses it there as well.
+TEST(Binding, AChannelSignsWhenItsSessionDoes) {
+  for (bool signing : {false, true}) {
+    SCOPED_TRACE(signing ? "a signing session" : "a session that does not sign");
+    testing::TempDir dir;
+    Wire a{make_config(dir.path())};
+    ASSERT_TRUE(a.negotiate(dialect(SMB2_DIALECT_0302)).ok());  // 3.1.1 signs TREE_CONNECT
+    wire::Setup how;
+    how.sign = signing;
+    ASSERT_TRUE(a.login(kUser, kPassword, how).ok());
+    auto t = a.connect("share");
+    ASSERT_EQ(t.status, STATUS_SUCCESS);
+    Wire b(a.state);
+    ASSERT_TRUE(b.negotiate(dialect(SMB2_DIALECT_0302)).ok());
+    wire::Setup bind;
+    bind.sign = false;
+    bind.bind = &a.keys;
+    ASSERT_TRUE(b.login(kUser, kPassword, bind).ok());
+    EXPECT_EQ(b.create(t.tree_id, "f.txt"), signing ? STATUS_ACCESS_DENIED : STATUS_SUCCESS);
+    EXPECT_EQ(a.create(t.tree_id, "g.txt"), STATUS_SUCCESS);
+  }
+}
+
 TEST(Binding, LogoffOnOneChannelEndsTheSessionOnAll) {
   Pair p;
   ASSERT_EQ(p.bind(), STATUS_SUCCESS);
