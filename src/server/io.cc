@@ -147,6 +147,11 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
   Open& f = **o;
   if (req->Length > svc.options().max_read) return error_reply(STATUS_INVALID_PARAMETER);
   if (req->Channel != SMB2_CHANNEL_NONE) return error_reply(STATUS_INVALID_PARAMETER);  // no RDMA
+  // MS-SMB2 3.3.5.2.10: a READ is never failed for its ChannelSequence, but
+  // a newer one moves the open on, so that a WRITE sent before it on a
+  // channel since lost is stale.
+  ChannelSequenceHold seq_hold;
+  (void)seq_hold.enter(f.channel_sequence, ctx.dialect, ctx.channel_sequence, ctx.replay, false);
   if (f.pipe) {
     if (nowait) return std::nullopt;
     return pipe_read(f, req->Length);

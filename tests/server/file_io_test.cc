@@ -32,6 +32,24 @@ TEST_F(IoTest, WriteThenReadBack) {
   EXPECT_EQ(get("f"), std::string("hello WORLD\0\0!", 14));
 }
 
+// MS-SMB2 3.3.5.2.10: a READ is never failed for its ChannelSequence, but
+// a newer one moves the open on: a WRITE with the older sequence (sent on
+// a channel the client has since lost) is then stale.
+TEST_F(IoTest, AReadWithANewerChannelSequenceMakesOlderWritesStale) {
+  auto c = create("f", FILE_CREATE);
+  ASSERT_EQ(c.status, STATUS_SUCCESS);
+  ASSERT_EQ(write(c.id(), 0, "abcd"), STATUS_SUCCESS);
+  ctx_.channel_sequence = 1;
+  EXPECT_EQ(read(c.id(), 0, 4), STATUS_SUCCESS);
+  ctx_.channel_sequence = 0;
+  EXPECT_EQ(read(c.id(), 0, 4), STATUS_SUCCESS);  // a stale READ still reads
+  EXPECT_EQ(write(c.id(), 0, "wxyz"), STATUS_FILE_NOT_AVAILABLE);
+  ctx_.channel_sequence = 1;
+  EXPECT_EQ(write(c.id(), 0, "WXYZ"), STATUS_SUCCESS);
+  close(c.id());
+  EXPECT_EQ(get("f"), "WXYZ");
+}
+
 TEST_F(IoTest, WriteAtEndOfFileAppends) {
   put("f", "abc");
   auto c = create("f", FILE_OPEN, FILE_APPEND_DATA | FILE_READ_DATA);
