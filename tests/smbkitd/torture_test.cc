@@ -66,11 +66,19 @@ INSTANTIATE_TEST_SUITE_P(Lock, Torture,
                                            "smb2.lock.replay_smb3_specification_multi"),
                          test_name);
 
-// smb2.replay: the channel sequence check (MS-SMB2 3.3.5.2.10) and the
-// replays smbkitd passes.
+// smb2.replay: the channel sequence check (MS-SMB2 3.3.5.2.10), replayed
+// durable v2 CREATEs (3.3.5.9.10) on one channel and on a second, a
+// replay while the first CREATE waits for a break on a lost channel (6 s),
+// and a replay after the handle was used (5 s).
 INSTANTIATE_TEST_SUITE_P(Replay, Torture,
                          ::testing::Values("smb2.replay.channel-sequence", "smb2.replay.replay-commands",
-                                           "smb2.replay.replay-regular", "smb2.replay.replay7"),
+                                           "smb2.replay.replay-regular", "smb2.replay.replay7",
+                                           "smb2.replay.replay-dhv2-oplock1", "smb2.replay.replay-dhv2-oplock2",
+                                           "smb2.replay.replay-dhv2-oplock3", "smb2.replay.replay-dhv2-oplock-lease",
+                                           "smb2.replay.replay-dhv2-lease1", "smb2.replay.replay-dhv2-lease2",
+                                           "smb2.replay.replay-dhv2-lease3", "smb2.replay.replay-dhv2-lease-oplock",
+                                           "smb2.replay.replay3", "smb2.replay.replay4", "smb2.replay.replay6",
+                                           "smb2.replay.dhv2-pending2n-vs-oplock-sane"),
                          test_name);
 
 // Leases and durable handles: the tests that pass and take under 2 s.
