@@ -285,16 +285,22 @@ std::unique_ptr<FirstCut> relay_cutting_first(uint16_t port) {
   return fc;
 }
 
+// A client with one channel bound, through fc's relay.
+Result<Bound> bound_through(const st::SambaServer& server, const FirstCut& fc, bool reconnect) {
+  auto o = client_options(server);
+  o.conn.port = fc.relay->port();
+  o.reconnect.enabled = reconnect;
+  SMBKIT_TRY(auto b, connect_bound(o, 1));
+  if (b.cli->channel_count() != 2) return smbkit::protocol_error("the channel was not bound");
+  return b;
+}
+
 TEST_F(Multichannel, WithoutReconnectAQueryOnTheLostFirstConnectionGoesOn) {
   ASSERT_TRUE(server_);
   auto fc = relay_cutting_first(server_->port());
   ASSERT_TRUE(fc);
-  auto o = client_options(*server_);
-  o.conn.port = fc->relay->port();
-  o.reconnect.enabled = false;
-  auto bound = connect_bound(o, 1);
+  auto bound = bound_through(*server_, *fc, false);
   IT_ASSERT_OK(bound);
-  ASSERT_EQ(bound->cli->channel_count(), 2u);
   const std::string name = unique_name("mc-query");
   cl::OpenParams p = rw_create();
   p.access |= pr::FILE_READ_ATTRIBUTES;
@@ -321,12 +327,8 @@ TEST_F(Multichannel, ACloseOnTheLostFirstConnectionReachesTheServer) {
     SCOPED_TRACE(reconnect ? "reconnect on" : "reconnect off");
     auto fc = relay_cutting_first(server_->port());
     ASSERT_TRUE(fc);
-    auto o = client_options(*server_);
-    o.conn.port = fc->relay->port();
-    o.reconnect.enabled = reconnect;
-    auto bound = connect_bound(o, 1);
+    auto bound = bound_through(*server_, *fc, reconnect);
     IT_ASSERT_OK(bound);
-    ASSERT_EQ(bound->cli->channel_count(), 2u);
     const std::string name = unique_name("mc-close");
     cl::OpenParams alone = rw_create();
     alone.share = 0;
