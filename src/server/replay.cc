@@ -1,5 +1,8 @@
 #include "server/replay.h"
 
+#include <algorithm>
+#include <map>
+
 #include "base/ntstatus.h"
 
 namespace smbkit::server {
@@ -24,7 +27,16 @@ ReplayLookup replay_lookup(FileService& svc, const ReplayKey& key, bool replay,
     }
     impl.replays.erase(it);  // its open is gone
   }
-  if (impl.replays.size() >= kMaxReplayEntries) return {.status = STATUS_INSUFFICIENT_RESOURCES};
+  // Full: entries whose CREATE is gone without an open (its wait ended
+  // with its connection) make room before a new one is refused.
+  const size_t cap = std::min<size_t>(kMaxReplayEntries, svc.options().max_open_files_total);
+  if (impl.replays.size() >= cap) {
+    std::erase_if(impl.replays, [](const auto& kv) {
+      const ReplayEntry& e = kv.second;
+      return !e.busy && e.wait.expired() && e.open.expired();
+    });
+  }
+  if (impl.replays.size() >= cap) return {.status = STATUS_INSUFFICIENT_RESOURCES};
   impl.replays[key].busy = true;
   return {};
 }

@@ -20,8 +20,9 @@
 
 namespace smbkit::server {
 
-// At most this many remembered at once (each one a live open or a CREATE
-// in progress, so the open-file bounds come first).
+// At most this many remembered at once, and no more than the server's
+// bound on open files (each one is a live open or a CREATE in progress;
+// one whose CREATE went without an open is dropped when room is needed).
 inline constexpr size_t kMaxReplayEntries = 1u << 20;
 
 // A durable v2 CREATE's place in the table, from before its file is opened

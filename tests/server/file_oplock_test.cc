@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "oplock_fixture.h"
+#include "server/file_internal.h"
 
 namespace smbkit::server::testing {
 namespace {
@@ -214,8 +215,9 @@ class DurableTest : public FileFixture {
     req.CreateOptions = options;
     req.RequestedOplockLevel = level;
     req.CreateContexts = std::move(contexts);
-    return svc_.execute(c, ctx, SMB2_CREATE,
-                        request(SMB2_CREATE, [&](ByteWriter& w) { ASSERT_TRUE(encode_create_request(req, w).ok()); }));
+    return c.impl().svc.execute(c, ctx, SMB2_CREATE, request(SMB2_CREATE, [&](ByteWriter& w) {
+      ASSERT_TRUE(encode_create_request(req, w).ok());
+    }));
   }
   CreateResponse ok(const FileReply& r) {
     EXPECT_EQ(r.status, 0u);
@@ -340,6 +342,25 @@ TEST_F(DurableTest, AReplayAfterTheHandleWasUsedIsANewCreate) {
             STATUS_DUPLICATE_OBJECTID);
   EXPECT_EQ(close(first.FileId), STATUS_SUCCESS);
   EXPECT_EQ(close(again.FileId), STATUS_SUCCESS);
+}
+
+// The CREATEs remembered for replay are bounded by the server's open
+// files; entries whose CREATE went without an open (its wait ended with
+// its connection) make room instead of a new durable CREATE being refused.
+TEST_F(DurableTest, GoneCreatesMakeRoomInTheReplayTable) {
+  FileServiceOptions fo;
+  fo.max_open_files_total = 4;
+  FileService small(fo);
+  ConnOpens c(small);
+  {
+    MutexLock l(small.impl().replay_mu);
+    for (uint8_t i = 0; i < 4; i++) small.impl().replays[ReplayKey{guid(1), guid(static_cast<uint8_t>(100 + i))}];
+  }
+  CreateDurableHandleRequestV2 q;
+  q.CreateGuid = guid(12);
+  ok(create_raw(c, ctx_, {to_create_context(q)}, SMB2_OPLOCK_LEVEL_NONE));
+  MutexLock l(small.impl().replay_mu);
+  EXPECT_EQ(small.impl().replays.size(), 1u);
 }
 
 // A replay of a CREATE still waiting for a break is told to come back
