@@ -53,22 +53,46 @@ std::vector<proto::NetworkInterfaceInfo> local_interfaces(const std::vector<sock
     any6 = any6 || ss.ss_family == AF_INET6;
     any4 = any4 || ss.ss_family == AF_INET || ss.ss_family == AF_INET6;
   }
+  auto add = [&out](Bytes address, uint32_t scope, uint32_t if_index) {
+    for (const auto& o : out)
+      if (o.Address == address) return;
+    proto::NetworkInterfaceInfo n;
+    n.Address = std::move(address);
+    n.ScopeId = scope;
+    n.IfIndex = if_index;
+    n.LinkSpeed = kDefaultLinkSpeed;
+    out.push_back(std::move(n));
+  };
+  // A wildcard: every address of every interface that is up.
   for (ifaddrs* i = ifs; i; i = i->ifa_next) {
     if (!i->ifa_addr || !(i->ifa_flags & IFF_UP)) continue;
     const int fam = i->ifa_addr->sa_family;
-    bool take = (fam == AF_INET && any4) || (fam == AF_INET6 && any6);
-    for (const sockaddr_storage& ss : listening) {
-      if (take || is_wildcard(ss) || ss.ss_family != fam) continue;
-      uint32_t s1 = 0, s2 = 0;
-      take = address_of(reinterpret_cast<const sockaddr*>(&ss), &s1) == address_of(i->ifa_addr, &s2);
+    if (!((fam == AF_INET && any4) || (fam == AF_INET6 && any6))) continue;
+    uint32_t scope = 0;
+    Bytes a = address_of(i->ifa_addr, &scope);
+    if (!a.empty()) add(std::move(a), scope, ::if_nametoindex(i->ifa_name));
+  }
+  // A specific address: itself, since a socket is bound to it (127.0.0.2
+  // on lo's 127.0.0.1/8, say, which no interface lists), with the index
+  // of the interface that has it or, for IPv4, whose network holds it.
+  for (const sockaddr_storage& ss : listening) {
+    if (is_wildcard(ss)) continue;
+    uint32_t scope = 0;
+    Bytes a = address_of(reinterpret_cast<const sockaddr*>(&ss), &scope);
+    if (a.empty()) continue;
+    uint32_t exact = 0, network = 0;
+    for (ifaddrs* i = ifs; i && !exact; i = i->ifa_next) {
+      if (!i->ifa_addr || i->ifa_addr->sa_family != ss.ss_family) continue;
+      uint32_t s2 = 0;
+      if (address_of(i->ifa_addr, &s2) == a) exact = ::if_nametoindex(i->ifa_name);
+      else if (ss.ss_family == AF_INET && i->ifa_netmask && !network) {
+        uint32_t mask = reinterpret_cast<const sockaddr_in*>(i->ifa_netmask)->sin_addr.s_addr;
+        uint32_t mine = reinterpret_cast<const sockaddr_in*>(i->ifa_addr)->sin_addr.s_addr;
+        uint32_t want = reinterpret_cast<const sockaddr_in*>(&ss)->sin_addr.s_addr;
+        if ((mine & mask) == (want & mask)) network = ::if_nametoindex(i->ifa_name);
+      }
     }
-    if (!take) continue;
-    proto::NetworkInterfaceInfo n;
-    n.Address = address_of(i->ifa_addr, &n.ScopeId);
-    if (n.Address.empty()) continue;
-    n.IfIndex = ::if_nametoindex(i->ifa_name);
-    n.LinkSpeed = kDefaultLinkSpeed;
-    out.push_back(std::move(n));
+    add(std::move(a), scope, exact ? exact : network);
   }
   if (ifs) ::freeifaddrs(ifs);
   return out;
