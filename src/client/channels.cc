@@ -199,41 +199,86 @@ Result<void> Client::bind_channel(const std::string& host) {
   return fail(nt_error(STATUS_CONNECTION_DISCONNECTED, where + ": reconnected while binding a channel"));
 }
 
-std::vector<std::string> Client::interface_hosts(Tree& tree) {
-  // On loopback every channel goes to the address we have (as cifs.ko when
-  // asked for more channels than interfaces): the server's other
-  // interfaces may not lead back to it from here.
-  if (is_loopback(opts_.conn.host)) return {};
+std::optional<std::vector<std::string>> Client::interface_hosts(Tree& tree) {
   auto a = tree.fsctl(FileId{~0ull, ~0ull}, FSCTL_QUERY_NETWORK_INTERFACE_INFO, {}, 64 * 1024,
                       "query network interfaces");
   if (!a) {
-    SMBKIT_LOG(debug, "{}: no interface list ({}): channels go to {}", host_url(), a.error().message(),
-               opts_.conn.host);
-    return {};
+    SMBKIT_LOG(debug, "{}: no interface list ({})", host_url(), a.error().message());
+    return std::nullopt;
   }
   auto list = decode_network_interface_info(a->output);
-  if (!list) return {};
+  if (!list) return std::nullopt;
   // The fastest first (MS-SMB2 3.2.5.14.11: LinkSpeed, then RSS).
   std::stable_sort(list->begin(), list->end(), [](const NetworkInterfaceInfo& x, const NetworkInterfaceInfo& y) {
     if (x.LinkSpeed != y.LinkSpeed) return x.LinkSpeed > y.LinkSpeed;
     return (x.Capability & RSS_CAPABLE) > (y.Capability & RSS_CAPABLE);
   });
+  // From a loopback address, only the server's loopback addresses of the
+  // same family: its other interfaces may not lead back to it from here,
+  // and the traffic stays on this host (cifs.ko, asked for more channels
+  // than it can reach, puts them on the address it has).
+  const std::string first = conn().peer().empty() ? opts_.conn.host : conn().peer();
+  const bool local = is_loopback(first);
+  const bool v6 = first.find(':') != std::string::npos;
   std::vector<std::string> hosts;
-  for (const auto& i : *list)
-    if (auto h = usable_address(i); h && std::find(hosts.begin(), hosts.end(), *h) == hosts.end()) hosts.push_back(*h);
+  for (const auto& i : *list) {
+    auto h = usable_address(i);
+    if (!h || std::find(hosts.begin(), hosts.end(), *h) != hosts.end()) continue;
+    if (local && (!is_loopback(*h) || (h->find(':') != std::string::npos) != v6)) continue;
+    hosts.push_back(*h);
+  }
   return hosts;
+}
+
+void Client::refresh_interfaces() {
+  auto ipc = tree_connect("IPC$");
+  if (!ipc) {
+    SMBKIT_LOG(debug, "{}: interfaces not asked again: {}", host_url(), ipc.error().message());
+    return;
+  }
+  auto hosts = interface_hosts(**ipc);
+  if (!hosts) return;
+  MutexLock g(state_mu_);
+  interfaces_ = std::move(*hosts);
+}
+
+std::string Client::next_channel_host() const {
+  MutexLock g(state_mu_);
+  // peer() is set before a connection is shared and never changes: no
+  // lock of the connection is taken under ours.
+  std::string best;
+  size_t least = ~size_t{0};
+  for (const auto& h : interfaces_) {
+    size_t n = conn_->peer() == h;
+    for (const auto& c : channels_) n += c->peer() == h;
+    if (n < least) {
+      least = n;
+      best = h;
+    }
+  }
+  return best;
+}
+
+Result<void> Client::bind_next_channel() {
+  const std::string host = next_channel_host();
+  auto r = bind_channel(host);
+  // An interface we cannot reach: the address we have.
+  if (!r && !host.empty() && host != conn().peer() && !session::is_security_violation(r.error()))
+    r = bind_channel();
+  return r;
 }
 
 Result<size_t> Client::add_channels(Tree& tree, size_t extra) {
   extra = std::min(extra, kMaxChannels - 1);
-  const std::vector<std::string> hosts = interface_hosts(tree);
+  auto hosts = interface_hosts(tree);
+  {
+    MutexLock g(state_mu_);
+    interfaces_ = hosts ? std::move(*hosts) : std::vector<std::string>{};
+  }
   size_t bound = 0;
   std::optional<Error> first_error;
   for (size_t i = 0; i < extra; i++) {
-    std::string host = hosts.empty() ? std::string() : hosts[i % hosts.size()];
-    auto r = bind_channel(host);
-    // An interface we cannot reach: the address we have.
-    if (!r && !host.empty() && !session::is_security_violation(r.error())) r = bind_channel();
+    auto r = bind_next_channel();
     if (!r) {
       if (!first_error) first_error = r.error();
       // A refusal will not change on the next try.
@@ -418,8 +463,13 @@ void Client::keeper_loop() {
         return;
     }
     // Only while the first connection lives: its loss is the reconnect's.
-    auto r = connection_dead() ? Result<void>(nt_error(STATUS_CONNECTION_DISCONNECTED, "first connection lost"))
-                               : bind_channel();
+    // The server's interfaces may have changed since (the lost channel's
+    // among them): asked again before each attempt.
+    Result<void> r = nt_error(STATUS_CONNECTION_DISCONNECTED, "first connection lost");
+    if (!connection_dead()) {
+      refresh_interfaces();
+      r = bind_next_channel();
+    }
     bool done = r.ok();
     if (!r) {
       SMBKIT_LOG(info, "{}: binding a channel again failed: {}", host_url(), r.error().message());
@@ -448,6 +498,13 @@ void Client::stop_keeper() {
 size_t Client::channel_count() const {
   MutexLock g(state_mu_);
   return channels_.size() + 1;
+}
+
+std::vector<std::string> Client::channel_peers() const {
+  MutexLock g(state_mu_);
+  std::vector<std::string> out{conn_->peer()};
+  for (const auto& c : channels_) out.push_back(c->peer());
+  return out;
 }
 
 std::vector<ConnectionStats> Client::channel_stats() const {

@@ -129,12 +129,16 @@ class Client final : private ReconnectTarget {
   Result<void> bind_channel(const std::string& host = {});
   // Asks the server for its interfaces (FSCTL_QUERY_NETWORK_INTERFACE_INFO
   // on `tree`) and binds `extra` more channels over them (at most
-  // kMaxChannels in all). A channel that is lost later is bound again in the
-  // background, a bounded number of times. Returns the channels bound.
+  // kMaxChannels in all), each to the interface with the fewest channels.
+  // A channel that is lost later is bound again in the background, a
+  // bounded number of times, on the interfaces the server lists then.
+  // Returns the channels bound.
   static constexpr size_t kMaxChannels = 16;
   Result<size_t> add_channels(Tree& tree, size_t extra);
   // The channels of the session, the first connection first.
   size_t channel_count() const EXCLUDES(state_mu_);
+  // The address each channel went to, the first connection first.
+  std::vector<std::string> channel_peers() const EXCLUDES(state_mu_);
   std::vector<ConnectionStats> channel_stats() const EXCLUDES(state_mu_);
   struct ChannelStats {
     uint64_t bound = 0;    // channels bound (re-binds included)
@@ -234,7 +238,20 @@ class Client final : private ReconnectTarget {
   // closed with it and bound again to the new one.
   std::vector<std::shared_ptr<Connection>> take_channels() EXCLUDES(state_mu_);
   void rebind_all() EXCLUDES(state_mu_);
-  std::vector<std::string> interface_hosts(Tree& tree);
+  // The server's interfaces we would bind channels on, fastest first
+  // (empty: every channel goes to the first connection's address).
+  // nullopt when the server does not answer.
+  std::optional<std::vector<std::string>> interface_hosts(Tree& tree);
+  // Asks for them again on a tree of IPC$ (the keeper has no tree of its
+  // own); keeps the list it has when the server does not answer.
+  void refresh_interfaces() EXCLUDES(state_mu_);
+  std::vector<std::string> interfaces_ GUARDED_BY(state_mu_);
+  // Where the next channel goes: the interface with the fewest channels
+  // (the first listed of those), empty without a list.
+  std::string next_channel_host() const EXCLUDES(state_mu_);
+  // Binds one channel on the next interface, or on the first connection's
+  // address when that one cannot be reached.
+  Result<void> bind_next_channel() EXCLUDES(state_mu_);
   void keeper_loop() EXCLUDES(keeper_mu_);
   void stop_keeper() EXCLUDES(keeper_mu_);
   std::vector<std::shared_ptr<Connection>> channels_ GUARDED_BY(state_mu_);

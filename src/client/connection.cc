@@ -84,6 +84,7 @@ Result<session::Request> session_setup_request(uint64_t session_id, bool require
 Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions& opts) {
   std::shared_ptr<Connection> c(new Connection(opts));
   SMBKIT_TRY(c->tcp_, transport::TcpStream::connect(opts.host, opts.port, opts.timeout));
+  c->peer_ = c->tcp_.peer_address();
   if (opts.client_guid == std::array<std::byte, 16>{})
     auth::random_bytes(c->client_guid_);
   else

@@ -79,6 +79,9 @@ class Connection {
 
   const ServerInfo& server() const { return server_; }
   const ConnectionOptions& options() const { return opts_; }
+  // The numeric address this connection went to (options().host may be a
+  // name); set before the connection is shared.
+  const std::string& peer() const { return peer_; }
   const std::array<std::byte, 16>& client_guid() const { return client_guid_; }
   // What this connection's NEGOTIATE offered.
   const NegotiateOffer& offered() const { return offer_; }
@@ -281,6 +284,7 @@ class Connection {
   std::array<std::byte, 16> client_guid_{};
   NegotiateOffer offer_;
   transport::TcpStream tcp_;
+  std::string peer_;
   std::shared_ptr<BufferPool> pool_ = BufferPool::create();
   std::thread reader_;
   std::atomic<uint64_t> io_bytes_{0};

@@ -1,5 +1,6 @@
 #include "transport/tcp.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -99,6 +100,18 @@ Result<TcpStream> TcpStream::connect(const std::string& host, uint16_t port,
   }
   freeaddrinfo(res);
   return last;
+}
+
+std::string TcpStream::peer_address() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (fd_ < 0 || ::getpeername(fd_, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {};
+  char buf[INET6_ADDRSTRLEN] = {};
+  const void* a = ss.ss_family == AF_INET6 ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(ss).sin6_addr)
+                                           : static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(ss).sin_addr);
+  if (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) return {};
+  if (!::inet_ntop(ss.ss_family, a, buf, sizeof buf)) return {};
+  return buf;
 }
 
 Result<void> TcpStream::write_all(const iovec* iov_in, int count, Clock::time_point deadline) {

@@ -56,6 +56,9 @@ class TcpStream {
   void close();
   int fd() const { return fd_; }
   bool is_open() const { return fd_ >= 0; }
+  // The numeric address connected to ("127.0.0.2", "::1"); empty when
+  // not connected.
+  std::string peer_address() const;
 
  private:
   explicit TcpStream(int fd) : fd_(fd) {}

@@ -515,5 +515,70 @@ TEST_F(Multichannel, NotNegotiatedNotBound) {
   EXPECT_EQ((*cli)->channel_count(), 1u);
 }
 
+// smbkitd listening on two loopback addresses lists both
+// (FSCTL_QUERY_NETWORK_INTERFACE_INFO): channels go to the one with the
+// fewest, and a lost channel is bound again on its own interface, not on
+// the first connection's.
+class MultichannelInterfaces : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    st::SambaOptions so;
+    so.server = "smbkitd";
+    so.global.push_back("server multi channel support = yes");
+    so.global.push_back("interfaces = 127.0.0.1, 127.0.0.2");
+    auto s = st::SambaServer::start(so);
+    EXPECT_TRUE(s.ok()) << err_of(s);
+    server_ = s.ok() ? s->release() : nullptr;
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static st::SambaServer* server_;
+};
+st::SambaServer* MultichannelInterfaces::server_ = nullptr;
+
+TEST_F(MultichannelInterfaces, ChannelsGoToEachInterface) {
+  ASSERT_TRUE(server_);
+  auto bound = connect_bound(client_options(*server_), 2);
+  IT_ASSERT_OK(bound);
+  auto& cli = bound->cli;
+  EXPECT_EQ(bound->added, 2u);
+  // The first connection is on 127.0.0.1: the next channel on the
+  // interface without one, the third on the first listed of the two.
+  EXPECT_EQ(cli->channel_peers(), (std::vector<std::string>{"127.0.0.1", "127.0.0.2", "127.0.0.1"}));
+
+  const Bytes data = random_bytes((8u << 20) + 77, 31);
+  const std::string name = unique_name("mc-if");
+  auto back = round_trip(*bound->tree, name, data);
+  IT_ASSERT_OK(back);
+  EXPECT_EQ(sha256(*back), sha256(data));
+  auto stats = cli->channel_stats();
+  ASSERT_EQ(stats.size(), 3u);
+  EXPECT_GT(stats[1].bytes_in, 1u << 20) << "the channel on 127.0.0.2 carried no READs";
+}
+
+TEST_F(MultichannelInterfaces, ALostChannelIsBoundAgainOnItsInterface) {
+  ASSERT_TRUE(server_);
+  auto o = client_options(*server_);
+  o.reconnect.enabled = false;
+  auto bound = connect_bound(o, 1);
+  IT_ASSERT_OK(bound);
+  auto& cli = bound->cli;
+  ASSERT_EQ(cli->channel_peers(), (std::vector<std::string>{"127.0.0.1", "127.0.0.2"}));
+  cli->drop_channel(1);
+  // A transfer finds the channel gone (its requests go to the first
+  // connection) and the keeper binds it again after 100 ms.
+  const Bytes data = random_bytes(4u << 20, 32);
+  auto back = round_trip(*bound->tree, unique_name("mc-if-lost"), data);
+  IT_ASSERT_OK(back);
+  EXPECT_EQ(sha256(*back), sha256(data));
+  for (int i = 0; i < 100 && (cli->channel_count() < 2 || cli->multichannel_stats().bound < 2); i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(cli->multichannel_stats().lost, 1u);
+  EXPECT_EQ(cli->multichannel_stats().bound, 2u);
+  EXPECT_EQ(cli->channel_peers(), (std::vector<std::string>{"127.0.0.1", "127.0.0.2"}));
+}
+
 }  // namespace
 }  // namespace smbkit_it
