@@ -56,10 +56,11 @@ void channel_sequence_done(ChannelSequenceState& s, uint16_t seq) {
     s.OutstandingPreRequestCount--;
 }
 
-ChannelSequenceHold::~ChannelSequenceHold() {
+void ChannelSequenceHold::end() {
   if (!open_) return;
   std::lock_guard g(open_->mu);
   channel_sequence_done(open_->state, seq_);
+  open_ = nullptr;
 }
 
 uint32_t ChannelSequenceHold::enter(OpenChannelSequence& o, uint16_t dialect, uint16_t seq, bool replay, bool modify) {

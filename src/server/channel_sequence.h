@@ -38,16 +38,22 @@ struct OpenChannelSequence {
   ChannelSequenceState state;
 };
 
-// Verifies a request against an open for the length of a handler: counted
-// on entry (enter), done on leaving scope.
+// Verifies a request against an open and counts it until its answer:
+// counted on entry (enter), done at end() or on leaving scope. A request
+// that waits (FileReply::pending) takes its hold along
+// (keep_counted_until_answered, file_internal.h); the open must outlive it.
 class ChannelSequenceHold {
  public:
   ChannelSequenceHold() = default;
   ChannelSequenceHold(const ChannelSequenceHold&) = delete;
   ChannelSequenceHold& operator=(const ChannelSequenceHold&) = delete;
-  ~ChannelSequenceHold();
+  ChannelSequenceHold(ChannelSequenceHold&& o) noexcept : open_(o.open_), seq_(o.seq_) { o.open_ = nullptr; }
+  ChannelSequenceHold& operator=(ChannelSequenceHold&&) = delete;
+  ~ChannelSequenceHold() { end(); }
   // 0 or STATUS_FILE_NOT_AVAILABLE; skipped (0) before 3.0.
   uint32_t enter(OpenChannelSequence& o, uint16_t dialect, uint16_t seq, bool replay, bool modify);
+  // The request is answered: no longer outstanding.
+  void end();
 
  private:
   OpenChannelSequence* open_ = nullptr;

@@ -452,6 +452,7 @@ FileReply handle_close(FileService& svc, ConnOpens& opens, const CallCtx& ctx, B
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
+  ChannelSequenceHold seq_hold = count_request(**o, ctx);  // MS-SMB2 3.3.5.2.10
   CloseResponse resp;
   if ((req->Flags & SMB2_CLOSE_FLAG_POSTQUERY_ATTRIB) && (*o)->fd >= 0) {
     struct stat st {};

@@ -103,6 +103,7 @@ FileReply handle_query_directory(FileService& svc, ConnOpens& opens, const CallC
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
+  ChannelSequenceHold seq_hold = count_request(f, ctx);  // MS-SMB2 3.3.5.2.10
   if (!f.is_dir || f.pipe) return error_reply(STATUS_INVALID_PARAMETER);
   if (!(f.granted & FILE_LIST_DIRECTORY)) return error_reply(STATUS_ACCESS_DENIED);
   const uint8_t cls = req->FileInformationClass;

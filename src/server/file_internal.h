@@ -356,6 +356,13 @@ FileReply body_reply(uint32_t status, const Resp& resp, Enc encode) {
 // The open a request's FileId names (kRelatedFileId: the chain's), or an
 // error status.
 Result<OpenPtr> resolve_open(ConnOpens& opens, const CallCtx& ctx, const proto::FileId& id);
+// MS-SMB2 3.3.5.2.10 for a request on an open that its ChannelSequence
+// never fails (all but WRITE, SET_INFO and IOCTL): counted as outstanding
+// until the hold ends, and a newer sequence moves the open on.
+ChannelSequenceHold count_request(Open& o, const CallCtx& ctx);
+// A reply that waits (r.pending) keeps its request counted until its
+// final answer; `open` is kept alive as long.
+void keep_counted_until_answered(FileReply& r, OpenPtr open, ChannelSequenceHold hold);
 // An errno from the file system as an NTSTATUS.
 uint32_t errno_status(int e);
 

@@ -84,6 +84,41 @@ Result<OpenPtr> resolve_open(ConnOpens& opens, const CallCtx& ctx, const proto::
   return o;
 }
 
+ChannelSequenceHold count_request(Open& o, const CallCtx& ctx) {
+  ChannelSequenceHold h;
+  (void)h.enter(o.channel_sequence, ctx.dialect, ctx.channel_sequence, ctx.replay, false);
+  return h;
+}
+
+namespace {
+
+// A waiting request's PendingCall with its channel-sequence count, ended
+// just before the final answer goes out.
+struct CountedPending final : PendingCall {
+  struct Held {
+    OpenPtr open;  // declared first: outlives the hold on its sequence
+    ChannelSequenceHold hold;
+  };
+  CountedPending(std::shared_ptr<PendingCall> inner, OpenPtr open, ChannelSequenceHold hold)
+      : inner(std::move(inner)), held(std::make_shared<Held>(Held{std::move(open), std::move(hold)})) {}
+  void start(std::function<void(FileReply)> done) override {
+    inner->start([held = held, done = std::move(done)](FileReply r) {
+      held->hold.end();
+      done(std::move(r));
+    });
+  }
+  void cancel() override { inner->cancel(); }
+  const std::shared_ptr<PendingCall> inner;
+  const std::shared_ptr<Held> held;
+};
+
+}  // namespace
+
+void keep_counted_until_answered(FileReply& r, OpenPtr open, ChannelSequenceHold hold) {
+  if (!r.pending) return;
+  r.pending = std::make_shared<CountedPending>(std::move(r.pending), std::move(open), std::move(hold));
+}
+
 uint32_t errno_status(int e) {
   switch (e) {
     case ENOENT:

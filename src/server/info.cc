@@ -376,6 +376,7 @@ FileReply handle_query_info(FileService& svc, ConnOpens& opens, const CallCtx& c
   if (!req) return error_reply(STATUS_INVALID_PARAMETER);
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
+  ChannelSequenceHold seq_hold = count_request(**o, ctx);  // MS-SMB2 3.3.5.2.10
   if (req->OutputBufferLength > svc.options().max_transact) return error_reply(STATUS_INVALID_PARAMETER);
   Result<Encoded> enc = nt_error(STATUS_INVALID_PARAMETER);
   switch (req->InfoType) {

@@ -150,8 +150,7 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
   // MS-SMB2 3.3.5.2.10: a READ is never failed for its ChannelSequence, but
   // a newer one moves the open on, so that a WRITE sent before it on a
   // channel since lost is stale.
-  ChannelSequenceHold seq_hold;
-  (void)seq_hold.enter(f.channel_sequence, ctx.dialect, ctx.channel_sequence, ctx.replay, false);
+  ChannelSequenceHold seq_hold = count_request(f, ctx);
   if (f.pipe) {
     if (nowait) return std::nullopt;
     return pipe_read(f, req->Length);
@@ -265,6 +264,7 @@ FileReply handle_flush(FileService&, ConnOpens& opens, const CallCtx& ctx, ByteV
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
+  ChannelSequenceHold seq_hold = count_request(f, ctx);  // MS-SMB2 3.3.5.2.10
   if (!f.pipe) {
     // MS-SMB2 3.3.5.11: a flush needs write access (directories too).
     if (!(f.granted & (FILE_WRITE_DATA | FILE_APPEND_DATA))) return error_reply(STATUS_ACCESS_DENIED);

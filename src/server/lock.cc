@@ -169,6 +169,8 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
   if (!f.node || f.is_dir) return error_reply(STATUS_INVALID_PARAMETER);
+  // MS-SMB2 3.3.5.2.10: outstanding until answered, a wait included.
+  ChannelSequenceHold seq_hold = count_request(f, ctx);
 
   // MS-SMB2 3.3.5.14 lock sequence verification (durable or resilient
   // opens, and any open on a 3.x multichannel connection, as smbd): a
@@ -249,6 +251,7 @@ FileReply handle_lock(FileService& svc, ConnOpens& opens, const CallCtx& ctx, By
           n.lock_waiters.push_back(w);
           FileReply r;
           r.pending = std::move(w);
+          keep_counted_until_answered(r, *o, std::move(seq_hold));
           return r;
         }
         n.locks.push_back(ByteRangeLock{&f, e.Offset, e.Length, exclusive});

@@ -258,6 +258,8 @@ FileReply handle_change_notify(FileService& svc, ConnOpens& opens, const CallCtx
   auto o = resolve_open(opens, ctx, req->FileId);
   if (!o) return error_reply(o.error().status);
   Open& f = **o;
+  // MS-SMB2 3.3.5.2.10: outstanding until answered, a wait included.
+  ChannelSequenceHold seq_hold = count_request(f, ctx);
   // MS-SMB2 3.3.5.19: OutputBufferLength above MaxTransactSize, or an open
   // that is not a directory, is STATUS_INVALID_PARAMETER; the open must
   // have been granted FILE_LIST_DIRECTORY (MS-FSA 2.1.5.10).
@@ -298,6 +300,7 @@ FileReply handle_change_notify(FileService& svc, ConnOpens& opens, const CallCtx
   w->waiting.push_back(call);
   FileReply pending;
   pending.pending = std::move(call);
+  keep_counted_until_answered(pending, *o, std::move(seq_hold));
   return pending;
 }
 

@@ -452,6 +452,7 @@ FileReply oplock_ack(FileService& svc, ConnOpens& opens, const CallCtx& ctx, Byt
   auto o = resolve_open(opens, ctx, ack->FileId);
   if (!o) return error_reply(o.error().status);
   Open& open = **o;
+  ChannelSequenceHold seq_hold = count_request(open, ctx);  // MS-SMB2 3.3.5.2.10
   if (!open.node) return error_reply(STATUS_INVALID_OPLOCK_PROTOCOL);
   auto& impl = svc.impl();
   Breaks out;

@@ -456,6 +456,87 @@ TEST_F(Multichannel, StaleChannelSequenceFailsWrites) {
                                                                      std::byte{'c'}, std::byte{'c'}}));
 }
 
+// A LOCK waiting for its range counts as outstanding under the
+// ChannelSequence it came with (MS-SMB2 3.3.5.2.10) until its final
+// answer: once a newer sequence has moved the open on, a replayed WRITE
+// is refused with STATUS_FILE_NOT_AVAILABLE while that LOCK waits, and
+// goes through once it is answered.
+TEST_F(Multichannel, AWaitingLockHoldsBackAReplayedWrite) {
+  ASSERT_TRUE(server_);
+  auto o = client_options(*server_, {pr::SMB2_DIALECT_0311});
+  o.conn.multichannel = true;
+  auto cli = cl::Client::connect(o);
+  IT_ASSERT_OK(cli);
+  auto t = (*cli)->tree_connect("share");
+  IT_ASSERT_OK(t);
+  const std::string name = unique_name("mc-seq-lock");
+  auto a = (*t)->open(name, rw_create());
+  IT_ASSERT_OK(a);
+  auto b = (*t)->open(name, rw_create());
+  IT_ASSERT_OK(b);
+  const uint64_t sid = (*cli)->session().session_id;
+  const uint32_t tid = (*t)->id();
+  auto lock = [&](const pr::FileId& id, uint16_t seq, uint32_t flags) {
+    auto r = cl::make_request(pr::SMB2_LOCK, sid, tid, [&](smbkit::ByteWriter& w) {
+      pr::LockRequest q;
+      q.FileId = id;
+      q.Locks.push_back({0, 8, flags});
+      return pr::encode_lock_request(q, w);
+    });
+    EXPECT_TRUE(r.ok());
+    r->hdr.Status = seq;  // ChannelSequence (MS-SMB2 2.2.1.2)
+    auto resp = (*cli)->conn().call(std::move(*r));
+    EXPECT_TRUE(resp.ok()) << err_of(resp);
+    return resp.ok() ? resp->hdr.Status : 0xFFFFFFFFu;
+  };
+  auto io = [&](uint16_t command, uint16_t seq, bool replay) {
+    const Bytes data(4, std::byte{'r'});
+    auto r = cl::make_request(command, sid, tid, [&](smbkit::ByteWriter& w) -> Result<void> {
+      if (command == pr::SMB2_READ) {
+        pr::ReadRequest q;
+        q.Length = 4;
+        q.Offset = 16;
+        q.FileId = a->id;
+        return pr::encode_read_request(q, w);
+      }
+      pr::WriteRequest q;
+      q.Length = static_cast<uint32_t>(data.size());
+      q.Offset = 16;  // outside the locked range
+      q.FileId = a->id;
+      SMBKIT_CHECK(pr::encode_write_request(q, w));
+      w.bytes(data);
+      return smbkit::ok_result();
+    });
+    EXPECT_TRUE(r.ok());
+    r->hdr.Status = seq;
+    if (replay) r->hdr.Flags |= pr::SMB2_FLAGS_REPLAY_OPERATION;
+    r->charge_bytes = command == pr::SMB2_WRITE ? data.size() : 4;
+    auto resp = (*cli)->conn().call(std::move(*r));
+    EXPECT_TRUE(resp.ok()) << err_of(resp);
+    return resp.ok() ? resp->hdr.Status : 0xFFFFFFFFu;
+  };
+  const uint32_t exclusive = pr::SMB2_LOCKFLAG_EXCLUSIVE_LOCK;
+  ASSERT_EQ(lock(b->id, 0, exclusive | pr::SMB2_LOCKFLAG_FAIL_IMMEDIATELY), smbkit::STATUS_SUCCESS);
+  // On a: a LOCK of the same range that waits, under sequence 5. Its
+  // interim answer (STATUS_PENDING) says the server holds it.
+  const uint64_t frames = (*cli)->conn().stats().frames_in;
+  std::atomic<uint32_t> waited{0};
+  std::thread waiter([&] { waited = lock(a->id, 5, exclusive); });
+  for (int i = 0; i < 1000 && (*cli)->conn().stats().frames_in == frames; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GT((*cli)->conn().stats().frames_in, frames) << "no interim answer to the waiting LOCK";
+  // Sequence 6 moves the open on: the waiting LOCK is now of an older one.
+  EXPECT_EQ(io(pr::SMB2_READ, 6, false), smbkit::STATUS_END_OF_FILE);
+  EXPECT_EQ(io(pr::SMB2_WRITE, 6, true), smbkit::STATUS_FILE_NOT_AVAILABLE);
+  // b lets go: the LOCK is granted and answered; the replay goes through.
+  EXPECT_EQ(lock(b->id, 0, pr::SMB2_LOCKFLAG_UNLOCK), smbkit::STATUS_SUCCESS);
+  waiter.join();
+  EXPECT_EQ(waited.load(), smbkit::STATUS_SUCCESS);
+  EXPECT_EQ(io(pr::SMB2_WRITE, 6, true), smbkit::STATUS_SUCCESS);
+  IT_EXPECT_OK((*t)->close(a->id));
+  IT_EXPECT_OK((*t)->close(b->id));
+}
+
 // A binding signed with a key other than the session's is refused by the
 // server (MS-SMB2 3.3.5.2.4), and the client's own binding of the same
 // session on the same kind of connection then works.
