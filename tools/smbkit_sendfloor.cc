@@ -127,6 +127,13 @@ Run run(const std::string& mode, int fd, size_t size, int passes) {
     if (map == MAP_FAILED) die("mmap");
     if (madvise(map, size, MADV_POPULATE_READ)) die("madvise");
   }
+  int pipe_fd[2] = {-1, -1};
+  if (mode == "splice") {
+    if (pipe2(pipe_fd, O_CLOEXEC)) die("pipe");
+    // As large as an unprivileged process may make it (fs.pipe-max-size,
+    // 1 MiB by default): one splice per frame each way.
+    if (fcntl(pipe_fd[1], F_SETPIPE_SZ, static_cast<int>(kChunk)) < 0) die("F_SETPIPE_SZ");
+  }
   if (mode == "zerocopy") {
     int on = 1;
     if (setsockopt(s, SOL_SOCKET, SO_ZEROCOPY, &on, sizeof on)) die("SO_ZEROCOPY");
@@ -146,6 +153,20 @@ Run run(const std::string& mode, int fd, size_t size, int passes) {
       } else if (mode == "mmap") {
         iovec v[2] = {{header, kHeader}, {map + off, len}};
         send_all(s, v, 2, 0);
+      } else if (mode == "splice") {
+        iovec v[1] = {{header, kHeader}};
+        send_all(s, v, 1, MSG_MORE);
+        loff_t o = static_cast<loff_t>(off);
+        for (size_t left = len; left > 0;) {
+          ssize_t in = splice(fd, &o, pipe_fd[1], nullptr, left, SPLICE_F_MOVE);
+          if (in <= 0) die("splice from the file");
+          for (ssize_t out = 0; out < in;) {
+            ssize_t w = splice(pipe_fd[0], nullptr, s, nullptr, static_cast<size_t>(in - out), SPLICE_F_MOVE | SPLICE_F_MORE);
+            if (w <= 0) die("splice into the socket");
+            out += w;
+          }
+          left -= static_cast<size_t>(in);
+        }
       } else {
         iovec v[1] = {{header, kHeader}};
         send_all(s, v, 1, MSG_MORE);
@@ -165,6 +186,10 @@ Run run(const std::string& mode, int fd, size_t size, int passes) {
   waitpid(child, &status, 0);
   close(s);
   if (map) munmap(map, size);
+  if (pipe_fd[0] >= 0) {
+    close(pipe_fd[0]);
+    close(pipe_fd[1]);
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::fprintf(stderr, "smbkit-sendfloor: %s: the reader did not get every byte\n", mode.c_str());
     std::exit(1);
@@ -177,7 +202,7 @@ Run run(const std::string& mode, int fd, size_t size, int passes) {
 
 int main(int argc, char** argv) {
   int passes = 4, rounds = 3;
-  std::vector<std::string> modes = {"copy", "mmap", "zerocopy", "sendfile"};
+  std::vector<std::string> modes = {"copy", "mmap", "zerocopy", "sendfile", "splice"};
   const char* path = nullptr;
   for (int i = 1; i < argc; i++) {
     std::string a = argv[i];
@@ -203,7 +228,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const auto& m : modes)
-    if (m != "copy" && m != "mmap" && m != "zerocopy" && m != "sendfile") {
+    if (m != "copy" && m != "mmap" && m != "zerocopy" && m != "sendfile" && m != "splice") {
       std::fprintf(stderr, "smbkit-sendfloor: unknown mode %s\n", m.c_str());
       return 2;
     }
