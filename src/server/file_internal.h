@@ -157,6 +157,9 @@ struct Open {
   std::shared_ptr<FileNode> node;  // null for pipes
   // Open.ChannelSequence and its counts (MS-SMB2 3.3.5.2.10).
   OpenChannelSequence channel_sequence;
+  // Whether the file lives in memory (tmpfs, ramfs: io.cc, in_memory):
+  // 0 not asked yet, 1 yes, 2 no.
+  std::atomic<uint8_t> in_memory{0};
   std::unique_ptr<rpc::PipeEndpoint> pipe;
   std::string pipe_name;
   // Oplock (lease bits, see Caching) or lease; guarded by nodes_mu.

@@ -2,9 +2,11 @@
 // 3.3.5.11): bounds and access checked, byte-range locks honoured, then
 // pread/pwrite/fsync on the open's fd. Pipes go to pipe_ops.cc.
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,6 +111,34 @@ ssize_t pread_nowait_full(int fd, std::byte* buf, size_t len, uint64_t off) {
       fd, buf, len, off);
 }
 
+// Whether f's file lives in memory (tmpfs, ramfs). Such a file system has
+// no RWF_NOWAIT (EOPNOTSUPP), yet a read of pages it holds never waits for
+// a device. Asked once per open.
+bool in_memory(Open& f) {
+  uint8_t v = f.in_memory.load(std::memory_order_relaxed);
+  if (v == 0) {
+    struct statfs fs {};
+    const bool mem = ::fstatfs(f.fd, &fs) == 0 &&
+                     (fs.f_type == static_cast<decltype(fs.f_type)>(TMPFS_MAGIC) ||
+                      fs.f_type == static_cast<decltype(fs.f_type)>(RAMFS_MAGIC));
+    v = mem ? 1 : 2;
+    f.in_memory.store(v, std::memory_order_relaxed);
+  }
+  return v == 1;
+}
+
+// A read on the loop of a file in memory: a plain pread where cachestat
+// says every page is there (a page swapped out, a hole, or no cachestat:
+// EAGAIN, the worker reads it).
+ssize_t pread_resident(int fd, std::byte* buf, size_t len, uint64_t off) {
+  if (g_no_cachestat.load(std::memory_order_relaxed) || !all_cached(fd, off, len) ||
+      g_no_cachestat.load(std::memory_order_relaxed)) {
+    errno = EAGAIN;
+    return -1;
+  }
+  return pread_full(fd, buf, len, off);
+}
+
 // A READ answered with its data left in the file (FileRegion), when every
 // page of it is in the page cache (as cachestat(2) says: the loop's
 // sendfile must not wait for the disk). nullopt: read it the usual way. A
@@ -169,8 +199,9 @@ std::optional<FileReply> do_read(FileService& svc, ConnOpens& opens, const CallC
   const size_t room = ctx.frame_room;
   std::shared_ptr<Bytes> buf = svc.impl().read_buffers->get(room + std::max<size_t>(req->Length, 1));
   std::shared_ptr<std::byte[]> data(buf, buf->data());
-  ssize_t n = nowait ? pread_nowait_full(f.fd, data.get() + room, req->Length, req->Offset)
-                     : pread_full(f.fd, data.get() + room, req->Length, req->Offset);
+  ssize_t n = !nowait        ? pread_full(f.fd, data.get() + room, req->Length, req->Offset)
+              : in_memory(f) ? pread_resident(f.fd, data.get() + room, req->Length, req->Offset)
+                             : pread_nowait_full(f.fd, data.get() + room, req->Length, req->Offset);
   // EOPNOTSUPP: a file system without RWF_NOWAIT.
   if (n < 0 && nowait && (errno == EAGAIN || errno == EOPNOTSUPP)) return std::nullopt;
   if (n < 0) return error_reply(errno_status(errno));

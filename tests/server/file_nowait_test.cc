@@ -6,6 +6,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "file_fixture.h"
@@ -88,6 +91,42 @@ TEST_F(NowaitTest, UncachedReadIsLeftToAWorker) {
   r = svc_.execute_nowait(conn_, ctx_, SMB2_READ, read_request(c.id(), 1 << 20, 1 << 20));
   ASSERT_TRUE(r.has_value());
   EXPECT_TRUE(data_of(*r) == content.substr(1 << 20, 1 << 20));
+}
+
+// A share on tmpfs: the file system has no RWF_NOWAIT (EOPNOTSUPP), but
+// its pages are in memory, so a cached READ is still served at once, and
+// one of a hole (no page yet) still goes to a worker.
+TEST_F(NowaitTest, CachedReadOnTmpfsIsServedAtOnce) {
+  char tmpl[] = "/dev/shm/smbkit-nowait.XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr) << "/dev/shm: " << std::strerror(errno);
+  struct Remove {
+    std::string path;
+    ~Remove() { std::filesystem::remove_all(path); }
+  } remove{tmpl};
+  struct statfs fs {};
+  ASSERT_EQ(::statfs(tmpl, &fs), 0);
+  ASSERT_EQ(fs.f_type, static_cast<decltype(fs.f_type)>(TMPFS_MAGIC)) << "/dev/shm is not tmpfs here";
+  ShareConfig cfg;
+  cfg.name = "mem";
+  cfg.path = tmpl;
+  auto share = open_share(cfg);
+  ASSERT_TRUE(share.ok()) << share.error().message();
+  tree_.share = *share;
+  const std::string content = random_data(256 << 10, 3);
+  std::ofstream(std::string(tmpl) + "/hot", std::ios::binary) << content;
+  ASSERT_EQ(::truncate((std::string(tmpl) + "/hot").c_str(), 1 << 20), 0);  // a hole after the data
+  auto c = create("hot", FILE_OPEN, FILE_READ_DATA);
+  ASSERT_EQ(c.status, STATUS_SUCCESS);
+
+  auto r = svc_.execute_nowait(conn_, ctx_, SMB2_READ, read_request(c.id(), 4096, 65536));
+  ASSERT_TRUE(r.has_value()) << "a READ of a file in memory was left to a worker";
+  EXPECT_EQ(r->status, STATUS_SUCCESS);
+  EXPECT_TRUE(data_of(*r) == content.substr(4096, 65536));
+  r = svc_.execute_nowait(conn_, ctx_, SMB2_READ, read_request(c.id(), 512 << 10, 4096));
+  EXPECT_FALSE(r.has_value()) << "a READ of a hole was served on the loop";
+  std::string hole;
+  ASSERT_EQ(read(c.id(), 512 << 10, 4096, &hole), STATUS_SUCCESS);
+  EXPECT_EQ(hole, std::string(4096, '\0'));
 }
 
 TEST_F(NowaitTest, OtherCommandsAndTheSwitchGoToAWorker) {
