@@ -2,11 +2,14 @@
 // (proto/fsctl_fscc.h). The first 16 bytes are the range asked about, the
 // rest the server's QUERY_ALLOCATED_RANGES output; what decodes must hold
 // the promises a seek relies on and re-encode to the same bytes. The same
-// bytes also go through the single-structure decoders.
+// bytes also go through the single-structure decoders, and through the
+// decoder of a server's interface list (proto/ioctl.h), whose entries a
+// multichannel client connects to.
 #include <cstddef>
 #include <cstdint>
 
 #include "proto/fsctl_fscc.h"
+#include "proto/ioctl.h"
 
 using namespace smbkit;
 using namespace smbkit::proto;
@@ -18,6 +21,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!e.ok() || *e != Bytes(in.begin(), in.end())) __builtin_trap();
   }
   (void)decode_set_sparse(in);
+  if (auto l = decode_network_interface_info(in); l.ok()) {
+    // Each entry takes at least its fixed size: the list is bounded by
+    // the bytes received.
+    if (l->empty() || l->size() > size / kNetworkInterfaceInfoSize) __builtin_trap();
+    for (const auto &i : *l)
+      if (i.Address.size() != 4 && i.Address.size() != 16) __builtin_trap();
+  }
   if (size < kFileAllocatedRangeBufferSize) return 0;
   auto asked = decode_allocated_range(in.first(kFileAllocatedRangeBufferSize));
   if (!asked.ok()) return 0;

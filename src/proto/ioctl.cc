@@ -205,8 +205,8 @@ namespace {
 
 // MS-SMB2 2.2.32.5: Next, IfIndex, Capability, Reserved, LinkSpeed, then a
 // 128-byte SockAddr_Storage (2.2.32.5.1: Family, then the family's
-// SOCKADDR_IN / SOCKADDR_IN6 fields, zero padded).
-constexpr size_t kNetworkInterfaceInfoSize = 152;
+// SOCKADDR_IN / SOCKADDR_IN6 fields, zero padded); kNetworkInterfaceInfoSize
+// in all.
 constexpr size_t kSockAddrStorageSize = 128;
 constexpr uint16_t kInterNetwork = 0x0002;
 constexpr uint16_t kInterNetworkV6 = 0x0017;

@@ -129,6 +129,7 @@ Result<NetworkResiliencyRequest> decode_network_resiliency_request(ByteView inpu
 // bytes) or IPv6 (16 bytes) address in network order; the port is 0.
 inline constexpr uint32_t RSS_CAPABLE = 0x00000001;
 inline constexpr uint32_t RDMA_CAPABLE = 0x00000002;
+inline constexpr size_t kNetworkInterfaceInfoSize = 152;  // one entry on the wire
 struct NetworkInterfaceInfo {
   uint32_t IfIndex = 0;
   uint32_t Capability = 0;
