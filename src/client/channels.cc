@@ -20,6 +20,12 @@ using namespace proto;
 
 namespace {
 
+// How long a connection to a listed interface may take to connect before
+// the binding falls back to the first connection's address: a server's
+// interface that does not answer (filtered, another network) must not
+// cost the whole request timeout per channel.
+constexpr std::chrono::milliseconds kInterfaceConnectTimeout{3000};
+
 // Attempts to bind one lost channel again, and the waits before them.
 constexpr std::chrono::milliseconds kRebindBackoff[] = {std::chrono::milliseconds(100),
                                                         std::chrono::milliseconds(1000),
@@ -85,7 +91,10 @@ Result<void> Client::bind_channel(const std::string& host) {
     return nt_error(STATUS_NOT_SUPPORTED, where + ": the session has no signing key to bind with");
 
   ConnectionOptions co = opts_.conn;
-  if (!host.empty()) co.host = host;
+  if (!host.empty() && host != first->peer()) {
+    co.host = host;
+    co.connect_timeout = kInterfaceConnectTimeout;
+  }
   co.client_guid = client_guid_;
   co.dialects = {srv.dialect};  // the session's dialect, nothing else
   co.multichannel = true;
@@ -240,6 +249,7 @@ void Client::refresh_interfaces() {
   if (!hosts) return;
   MutexLock g(state_mu_);
   interfaces_ = std::move(*hosts);
+  unreachable_.clear();
 }
 
 std::string Client::next_channel_host() const {
@@ -249,6 +259,7 @@ std::string Client::next_channel_host() const {
   std::string best;
   size_t least = ~size_t{0};
   for (const auto& h : interfaces_) {
+    if (std::find(unreachable_.begin(), unreachable_.end(), h) != unreachable_.end()) continue;
     size_t n = conn_->peer() == h;
     for (const auto& c : channels_) n += c->peer() == h;
     if (n < least) {
@@ -262,9 +273,17 @@ std::string Client::next_channel_host() const {
 Result<void> Client::bind_next_channel() {
   const std::string host = next_channel_host();
   auto r = bind_channel(host);
-  // An interface we cannot reach: the address we have.
-  if (!r && !host.empty() && host != conn().peer() && !session::is_security_violation(r.error()))
+  // An interface we cannot reach: the address we have, and the next
+  // channels pass it over.
+  if (!r && !host.empty() && host != conn().peer() && !session::is_security_violation(r.error())) {
+    SMBKIT_LOG(info, "{}: interface {} not reached ({}): binding on {}", host_url(), host, r.error().message(),
+               opts_.conn.host);
+    {
+      MutexLock g(state_mu_);
+      unreachable_.push_back(host);
+    }
     r = bind_channel();
+  }
   return r;
 }
 
@@ -274,6 +293,7 @@ Result<size_t> Client::add_channels(Tree& tree, size_t extra) {
   {
     MutexLock g(state_mu_);
     interfaces_ = hosts ? std::move(*hosts) : std::vector<std::string>{};
+    unreachable_.clear();
   }
   size_t bound = 0;
   std::optional<Error> first_error;

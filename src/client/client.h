@@ -246,6 +246,9 @@ class Client final : private ReconnectTarget {
   // own); keeps the list it has when the server does not answer.
   void refresh_interfaces() EXCLUDES(state_mu_);
   std::vector<std::string> interfaces_ GUARDED_BY(state_mu_);
+  // Listed interfaces a binding could not reach: passed over until the
+  // list is asked for again.
+  std::vector<std::string> unreachable_ GUARDED_BY(state_mu_);
   // Where the next channel goes: the interface with the fewest channels
   // (the first listed of those), empty without a list.
   std::string next_channel_host() const EXCLUDES(state_mu_);

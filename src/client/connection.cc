@@ -83,7 +83,9 @@ Result<session::Request> session_setup_request(uint64_t session_id, bool require
 
 Result<std::shared_ptr<Connection>> Connection::connect(const ConnectionOptions& opts) {
   std::shared_ptr<Connection> c(new Connection(opts));
-  SMBKIT_TRY(c->tcp_, transport::TcpStream::connect(opts.host, opts.port, opts.timeout));
+  const auto connect_timeout =
+      opts.connect_timeout.count() > 0 ? std::min(opts.connect_timeout, opts.timeout) : opts.timeout;
+  SMBKIT_TRY(c->tcp_, transport::TcpStream::connect(opts.host, opts.port, connect_timeout));
   c->peer_ = c->tcp_.peer_address();
   if (opts.client_guid == std::array<std::byte, 16>{})
     auth::random_bytes(c->client_guid_);

@@ -39,6 +39,8 @@ struct ConnectionOptions {
   bool require_signing = false;     // --sign
   bool require_encryption = false;  // --seal
   std::chrono::milliseconds timeout{30000};
+  // For the TCP connect alone, when shorter (0: `timeout`).
+  std::chrono::milliseconds connect_timeout{0};
   // Credits we ask the server to let us hold (64 KiB each): enough for the
   // largest transfer window; Samba grants up to 8192.
   uint32_t credit_target = 2048;

@@ -5,7 +5,11 @@
 // bound again), the first connection cut in the middle of a transfer is
 // replaced by a bound channel without a new session, and a binding signed
 // with the wrong key is refused.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+
+#include <cstring>
 
 #include "auth/crypto.h"
 #include "auth/spnego_initiator.h"
@@ -659,6 +663,63 @@ TEST_F(MultichannelInterfaces, ALostChannelIsBoundAgainOnItsInterface) {
   EXPECT_EQ(cli->multichannel_stats().lost, 1u);
   EXPECT_EQ(cli->multichannel_stats().bound, 2u);
   EXPECT_EQ(cli->channel_peers(), (std::vector<std::string>{"127.0.0.1", "127.0.0.2"}));
+}
+
+// A listener that never accepts, its queue full: a connect to it is not
+// answered (the kernel drops its SYNs), as one to a filtered interface.
+struct Tarpit {
+  int listener = -1;
+  std::vector<int> fill;
+  ~Tarpit() {
+    for (int f : fill) ::close(f);
+    if (listener >= 0) ::close(listener);
+  }
+  bool start(const char* addr, uint16_t port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    if (inet_pton(AF_INET, addr, &a.sin_addr) != 1) return false;
+    listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener < 0 || ::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener, 0) != 0)
+      return false;
+    // A backlog of 0 queues one connection: the first fills it.
+    for (int i = 0; i < 2; i++) {
+      int c = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      if (c < 0) return false;
+      (void)::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      fill.push_back(c);
+    }
+    return true;
+  }
+};
+
+// The client reaches the server through a relay on 127.0.0.1, so of the
+// listed interfaces (127.0.0.1, 127.0.0.2, at the relay's port) 127.0.0.2
+// does not answer. The binding gives up on it after a short connect
+// timeout, not the 30 s request timeout, falls back to the relay, and
+// the next channel passes it over: two channels in a few seconds, not a
+// minute.
+TEST_F(MultichannelInterfaces, AnInterfaceThatDoesNotAnswerIsPassedOver) {
+  ASSERT_TRUE(server_);
+  auto relay = st::TamperRelay::start(server_->port());
+  IT_ASSERT_OK(relay);
+  Tarpit tarpit;
+  ASSERT_TRUE(tarpit.start("127.0.0.2", (*relay)->port())) << std::strerror(errno);
+  auto o = client_options(*server_);
+  o.conn.port = (*relay)->port();
+  ASSERT_EQ(o.conn.timeout, std::chrono::milliseconds(30000));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto bound = connect_bound(o, 2);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  IT_ASSERT_OK(bound);
+  EXPECT_EQ(bound->added, 2u);
+  EXPECT_EQ(bound->cli->channel_peers(), (std::vector<std::string>{"127.0.0.1", "127.0.0.1", "127.0.0.1"}));
+  EXPECT_LT(took, std::chrono::seconds(15)) << "an interface that does not answer held the binding for "
+                                            << std::chrono::duration_cast<std::chrono::seconds>(took).count() << " s";
+  const Bytes data = random_bytes(2u << 20, 33);
+  auto back = round_trip(*bound->tree, unique_name("mc-if-tarpit"), data);
+  IT_ASSERT_OK(back);
+  EXPECT_EQ(sha256(*back), sha256(data));
 }
 
 }  // namespace
