@@ -1,10 +1,6 @@
 // The file-system checkers (tools/smbkit_fsx.cc, smbkit_fsstress.cc,
 // smbkit_twoclient.cc) run against a local directory (sanity: the tools
 // themselves) and against smbkit mounts in each cache mode.
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <regex>
 
 #include "fuse/mount_fixture.h"
@@ -125,13 +121,8 @@ const std::vector<std::string> kSmbShared = {"--tolerate", "EACCES,EBUSY"};
 TEST_F(FsTools, FsxLocalDirAllOperationClasses) {
   // On a disk's file system: tmpfs (a TMPDIR of /dev/shm) has no
   // FALLOC_FL_ZERO_RANGE.
-  char tmpl[] = "/var/tmp/smbkit-fsx-local.XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr) << "/var/tmp: " << std::strerror(errno);
-  struct Remove {
-    std::string path;
-    ~Remove() { std::filesystem::remove_all(path); }
-  } remove{tmpl};
-  fsx(tmpl, 1, 3000);
+  st::TempDir d("smbkit-fsx-local", "/var/tmp");
+  fsx(d.path(), 1, 3000);
   // A local file system supports every class: none may be disabled.
   EXPECT_EQ(last_out_.find("disabled:"), std::string::npos) << last_out_;
   for (const char* k : {"truncate", "mapread", "mapwrite", "fallocate", "punch", "zero", "fsync", "reopen", "copyrange"})

@@ -405,6 +405,38 @@ TEST_F(Multichannel, SlowChannelCarriesLess) {
   EXPECT_LT(sent[1] * 6, total) << sent[0] << " " << sent[1] << " " << sent[2];
 }
 
+// A 4-byte READ (data empty) or a WRITE of `data` at `offset` on `id`,
+// sent as it is with ChannelSequence `seq` (the low two bytes of Status,
+// MS-SMB2 2.2.1.2) and, with `replay`, SMB2_FLAGS_REPLAY_OPERATION; the
+// answer's status.
+uint32_t send_sequenced(cl::Client& cli, uint32_t tid, const pr::FileId& id, uint16_t command, uint16_t seq,
+                        bool replay, uint64_t offset, const Bytes& data) {
+  auto r = cl::make_request(command, cli.session().session_id, tid, [&](smbkit::ByteWriter& w) -> Result<void> {
+    if (command == pr::SMB2_READ) {
+      pr::ReadRequest q;
+      q.Length = 4;
+      q.Offset = offset;
+      q.FileId = id;
+      return pr::encode_read_request(q, w);
+    }
+    pr::WriteRequest q;
+    q.Length = static_cast<uint32_t>(data.size());
+    q.Offset = offset;
+    q.FileId = id;
+    SMBKIT_CHECK(pr::encode_write_request(q, w));
+    w.bytes(data);
+    return smbkit::ok_result();
+  });
+  EXPECT_TRUE(r.ok());
+  if (!r) return 0xFFFFFFFFu;
+  r->hdr.Status = seq;
+  if (replay) r->hdr.Flags |= pr::SMB2_FLAGS_REPLAY_OPERATION;
+  r->charge_bytes = command == pr::SMB2_WRITE ? data.size() : 4;
+  auto resp = cli.conn().call(std::move(*r));
+  EXPECT_TRUE(resp.ok()) << err_of(resp);
+  return resp.ok() ? resp->hdr.Status : 0xFFFFFFFFu;
+}
+
 // MS-SMB2 3.3.5.2.10 against the real server: once an open has seen a
 // ChannelSequence, a WRITE with an older one (a request sent before the
 // client lost a channel, arriving late) is refused with
@@ -421,32 +453,9 @@ TEST_F(Multichannel, StaleChannelSequenceFailsWrites) {
   const std::string name = unique_name("mc-seq");
   auto f = (*t)->open(name, rw_create());
   IT_ASSERT_OK(f);
-  const uint64_t sid = (*cli)->session().session_id;
   const uint32_t tid = (*t)->id();
   auto send = [&](uint16_t command, uint16_t seq, bool replay, uint64_t offset, const Bytes& data) {
-    auto r = cl::make_request(command, sid, tid, [&](smbkit::ByteWriter& w) -> Result<void> {
-      if (command == pr::SMB2_READ) {
-        pr::ReadRequest q;
-        q.Length = 4;
-        q.Offset = offset;
-        q.FileId = f->id;
-        return pr::encode_read_request(q, w);
-      }
-      pr::WriteRequest q;
-      q.Length = static_cast<uint32_t>(data.size());
-      q.Offset = offset;
-      q.FileId = f->id;
-      SMBKIT_CHECK(pr::encode_write_request(q, w));
-      w.bytes(data);
-      return smbkit::ok_result();
-    });
-    EXPECT_TRUE(r.ok());
-    r->hdr.Status = seq;  // ChannelSequence, Reserved 0 (MS-SMB2 2.2.1.2)
-    if (replay) r->hdr.Flags |= pr::SMB2_FLAGS_REPLAY_OPERATION;
-    r->charge_bytes = data.size();
-    auto resp = (*cli)->conn().call(std::move(*r));
-    EXPECT_TRUE(resp.ok()) << err_of(resp);
-    return resp.ok() ? resp->hdr.Status : 0xFFFFFFFFu;
+    return send_sequenced(**cli, tid, f->id, command, seq, replay, offset, data);
   };
   const Bytes a(4, std::byte{'a'}), b(4, std::byte{'b'}), c(4, std::byte{'c'});
   EXPECT_EQ(send(pr::SMB2_WRITE, 5, false, 0, a), smbkit::STATUS_SUCCESS);
@@ -493,31 +502,9 @@ TEST_F(Multichannel, AWaitingLockHoldsBackAReplayedWrite) {
     EXPECT_TRUE(resp.ok()) << err_of(resp);
     return resp.ok() ? resp->hdr.Status : 0xFFFFFFFFu;
   };
+  // Outside the locked range.
   auto io = [&](uint16_t command, uint16_t seq, bool replay) {
-    const Bytes data(4, std::byte{'r'});
-    auto r = cl::make_request(command, sid, tid, [&](smbkit::ByteWriter& w) -> Result<void> {
-      if (command == pr::SMB2_READ) {
-        pr::ReadRequest q;
-        q.Length = 4;
-        q.Offset = 16;
-        q.FileId = a->id;
-        return pr::encode_read_request(q, w);
-      }
-      pr::WriteRequest q;
-      q.Length = static_cast<uint32_t>(data.size());
-      q.Offset = 16;  // outside the locked range
-      q.FileId = a->id;
-      SMBKIT_CHECK(pr::encode_write_request(q, w));
-      w.bytes(data);
-      return smbkit::ok_result();
-    });
-    EXPECT_TRUE(r.ok());
-    r->hdr.Status = seq;
-    if (replay) r->hdr.Flags |= pr::SMB2_FLAGS_REPLAY_OPERATION;
-    r->charge_bytes = command == pr::SMB2_WRITE ? data.size() : 4;
-    auto resp = (*cli)->conn().call(std::move(*r));
-    EXPECT_TRUE(resp.ok()) << err_of(resp);
-    return resp.ok() ? resp->hdr.Status : 0xFFFFFFFFu;
+    return send_sequenced(**cli, tid, a->id, command, seq, replay, 16, Bytes(4, std::byte{'r'}));
   };
   const uint32_t exclusive = pr::SMB2_LOCKFLAG_EXCLUSIVE_LOCK;
   ASSERT_EQ(lock(b->id, 0, exclusive | pr::SMB2_LOCKFLAG_FAIL_IMMEDIATELY), smbkit::STATUS_SUCCESS);

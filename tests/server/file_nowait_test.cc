@@ -6,8 +6,6 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -97,24 +95,20 @@ TEST_F(NowaitTest, UncachedReadIsLeftToAWorker) {
 // its pages are in memory, so a cached READ is still served at once, and
 // one of a hole (no page yet) still goes to a worker.
 TEST_F(NowaitTest, CachedReadOnTmpfsIsServedAtOnce) {
-  char tmpl[] = "/dev/shm/smbkit-nowait.XXXXXX";
-  ASSERT_NE(::mkdtemp(tmpl), nullptr) << "/dev/shm: " << std::strerror(errno);
-  struct Remove {
-    std::string path;
-    ~Remove() { std::filesystem::remove_all(path); }
-  } remove{tmpl};
+  smbkit::testing::TempDir mem("smbkit-nowait", "/dev/shm");
+  const std::string& dir = mem.path();
   struct statfs fs {};
-  ASSERT_EQ(::statfs(tmpl, &fs), 0);
+  ASSERT_EQ(::statfs(dir.c_str(), &fs), 0);
   ASSERT_EQ(fs.f_type, static_cast<decltype(fs.f_type)>(TMPFS_MAGIC)) << "/dev/shm is not tmpfs here";
   ShareConfig cfg;
   cfg.name = "mem";
-  cfg.path = tmpl;
+  cfg.path = dir;
   auto share = open_share(cfg);
   ASSERT_TRUE(share.ok()) << share.error().message();
   tree_.share = *share;
   const std::string content = random_data(256 << 10, 3);
-  std::ofstream(std::string(tmpl) + "/hot", std::ios::binary) << content;
-  ASSERT_EQ(::truncate((std::string(tmpl) + "/hot").c_str(), 1 << 20), 0);  // a hole after the data
+  std::ofstream(dir + "/hot", std::ios::binary) << content;
+  ASSERT_EQ(::truncate((dir + "/hot").c_str(), 1 << 20), 0);  // a hole after the data
   auto c = create("hot", FILE_OPEN, FILE_READ_DATA);
   ASSERT_EQ(c.status, STATUS_SUCCESS);
 

@@ -7,9 +7,10 @@
 
 namespace smbkit::testing {
 
-TempDir::TempDir(const std::string& prefix) {
+TempDir::TempDir(const std::string& prefix, const std::string& parent) {
   const char* t = std::getenv("TMPDIR");
-  std::string tmpl = std::string(t && *t ? t : "/tmp") + "/" + prefix + ".XXXXXX";
+  const std::string base = !parent.empty() ? parent : std::string(t && *t ? t : "/tmp");
+  std::string tmpl = base + "/" + prefix + ".XXXXXX";
   std::vector<char> buf(tmpl.begin(), tmpl.end());
   buf.push_back('\0');
   if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");

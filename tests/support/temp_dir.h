@@ -1,10 +1,11 @@
 #pragma once
 #include <string>
 namespace smbkit::testing {
-// mkdtemp under $TMPDIR (or /tmp); removed by the destructor.
+// mkdtemp under `parent` (empty: $TMPDIR, or /tmp); removed by the
+// destructor.
 class TempDir {
  public:
-  explicit TempDir(const std::string& prefix = "smbkit");
+  explicit TempDir(const std::string& prefix = "smbkit", const std::string& parent = {});
   ~TempDir();
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
